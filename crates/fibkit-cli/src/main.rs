@@ -1,0 +1,103 @@
+//! `fibkit`: build, inspect, verify and benchmark IP routing lookup engines.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use fibkit::engine::{self, BuildOptions, Fib4};
+use fibkit::load::{self, LoadOptions, RouteTable};
+use fibkit::nexthop::Mapping;
+
+mod stat;
+mod verify;
+
+/// fibkit: longest-prefix-match lookups compiled into cache-sized FIBs.
+#[derive(Parser)]
+#[command(name = "fibkit", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build an engine and print its structure report (like DXR's rt.stat).
+    Stat(stat::StatArgs),
+    /// Compare an engine's answers with the RIB's.
+    Verify(verify::VerifyArgs),
+}
+
+/// Which table to load and how to map its values onto next hops.
+#[derive(Args, Clone, Debug)]
+pub struct TableArgs {
+    /// Routing table file (.ipasn, PREFIX NEXTHOP text, range CSV/TSV; .gz or
+    /// .bz2). Without it, the embedded synthetic default table is used.
+    pub table: Option<PathBuf>,
+    /// Map route values onto N next hops as `value % N + 1`.
+    #[arg(long, value_name = "N")]
+    pub nexthops: Option<u32>,
+    /// Turn loader warnings (duplicates, overlaps) into errors.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+impl TableArgs {
+    /// Loads the table (or generates the default one).
+    pub fn load(&self) -> Result<RouteTable> {
+        let mapping = match self.nexthops {
+            None => Mapping::Distinct,
+            Some(0) => bail!("--nexthops must be at least 1"),
+            Some(n) => Mapping::Modulo(n),
+        };
+        let table = match &self.table {
+            Some(path) => load::load_path(path, &LoadOptions { mapping, strict: self.strict })?,
+            None => load::synthetic::default_table(mapping),
+        };
+        for warning in table.warnings.iter().take(10) {
+            eprintln!("warning: {warning}");
+        }
+        if table.warnings.len() > 10 {
+            eprintln!("warning: ... and {} more", table.warnings.len() - 10);
+        }
+        Ok(table)
+    }
+}
+
+/// Names of the engines `spec` selects: a comma-separated list or `all`.
+pub fn select_engines(spec: &str) -> Result<Vec<&'static str>> {
+    if spec == "all" {
+        return Ok(engine::ENGINES.iter().map(|engine| engine.name).collect());
+    }
+    spec.split(',')
+        .map(|name| {
+            engine::engine(name.trim()).map(|engine| engine.name).with_context(|| {
+                format!("unknown engine {:?} (known: {}, or all)", name.trim(), engine::engine_names())
+            })
+        })
+        .collect()
+}
+
+/// Builds `name` from the table's IPv4 RIB and times it.
+pub fn build_timed(name: &str, table: &RouteTable) -> Result<(Box<dyn Fib4>, f64)> {
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let start = Instant::now();
+    let fib = engine::build4(name, &table.v4, &options)?;
+    Ok((fib, start.elapsed().as_secs_f64() * 1e3))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Stat(args) => stat::run(&args),
+        Command::Verify(args) => verify::run(&args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("fibkit: error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}

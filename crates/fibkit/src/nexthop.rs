@@ -1,0 +1,178 @@
+//! Next hops: route values interned to dense indexes.
+//!
+//! Engines store a [`NextHop`], a small dense index; the [`NextHopTable`]
+//! maps it back to what the input said (an ASN, a next-hop address, ...).
+//! Index [`NO_ROUTE`] (0) means "no route". With `--nexthops N` the values
+//! are mapped onto `N` router-like next hops as `value % N + 1`, so that
+//! tables carrying origin ASNs can stand in for a router's FIB.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::IpAddr;
+
+use crate::{NextHop, NO_ROUTE};
+
+/// What a route's value was in the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Label {
+    /// A number, such as an origin ASN.
+    Number(u64),
+    /// A next-hop address.
+    Addr(IpAddr),
+}
+
+impl Label {
+    /// The label as a number, for `value % N` mappings (addresses fold to
+    /// their numeric value).
+    pub fn as_number(&self) -> u64 {
+        match *self {
+            Label::Number(value) => value,
+            Label::Addr(IpAddr::V4(addr)) => u64::from(u32::from(addr)),
+            Label::Addr(IpAddr::V6(addr)) => {
+                let wide = u128::from(addr);
+                (wide as u64) ^ ((wide >> 64) as u64)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Label::Number(value) => write!(f, "{value}"),
+            Label::Addr(addr) => write!(f, "{addr}"),
+        }
+    }
+}
+
+/// How input values become next-hop indexes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mapping {
+    /// Every distinct value gets its own index, in order of first appearance.
+    #[default]
+    Distinct,
+    /// Value `v` becomes index `v % n + 1` (`--nexthops n`).
+    Modulo(u32),
+}
+
+impl fmt::Display for Mapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mapping::Distinct => write!(f, "distinct values"),
+            Mapping::Modulo(n) => write!(f, "value % {n} + 1"),
+        }
+    }
+}
+
+/// Interns route values to dense [`NextHop`] indexes.
+#[derive(Clone, Debug, Default)]
+pub struct NextHopTable {
+    mapping: Mapping,
+    /// For `Distinct`: label of index `i + 1`.
+    labels: Vec<Label>,
+    index: HashMap<Label, NextHop>,
+    /// Indexes in use, for `Modulo` (distinct count of mapped hops).
+    used: Vec<bool>,
+}
+
+impl NextHopTable {
+    /// An empty table with the given mapping.
+    pub fn new(mapping: Mapping) -> Self {
+        if let Mapping::Modulo(n) = mapping {
+            assert!(n > 0, "--nexthops must be at least 1");
+        }
+        NextHopTable { mapping, ..Default::default() }
+    }
+
+    /// The mapping in force.
+    pub fn mapping(&self) -> Mapping {
+        self.mapping
+    }
+
+    /// The index for `label`, assigning a new one if needed.
+    pub fn intern(&mut self, label: Label) -> NextHop {
+        match self.mapping {
+            Mapping::Distinct => {
+                if let Some(&hop) = self.index.get(&label) {
+                    return hop;
+                }
+                self.labels.push(label);
+                let hop = NextHop::try_from(self.labels.len()).expect("more than 2^32 next hops");
+                self.index.insert(label, hop);
+                hop
+            }
+            Mapping::Modulo(n) => {
+                let hop = (label.as_number() % u64::from(n)) as NextHop + 1;
+                if self.used.len() <= hop as usize {
+                    self.used.resize(hop as usize + 1, false);
+                }
+                self.used[hop as usize] = true;
+                hop
+            }
+        }
+    }
+
+    /// How many distinct next hops are in use.
+    pub fn len(&self) -> usize {
+        match self.mapping {
+            Mapping::Distinct => self.labels.len(),
+            Mapping::Modulo(_) => self.used.iter().filter(|&&used| used).count(),
+        }
+    }
+
+    /// Whether no next hop is in use.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The largest index that may appear (engines size their fields by it).
+    pub fn max_index(&self) -> NextHop {
+        match self.mapping {
+            Mapping::Distinct => self.labels.len() as NextHop,
+            Mapping::Modulo(n) => n,
+        }
+    }
+
+    /// What index `hop` stands for, for display: the input's label with
+    /// `Distinct`, the index itself with `Modulo`.
+    pub fn describe(&self, hop: NextHop) -> String {
+        if hop == NO_ROUTE {
+            return "none".to_string();
+        }
+        match self.mapping {
+            Mapping::Distinct => self
+                .labels
+                .get(hop as usize - 1)
+                .map_or_else(|| format!("#{hop}"), ToString::to_string),
+            Mapping::Modulo(_) => format!("#{hop}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_values_get_dense_indexes() {
+        let mut table = NextHopTable::new(Mapping::Distinct);
+        assert_eq!(table.intern(Label::Number(15169)), 1);
+        assert_eq!(table.intern(Label::Number(3356)), 2);
+        assert_eq!(table.intern(Label::Number(15169)), 1);
+        assert_eq!(table.len(), 2);
+        assert_eq!(table.describe(2), "3356");
+        assert_eq!(table.describe(NO_ROUTE), "none");
+    }
+
+    #[test]
+    fn modulo_maps_onto_n_hops() {
+        let mut table = NextHopTable::new(Mapping::Modulo(239));
+        assert_eq!(table.intern(Label::Number(15169)), 15169 % 239 + 1);
+        assert_eq!(table.intern(Label::Number(239)), 1);
+        assert_eq!(table.intern(Label::Number(478)), 1);
+        assert_eq!(table.len(), 2);
+        assert_eq!(table.max_index(), 239);
+        let addr = Label::Addr("195.66.226.74".parse().unwrap());
+        assert_eq!(table.intern(addr), (0xc342_e24au64 % 239) as u32 + 1);
+    }
+}
