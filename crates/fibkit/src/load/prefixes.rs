@@ -21,18 +21,18 @@ pub(crate) fn load(
     file: &Path,
     text: &str,
     separator: Separator,
+    header: Option<usize>,
     options: &LoadOptions,
     table: &mut RouteTable,
 ) -> Result<(), LoadError> {
     let mut v4: Vec<Entry<u32>> = Vec::new();
     let mut v6: Vec<Entry<u128>> = Vec::new();
-    for_each_record(file, text, separator, None, |line, fields| {
+    for_each_record(file, text, separator, header, |line, fields| {
         let error = |message: String| LoadError::new(file, Position::Line(line), message);
         let prefix_text = fields.first().copied().unwrap_or("");
-        let value_text = fields
-            .get(1)
-            .copied()
-            .ok_or_else(|| error(format!("missing value column after {:?} (expected PREFIX VALUE)", shorten(prefix_text))))?;
+        let value_text = fields.get(1).copied().ok_or_else(|| {
+            error(format!("missing value column after {:?} (expected PREFIX VALUE)", shorten(prefix_text)))
+        })?;
         let label = parse_value(value_text).map_err(error)?;
         if prefix_text.contains(':') {
             let prefix = prefix_text.parse::<Prefix<u128>>().map_err(|problem| error(problem.to_string()))?;

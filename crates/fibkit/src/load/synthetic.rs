@@ -576,3 +576,132 @@ impl Generator {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::Prefix4;
+    use crate::{NextHop, NO_ROUTE};
+
+    fn small(seed: u64, prefixes: usize) -> RouteTable {
+        generate(&SynthParams { seed, prefixes, next_hops: 5_000 })
+    }
+
+    fn routes(table: &RouteTable) -> Vec<(Prefix4, String)> {
+        table.v4.iter().map(|(prefix, hop)| (prefix, table.next_hops.describe(hop))).collect()
+    }
+
+    fn histogram(table: &RouteTable) -> [usize; 33] {
+        let mut counts = [0; 33];
+        for (prefix, _) in table.v4.iter() {
+            counts[usize::from(prefix.prefix_len())] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn counts_follow_the_histogram_and_add_up() {
+        let million = target_counts(1_000_000);
+        for &(len, per_million) in &HISTOGRAM_PER_MILLION {
+            assert_eq!(million[usize::from(len)], per_million as usize);
+        }
+        for prefixes in [0, 1, 7, 999, 123_457, 3_000_000] {
+            assert_eq!(target_counts(prefixes).iter().sum::<usize>(), prefixes);
+        }
+        assert_eq!(target_counts(1)[24], 1);
+        let average: f64 =
+            HISTOGRAM_PER_MILLION.iter().map(|&(len, count)| f64::from(len) * f64::from(count)).sum::<f64>() / 1e6;
+        assert!((22.85..22.95).contains(&average), "{average}");
+    }
+
+    #[test]
+    fn same_seed_same_table_other_seed_other_table() {
+        let first = small(7, 20_000);
+        assert_eq!(routes(&first), routes(&small(7, 20_000)));
+        let other = small(8, 20_000);
+        assert_ne!(routes(&first), routes(&other));
+        assert_eq!(first.v4.len(), 20_000);
+        assert_eq!(other.v4.len(), 20_000);
+        assert_eq!(first.name, "synthetic(seed=7, prefixes=20000, next_hops=5000)");
+    }
+
+    #[test]
+    fn histogram_is_met_and_a_sixty_percent_are_slash_24() {
+        let table = small(DEFAULT_SEED, 200_000);
+        assert_eq!(histogram(&table), target_counts(200_000));
+        let share = histogram(&table)[24] as f64 / table.v4.len() as f64;
+        assert!((0.59..0.61).contains(&share), "{share}");
+        assert!(histogram(&table)[25..].iter().sum::<usize>() >= 600);
+    }
+
+    #[test]
+    fn prefixes_nest_and_neighbours_share_origins() {
+        let table = small(3, 200_000);
+        // Walk in address order with a stack of enclosing routes.
+        let mut enclosing: Vec<Prefix4> = Vec::new();
+        let mut nested = 0usize;
+        let mut deepest = 0usize;
+        for (prefix, _) in table.v4.iter() {
+            while enclosing.last().is_some_and(|cover| !cover.covers(&prefix)) {
+                enclosing.pop();
+            }
+            nested += usize::from(!enclosing.is_empty());
+            enclosing.push(prefix);
+            deepest = deepest.max(enclosing.len());
+        }
+        let nested_share = nested as f64 / table.v4.len() as f64;
+        assert!((0.45..0.65).contains(&nested_share), "{nested_share}");
+        assert!(deepest >= 3, "nesting depth {deepest}");
+        // Adjacent /24s (consecutive in address space) mostly share an origin.
+        let slash24: Vec<(u32, NextHop)> =
+            table.v4.iter().filter(|(prefix, _)| prefix.prefix_len() == 24).map(|(p, hop)| (p.addr(), hop)).collect();
+        let adjacent: Vec<bool> =
+            slash24.windows(2).filter(|pair| pair[1].0 == pair[0].0 + 256).map(|pair| pair[0].1 == pair[1].1).collect();
+        let same = adjacent.iter().filter(|&&same| same).count() as f64 / adjacent.len() as f64;
+        assert!(adjacent.len() > 20_000 && same > 0.5, "{} adjacent, {same} same", adjacent.len());
+    }
+
+    #[test]
+    fn reserved_space_stays_unrouted() {
+        let table = small(11, 200_000);
+        for addr in ["10.1.2.3", "127.0.0.1", "192.168.1.1", "172.20.0.1", "100.64.0.1", "224.0.0.1", "240.1.1.1"] {
+            let key = u32::from(addr.parse::<std::net::Ipv4Addr>().unwrap());
+            assert_eq!(table.v4.lookup(key), NO_ROUTE, "{addr}");
+        }
+    }
+
+    #[test]
+    fn next_hop_count_and_mapping_apply() {
+        let table = generate(&SynthParams { seed: 1, prefixes: 50_000, next_hops: 777 });
+        assert_eq!(table.next_hops.len(), 777);
+        for (_, hop) in table.v4.iter() {
+            let asn: u64 = table.next_hops.describe(hop).parse().unwrap();
+            assert!((1..=64_495).contains(&asn) || asn >= 131_072, "{asn}");
+        }
+        let mapped =
+            generate_with_mapping(&SynthParams { seed: 1, prefixes: 50_000, next_hops: 777 }, Mapping::Modulo(13));
+        assert_eq!(mapped.next_hops.max_index(), 13);
+        assert!(mapped.v4.iter().all(|(_, hop)| (1..=13).contains(&hop)));
+        assert_eq!(mapped.v4.len(), 50_000);
+    }
+
+    #[test]
+    fn tiny_and_degenerate_parameters_work() {
+        assert!(generate(&SynthParams { seed: 0, prefixes: 0, next_hops: 0 }).v4.is_empty());
+        let one = generate(&SynthParams { seed: 0, prefixes: 1, next_hops: 0 });
+        assert_eq!(one.v4.len(), 1);
+        assert_eq!(one.next_hops.len(), 1);
+        let dense = generate(&SynthParams { seed: 5, prefixes: 3_000, next_hops: u32::MAX });
+        assert_eq!(dense.v4.len(), 3_000);
+    }
+
+    #[test]
+    fn the_pool_excludes_reserved_space() {
+        let pool = address_pool();
+        let size: u64 = pool.iter().map(|block| 1u64 << (32 - block.prefix_len())).sum();
+        // 224 /8s below 224/3, minus 0/8, 10/8, 127/8 and the smaller holes.
+        assert!(size < 221 << 24 && size > 219 << 24, "{size}");
+        assert!(pool.iter().all(|block| block.prefix_len() >= 8));
+        assert!(!pool.iter().any(|block| block.contains(0x0a00_0001) || block.contains(0xc0a8_0101)));
+    }
+}
