@@ -8,6 +8,7 @@ use super::{report_conflicts, Conflict, LoadError, LoadOptions, Position, RouteT
 use crate::addr::{Address, Prefix};
 use crate::nexthop::{Label, NextHopTable};
 use crate::rib::Rib;
+use crate::NextHop;
 
 /// One parsed line.
 struct Entry<A: Address> {
@@ -94,10 +95,20 @@ fn insert_in_file_order(
 ) -> (Vec<usize>, Vec<usize>) {
     let (mut duplicates4, mut duplicates6) = (Vec::new(), Vec::new());
     let (mut i, mut j) = (0, 0);
+    // Neighbouring lines often share a value: skip the hash lookup then.
+    let mut last: Option<(Label, NextHop)> = None;
+    let mut intern = |next_hops: &mut NextHopTable, label: Label| match last {
+        Some((last_label, hop)) if last_label == label => hop,
+        _ => {
+            let hop = next_hops.intern(label);
+            last = Some((label, hop));
+            hop
+        }
+    };
     while i < v4.len() || j < v6.len() {
         if j == v6.len() || (i < v4.len() && v4[i].line < v6[j].line) {
             if !superseded4[i] {
-                let hop = table.next_hops.intern(v4[i].label);
+                let hop = intern(&mut table.next_hops, v4[i].label);
                 if table.v4.insert(v4[i].prefix, hop).is_some() {
                     duplicates4.push(i);
                 }
@@ -105,7 +116,7 @@ fn insert_in_file_order(
             i += 1;
         } else {
             if !superseded6[j] {
-                let hop = table.next_hops.intern(v6[j].label);
+                let hop = intern(&mut table.next_hops, v6[j].label);
                 if table.v6.insert(v6[j].prefix, hop).is_some() {
                     duplicates6.push(j);
                 }

@@ -4,18 +4,26 @@
 //! # The histogram
 //!
 //! [`HISTOGRAM_PER_MILLION`] gives, per million prefixes, how many have each
-//! prefix length. Its shape follows the public analyses of the default-free
-//! table: bgp.potaroo.net's AS65000 report for 2025 shows 1.00-1.04 million
-//! IPv4 FIB entries, an average prefix length of 22.9 and 72% of the address
-//! space advertised; the CIDR report and Huston's yearly "BGP in 2024" give
-//! /24s as about 60% of all entries, /22 and /23 next, and a few thousand
-//! routes longer than /24 in tables that accept them. The per-length counts
-//! below are our calibration to those totals, starting from the measured
-//! shape of the 2014 RouteViews table in `shared/data` (whose /16../21
-//! proportions changed little since) with the growth concentrated in /22-/24
-//! as RIR run-out policies made small blocks the norm; the average prefix
-//! length of this histogram is 22.91. No prefix is shorter than /8: real
-//! tables carry none (operators filter them; the 2014 table has none).
+//! prefix length. What it rests on:
+//!
+//! - totals read from bgp.potaroo.net's AS65000 BGP table report, 2025
+//!   (March, July and November snapshots): 1.00-1.04 million active IPv4
+//!   entries, an average prefix length of 22.90-22.93, 72.2-72.5% of the
+//!   address space advertised;
+//! - the shape the CIDR report and potaroo's prefix-length plots show for
+//!   today's table: /24 about 60% of all entries, /22 and /23 next, a few
+//!   thousand routes longer than /24 (where collectors accept them), a few
+//!   dozen /8-/10;
+//! - the measured per-length counts of the 2014 RouteViews table in
+//!   `shared/data` (512,621 prefixes), whose /8../21 proportions changed
+//!   little since; the growth since then sits mostly in /22-/24, as the RIRs'
+//!   run-out policies made small blocks the norm.
+//!
+//! The per-length counts are our calibration of the 2014 shape to the 2025
+//! totals, not a copy of one published snapshot: /24 is 60.0%, the average
+//! prefix length is 22.91 and 4,000 per million are longer than /24. No
+//! prefix is shorter than /8: real default-free tables carry none (operators
+//! filter them; the 2014 table has none either).
 //!
 //! | prefix_len | per million | | prefix_len | per million |
 //! |---:|---:|---|---:|---:|
@@ -63,7 +71,8 @@
 //!    often belong to one AS), else a popular one.
 //! 3. More specifics, from /9 to /32: each run picks a covering prefix 1..8
 //!    (sometimes 9..16) bits shorter, a random position inside it, and adds
-//!    adjacent sub-prefixes there; its origin is the cover's (80%) or a
+//!    adjacent sub-prefixes there; its origin is the cover's (80% up to /23,
+//!    70% for /24, 60% beyond, close to the 2014 table's shares) or a
 //!    customer's. Covers include earlier more specifics, so nesting goes
 //!    several levels deep.
 //!
@@ -80,6 +89,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use super::RouteTable;
 use crate::addr::{range_to_prefixes, Prefix4};
 use crate::nexthop::{Label, Mapping};
+use crate::NextHop;
 
 /// Prefixes per million of each prefix length, `(prefix_len, count)`; the
 /// counts add up to 1,000,000. See the [module docs](self) for the sources.
@@ -137,8 +147,10 @@ pub struct SynthParams {
 }
 
 impl Default for SynthParams {
-    /// One million prefixes (a 2025 full table) and 75,000 origins (the
-    /// number of ASes originating IPv4 routes in 2025 is about 75-78k).
+    /// One million prefixes (a 2025 full table) and 75,000 origins: our
+    /// estimate of the origin ASes of a 2025 table, scaled from the 46,823
+    /// distinct origins of the 512,621-prefix 2014 table in `shared/data`
+    /// (ASes grew more slowly than prefixes).
     fn default() -> Self {
         SynthParams { seed: DEFAULT_SEED, prefixes: 1_000_000, next_hops: 75_000 }
     }
@@ -205,7 +217,7 @@ pub fn nested_per_mille(len: u8) -> u32 {
 }
 
 /// Per mille of more specifics that keep their cover's origin (2014 table:
-/// 70-90%).
+/// 74-94% up to /23, 70% for /24, 56-95% beyond).
 fn same_origin_per_mille(len: u8) -> u32 {
     match len {
         0..=23 => 800,
@@ -224,8 +236,12 @@ pub fn generate_with_mapping(params: &SynthParams, mapping: Mapping) -> RouteTab
     let mut generator = Generator::new(params);
     let routes = generator.run();
     let mut table = RouteTable::new(synthetic_name(params), mapping);
+    // Each origin is interned once, at its first route in address order.
+    let mut hops: Vec<Option<NextHop>> = vec![None; generator.origins.asns.len()];
     for route in routes {
-        let hop = table.next_hops.intern(Label::Number(u64::from(generator.origins.asns[route.origin as usize])));
+        let hop = *hops[route.origin as usize].get_or_insert_with(|| {
+            table.next_hops.intern(Label::Number(u64::from(generator.origins.asns[route.origin as usize])))
+        });
         table.v4.insert(Prefix4::truncating(route.addr, route.len), hop);
     }
     table
@@ -581,7 +597,7 @@ impl Generator {
 mod tests {
     use super::*;
     use crate::addr::Prefix4;
-    use crate::{NextHop, NO_ROUTE};
+    use crate::NO_ROUTE;
 
     fn small(seed: u64, prefixes: usize) -> RouteTable {
         generate(&SynthParams { seed, prefixes, next_hops: 5_000 })
