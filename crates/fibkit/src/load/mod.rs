@@ -241,7 +241,7 @@ pub(crate) fn report_conflicts(
             return Err(LoadError::new(
                 file,
                 Position::Line(first.line),
-                format!("{} (an error in strict mode)", first.message),
+                format!("{}; an error in strict mode", first.message),
             ));
         }
         return Ok(());

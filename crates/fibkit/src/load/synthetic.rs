@@ -62,7 +62,9 @@
 //!    ([`nested_per_mille`]: 0% of /8s, 24% of /16s, 55% of /24s, 98% of
 //!    those longer than /24); the rest are *standalone*.
 //! 2. Standalone prefixes come in runs (1 for short prefixes, up to 16
-//!    adjacent /21../24s, as an AS announcing a deaggregated block); runs of
+//!    adjacent /21../24s, as an AS announcing a deaggregated block; one /24
+//!    run in a hundred is a "swamp" of 64-256 /24s whose origin changes
+//!    every other prefix, as in legacy class C space); runs of
 //!    /12 and shorter are allocated first, the rest in shuffled order, from
 //!    the buddy allocator. After a run, some space of its size is left
 //!    unannounced, so holes are scattered as in the real table. A run has one
@@ -225,6 +227,9 @@ fn same_origin_per_mille(len: u8) -> u32 {
         _ => 600,
     }
 }
+
+/// The shortest run of a "swamp" block of /24s of mixed origins.
+const SWAMP_MIN_RUN: usize = 64;
 
 /// Per mille of standalone runs followed by an unannounced block of their
 /// size (scatters the 28% of unannounced space through the allocations).
@@ -483,7 +488,15 @@ impl Generator {
             nested[usize::from(len)] = inner;
             let mut standalone = count - inner;
             while standalone > 0 {
-                let run = self.run_length(len).min(standalone);
+                // One /24 run in a hundred is a "swamp" block: up to a whole
+                // /16 of /24s, many of them of different origins (legacy
+                // class C space, address leasing).
+                let run = if len == 24 && self.rng.chance(10) {
+                    SWAMP_MIN_RUN + self.rng.below(257 - SWAMP_MIN_RUN as u64) as usize
+                } else {
+                    self.run_length(len)
+                };
+                let run = run.min(standalone);
                 jobs.push((len, run));
                 standalone -= run;
             }
@@ -505,7 +518,11 @@ impl Generator {
             };
             let origin = origin.unwrap_or_else(|| self.origins.popular(&mut self.rng));
             previous_origin = Some(origin);
-            for _ in 0..run {
+            let mut origin = origin;
+            for index in 0..run {
+                if run >= SWAMP_MIN_RUN && index > 0 && self.rng.chance(500) {
+                    origin = self.origins.popular(&mut self.rng);
+                }
                 match self.allocator.allocate(len) {
                     Some(addr) => self.placed[usize::from(len)].push(Route { addr, len, origin }),
                     None => nested[usize::from(len)] += 1,
