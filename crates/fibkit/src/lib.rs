@@ -33,6 +33,7 @@ pub mod load;
 pub mod nexthop;
 pub mod radix;
 pub mod rib;
+pub mod router;
 pub mod verify;
 pub mod workload;
 

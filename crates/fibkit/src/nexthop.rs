@@ -112,6 +112,16 @@ impl NextHopTable {
         }
     }
 
+    /// The index `label` has, without assigning one: with `Modulo` always
+    /// its mapped index; with `Distinct` `None` for a label not seen yet
+    /// (it would get `max_index() + 1`).
+    pub fn get(&self, label: Label) -> Option<NextHop> {
+        match self.mapping {
+            Mapping::Distinct => self.index.get(&label).copied(),
+            Mapping::Modulo(n) => Some((label.as_number() % u64::from(n)) as NextHop + 1),
+        }
+    }
+
     /// How many distinct next hops are in use.
     pub fn len(&self) -> usize {
         match self.mapping {

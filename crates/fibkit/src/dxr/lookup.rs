@@ -1,7 +1,12 @@
 //! The DXR hot path: one direct-table load, then (for a minority of keys)
 //! a branch-free binary search in the chunk's fragments.
+//!
+//! The direct entry is loaded with `Acquire` and fragments with `Relaxed`
+//! (see the module docs of [`super`]): on x86-64 these are plain loads.
 
-use super::{Dxr, DirectEntry, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL};
+use std::sync::atomic::Ordering;
+
+use super::{Cell, DirectEntry, Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL};
 use crate::engine::{Fib4, Stats};
 use crate::NextHop;
 
@@ -12,7 +17,7 @@ impl<const K: u32> Dxr<K> {
         let chunk = (addr >> Self::SHIFT) as usize;
         debug_assert!(chunk < self.direct.len());
         // SAFETY: `direct` has exactly 2^K entries and `chunk < 2^K`.
-        let entry = unsafe { *self.direct.get_unchecked(chunk) };
+        let entry = unsafe { self.direct.get_unchecked(chunk) }.load(Ordering::Acquire);
         if entry & FRAGS_MASK == 0 {
             return entry >> BASE_SHIFT;
         }
@@ -51,7 +56,7 @@ impl<const K: u32> Dxr<K> {
         match (entry >> FORMAT_SHIFT) & 3 {
             FORMAT_SHORT => {
                 if header {
-                    count = usize::from(self.range_short[base]);
+                    count = usize::from(self.range_short[base].get());
                     base += 1;
                 }
                 let fragment = search_sorted(&self.range_short, base, count, (offset | 0xff) as u16);
@@ -59,7 +64,7 @@ impl<const K: u32> Dxr<K> {
             }
             FORMAT_LONG => {
                 if header {
-                    count = self.range_long[base] as usize;
+                    count = self.range_long[base].get() as usize;
                     base += 1;
                 }
                 let probe = offset << K | Self::LONG_HOP_MASK;
@@ -67,7 +72,7 @@ impl<const K: u32> Dxr<K> {
             }
             _ => {
                 if header {
-                    count = self.range_wide[base] as usize;
+                    count = self.range_wide[base].get() as usize;
                     base += 1;
                 }
                 let probe = u64::from(offset) << 32 | u64::from(u32::MAX);
@@ -80,7 +85,7 @@ impl<const K: u32> Dxr<K> {
 /// The last of `table[base..base + count]` that is `<= probe` (the first
 /// entry always is: it starts at offset 0).
 #[inline(always)]
-fn search_sorted<T: Copy + Ord>(table: &[T], base: usize, count: usize, probe: T) -> T {
+fn search_sorted<C: Cell>(table: &[C], base: usize, count: usize, probe: C::Word) -> C::Word {
     debug_assert!(count >= 1 && base + count <= table.len());
     let mut low = base;
     let mut remaining = count;
@@ -88,12 +93,12 @@ fn search_sorted<T: Copy + Ord>(table: &[T], base: usize, count: usize, probe: T
         let half = remaining / 2;
         // SAFETY: low + half < base + count <= table.len() (checked above in
         // debug builds; the builder guarantees it for every direct entry).
-        let middle = unsafe { *table.get_unchecked(low + half) };
+        let middle = unsafe { table.get_unchecked(low + half) }.get();
         low = if middle <= probe { low + half } else { low };
         remaining -= half;
     }
     // SAFETY: low lies in base..base + count.
-    unsafe { *table.get_unchecked(low) }
+    unsafe { table.get_unchecked(low) }.get()
 }
 
 /// Keys resolved together by [`Dxr::lookup_batch`]: their direct-table
@@ -121,7 +126,7 @@ impl<const K: u32> Dxr<K> {
                 let chunk = (key >> Self::SHIFT) as usize;
                 debug_assert!(chunk < self.direct.len());
                 // SAFETY: `direct` has exactly 2^K entries and `chunk < 2^K`.
-                *entry = unsafe { *self.direct.get_unchecked(chunk) };
+                *entry = unsafe { self.direct.get_unchecked(chunk) }.load(Ordering::Acquire);
             }
             for &entry in &entries {
                 self.prefetch_chunk(entry);

@@ -68,14 +68,44 @@
 //! | entries per range table       | 2^22 (each)      | build error naming the table |
 //! | fragments in one chunk        | none: past 254 the count moves into a header entry (`frags = 255`) | - |
 //!
-//! The frozen structure ([`Dxr`]) holds only the three arrays; the build
-//! bookkeeping (sharing of identical chunks) lives in the builder.
+//! # Storage and concurrent updates
+//!
+//! The four arrays are arrays of atomic words (`AtomicU32` direct entries,
+//! `AtomicU16`/`AtomicU32`/`AtomicU64` fragments). Lookups read fragments
+//! with `Ordering::Relaxed` and the direct entry with `Ordering::Acquire`;
+//! on x86-64 both compile to the same plain loads as a `&[u32]` would (the
+//! lookup-speed check is in the `dxr_lookup_rate` example). This lets
+//! [`DxrUpdater`] change a structure that readers are searching, one chunk
+//! at a time, so that every reader sees either a chunk's old or its new
+//! fragments:
+//!
+//! 1. the chunk's new fragments are written into free space of its range
+//!    table, where no direct entry points (never over a chunk a reader may be
+//!    searching);
+//! 2. then its direct entry is stored with `Release`: a reader that loads
+//!    the new entry (`Acquire`) also sees the fragments written before it;
+//! 3. the old fragments are retired, and their space is reused only once no
+//!    reader can still hold a direct entry pointing at them (the router's
+//!    reclamation, [`crate::router`]).
+//!
+//! A structure built by [`Dxr::build`] has no free space; one built for
+//! updates ([`DxrUpdater::new`]) keeps a quarter of each range table (at
+//! least 4,096 entries) free. When a chunk finds no free segment big
+//! enough, the updater rebuilds the whole structure from the RIB and the
+//! router publishes the new one (a "full rebuild", counted).
+//!
+//! The build bookkeeping (sharing of identical chunks with reference counts,
+//! free space) lives in the builder and the updater, never in [`Dxr`].
 
 mod build;
 mod lookup;
 mod stats;
+mod update;
 
 pub use stats::{chunk_histogram, HistogramRow, HISTOGRAM_BUCKETS};
+pub use update::DxrUpdater;
+
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::engine::{BuildError, BuildOptions, Fib4};
 use crate::rib::Rib4;
@@ -104,6 +134,7 @@ const _: () = assert!(std::mem::size_of::<DirectEntry>() == 4);
 const _: () = assert!(std::mem::size_of::<LongEntry>() == 4);
 const _: () = assert!(std::mem::size_of::<ShortEntry>() == 2);
 const _: () = assert!(std::mem::size_of::<WideEntry>() == 8);
+const _: () = assert!(std::mem::size_of::<AtomicU16>() == 2 && std::mem::size_of::<AtomicU64>() == 8);
 
 /// A direct-table entry (bits in the module docs).
 type DirectEntry = u32;
@@ -114,19 +145,63 @@ type ShortEntry = u16;
 /// A wide fragment: `start << 32 | next_hop`.
 type WideEntry = u64;
 
+/// A range-table word stored in an atomic cell: what lookups read
+/// (`Relaxed`) and the updater writes.
+trait Cell: Send + Sync {
+    /// The plain word.
+    type Word: Copy + Ord + std::hash::Hash + TryFrom<usize> + Into<u64>;
+    /// A cell holding `word`.
+    fn new(word: Self::Word) -> Self;
+    /// Reads the word (`Relaxed`: the direct entry's `Acquire` orders it).
+    fn get(&self) -> Self::Word;
+    /// Writes the word (`Relaxed`: the direct entry's `Release` publishes it).
+    fn set(&self, word: Self::Word);
+}
+
+macro_rules! cell {
+    ($atomic:ty, $word:ty) => {
+        impl Cell for $atomic {
+            type Word = $word;
+            #[inline(always)]
+            fn new(word: $word) -> Self {
+                <$atomic>::new(word)
+            }
+            #[inline(always)]
+            fn get(&self) -> $word {
+                self.load(Ordering::Relaxed)
+            }
+            #[inline(always)]
+            fn set(&self, word: $word) {
+                self.store(word, Ordering::Relaxed)
+            }
+        }
+    };
+}
+cell!(AtomicU16, ShortEntry);
+cell!(AtomicU32, LongEntry);
+cell!(AtomicU64, WideEntry);
+
+/// Moves plain words into atomic cells, adding `slack` free cells.
+fn into_cells<C: Cell>(words: Vec<C::Word>, slack: usize, filler: C::Word) -> Box<[C]> {
+    let mut cells = Vec::with_capacity(words.len() + slack);
+    cells.extend(words.into_iter().map(C::new));
+    cells.extend((0..slack).map(|_| C::new(filler)));
+    cells.into_boxed_slice()
+}
+
 /// A DXR forwarding structure with `K` direct bits (16..=22).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Dxr<const K: u32> {
     /// 2^K direct entries (layout in the module docs).
-    direct: Box<[DirectEntry]>,
+    direct: Box<[AtomicU32]>,
     /// Long-format fragments of all chunks, chunk after chunk.
-    range_long: Box<[LongEntry]>,
+    range_long: Box<[AtomicU32]>,
     /// Short-format fragments of all chunks, chunk after chunk.
-    range_short: Box<[ShortEntry]>,
+    range_short: Box<[AtomicU16]>,
     /// Wide-format fragments of all chunks, chunk after chunk.
-    range_wide: Box<[WideEntry]>,
-    /// Figures gathered while building, for [`Fib4::stats`].
-    summary: stats::Summary,
+    range_wide: Box<[AtomicU64]>,
+    /// Prefixes of the RIB the structure answers for (for [`Fib4::stats`]).
+    prefixes: AtomicUsize,
 }
 
 impl<const K: u32> Dxr<K> {
@@ -139,11 +214,11 @@ impl<const K: u32> Dxr<K> {
     /// Mask of the next-hop field of a long fragment.
     const LONG_HOP_MASK: u32 = (1 << K) - 1;
 
-    /// Compiles `rib` into a DXR structure.
+    /// Compiles `rib` into a DXR structure (with no room for updates).
     pub fn build(rib: &Rib4) -> Result<Self, BuildError> {
         #[allow(clippy::let_unit_value)]
         let () = Self::VALID_K;
-        build::Builder::<K>::new().build(rib)
+        Ok(build::Builder::<K>::new().build(rib, false)?.0)
     }
 
     /// The registry name of this configuration (`d16r` ... `d22r`).
@@ -156,9 +231,15 @@ impl<const K: u32> Dxr<K> {
         self.direct.len() * 4 + self.range_bytes()
     }
 
-    /// Bytes of the range tables.
+    /// Bytes of the range tables (free space included).
     pub fn range_bytes(&self) -> usize {
         self.range_long.len() * 4 + self.range_short.len() * 2 + self.range_wide.len() * 8
+    }
+
+    /// The direct entry of `chunk`, as a lookup reads it.
+    #[cfg(test)]
+    fn direct_entry(&self, chunk: usize) -> DirectEntry {
+        self.direct[chunk].load(Ordering::Acquire)
     }
 }
 

@@ -1,9 +1,13 @@
 //! DXR's statistics, as its authors' `rt.stat` prints them, and the
 //! distribution of chunk lengths for K = 16..22 (the DXR web page's table).
 
-use super::Dxr;
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+
+use super::{Cell, Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL};
 use crate::engine::Stats;
 use crate::rib::Rib4;
+use crate::NextHop;
 
 /// Chunks and fragments of one range format: physical (stored once) and
 /// aggregated (counted once per direct entry that refers to them).
@@ -15,7 +19,7 @@ pub(super) struct FormatCounts {
     pub aggregated_fragments: usize,
 }
 
-/// Figures counted while building.
+/// Figures of the structure as it stands (counted by [`Dxr::scan`]).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Summary {
     pub prefixes: usize,
@@ -30,11 +34,50 @@ pub(super) struct Summary {
 impl<const K: u32> Dxr<K> {
     /// Share of the address space the direct table resolves on its own.
     pub fn direct_coverage(&self) -> f64 {
-        self.summary.direct_chunks as f64 / (1u64 << K) as f64
+        let direct = self.direct.iter().filter(|entry| entry.load(Ordering::Relaxed) & FRAGS_MASK == 0).count();
+        direct as f64 / (1u64 << K) as f64
+    }
+
+    /// Counts chunks and fragments by walking the direct table (so the
+    /// figures hold after incremental updates too).
+    pub(super) fn scan(&self) -> Summary {
+        let mut summary = Summary { prefixes: self.prefixes.load(Ordering::Relaxed), ..Summary::default() };
+        let mut seen_hops: HashSet<NextHop> = HashSet::new();
+        let mut physical: HashSet<(u32, usize)> = HashSet::new();
+        for entry in self.direct.iter().map(|entry| entry.load(Ordering::Relaxed)) {
+            if entry & FRAGS_MASK == 0 {
+                summary.direct_chunks += 1;
+                seen_hops.insert(entry >> BASE_SHIFT);
+                continue;
+            }
+            let format = (entry >> FORMAT_SHIFT) & 3;
+            let base = (entry >> BASE_SHIFT) as usize;
+            let (count, hops): (usize, Vec<NextHop>) = match format {
+                FORMAT_SHORT => chunk_hops(&self.range_short, base, entry, |word| NextHop::from(word & 0xff)),
+                FORMAT_LONG => chunk_hops(&self.range_long, base, entry, |word| word & Self::LONG_HOP_MASK),
+                _ => chunk_hops(&self.range_wide, base, entry, |word| word as NextHop),
+            };
+            let counts = match format {
+                FORMAT_SHORT => &mut summary.short,
+                FORMAT_LONG => &mut summary.long,
+                _ => &mut summary.wide,
+            };
+            counts.aggregated_chunks += 1;
+            counts.aggregated_fragments += count;
+            summary.longest_chunk = summary.longest_chunk.max(count);
+            if physical.insert((format, base)) {
+                counts.physical_chunks += 1;
+                counts.physical_fragments += count;
+                seen_hops.extend(hops);
+            }
+        }
+        seen_hops.remove(&crate::NO_ROUTE);
+        summary.next_hops = seen_hops.len();
+        summary
     }
 
     pub(super) fn report(&self) -> Stats {
-        let summary = &self.summary;
+        let summary = &self.scan();
         let direct_bytes = self.direct.len() * 4;
         let range_bytes = self.range_bytes();
         let total = direct_bytes + range_bytes;
@@ -49,7 +92,7 @@ impl<const K: u32> Dxr<K> {
             .count("bytes_range", range_bytes as u64)
             .count("bytes_total", total as u64)
             .real("bytes_per_prefix", per_prefix)
-            .real("direct_coverage", self.direct_coverage())
+            .real("direct_coverage", summary.direct_chunks as f64 / (1u64 << K) as f64)
             .count("longest_chunk", summary.longest_chunk as u64)
             .count("physical_chunks_short", summary.short.physical_chunks as u64)
             .count("physical_chunks_long", summary.long.physical_chunks as u64)
@@ -82,7 +125,7 @@ impl<const K: u32> Dxr<K> {
              Aggregated fragments: {} short, {} long{}",
             summary.prefixes,
             summary.next_hops,
-            self.direct_coverage() * 100.0,
+            summary.direct_chunks as f64 / (1u64 << K) as f64 * 100.0,
             summary.longest_chunk,
             summary.short.physical_chunks,
             summary.long.physical_chunks,
@@ -99,6 +142,22 @@ impl<const K: u32> Dxr<K> {
         );
         stats
     }
+}
+
+/// The fragment count of the chunk `entry` describes at `base` (reading
+/// the header entry of a long chunk) and the next hops of its fragments.
+fn chunk_hops<C: Cell>(
+    table: &[C],
+    base: usize,
+    entry: u32,
+    hop: impl Fn(C::Word) -> NextHop,
+) -> (usize, Vec<NextHop>) {
+    let (first, count) = if entry & FRAGS_MASK == FRAGS_XL {
+        (base + 1, table[base].get().into() as usize)
+    } else {
+        (base, (entry & FRAGS_MASK) as usize)
+    };
+    (count, table[first..first + count].iter().map(|cell| hop(cell.get())).collect())
 }
 
 /// Bucket labels of [`chunk_histogram`]: chunk lengths in fragments (the

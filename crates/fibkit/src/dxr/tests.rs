@@ -32,7 +32,7 @@ fn short_and_long_chunks() {
     rib.insert(p("10.2.3.128/25"), 3); // long chunk: not /24-aligned
     rib.insert(p("10.3.0.0/24"), 300); // long chunk: next hop over 8 bits
     let dxr = check_all_boundaries::<16>(&rib);
-    let summary = &dxr.summary;
+    let summary = &dxr.scan();
     assert_eq!(summary.short.physical_chunks, 1);
     assert_eq!(summary.long.physical_chunks, 2);
     assert_eq!(summary.short.physical_fragments, 3);
@@ -53,8 +53,8 @@ fn identical_chunks_are_shared() {
         rib.insert(prefix, 5);
     }
     let dxr = check_all_boundaries::<16>(&rib);
-    assert_eq!(dxr.summary.short.aggregated_chunks, 100);
-    assert_eq!(dxr.summary.short.physical_chunks, 1);
+    assert_eq!(dxr.scan().short.aggregated_chunks, 100);
+    assert_eq!(dxr.scan().short.physical_chunks, 1);
     assert_eq!(dxr.range_short.len(), 3);
 }
 
@@ -78,8 +78,8 @@ fn huge_chunks_use_a_header_in_every_format() {
     {
         let rib = striped_rib(stripes, step, first_hop);
         let dxr = check_all_boundaries::<16>(&rib);
-        assert_eq!(dxr.summary.longest_chunk, 2 * stripes as usize + 1);
-        let entry = dxr.direct[0x0b00];
+        assert_eq!(dxr.scan().longest_chunk, 2 * stripes as usize + 1);
+        let entry = dxr.direct_entry(0x0b00);
         assert_eq!(entry & FRAGS_MASK, FRAGS_XL);
         assert_eq!((entry >> FORMAT_SHIFT) & 3, format);
         for addr in (0x0b00_0000..0x0b01_0000u32).step_by(7) {
@@ -87,7 +87,7 @@ fn huge_chunks_use_a_header_in_every_format() {
         }
     }
     // 253 fragments still fit the entry; 255 need the header.
-    let entry = Dxr::<16>::build(&striped_rib(126, 256, 1)).unwrap().direct[0x0b00];
+    let entry = Dxr::<16>::build(&striped_rib(126, 256, 1)).unwrap().direct_entry(0x0b00);
     assert_eq!(entry & FRAGS_MASK, 253);
 }
 
@@ -98,13 +98,13 @@ fn next_hops_wider_than_k_bits_go_wide() {
     rib.insert(p("10.0.0.0/25"), 70_000);
     rib.insert(p("10.0.1.0/24"), 3);
     let dxr = check_all_boundaries::<16>(&rib);
-    assert_eq!(dxr.summary.wide.physical_chunks, 1);
-    assert_eq!(dxr.summary.wide.physical_fragments, 4);
+    assert_eq!(dxr.scan().wide.physical_chunks, 1);
+    assert_eq!(dxr.scan().wide.physical_fragments, 4);
     assert_eq!(dxr.lookup(0x0a00_0000), 70_000);
     assert!(crate::engine::Fib4::stats(&dxr).report.contains("1 wide"));
     // K = 17 stores 17-bit next hops in long fragments.
     let dxr = check_all_boundaries::<17>(&rib);
-    assert_eq!(dxr.summary.wide.physical_chunks, 0);
+    assert_eq!(dxr.scan().wide.physical_chunks, 0);
     assert_eq!(dxr.lookup(0x0a00_0000), 70_000);
     // A next hop resolved in the direct table is limited to 22 bits.
     let mut huge = Rib4::new();
@@ -159,5 +159,112 @@ fn batches_of_every_length_match_scalar_lookups() {
                 assert_eq!(got, dxr.lookup(key), "batch of {len} at {key:#x}");
             }
         }
+    }
+}
+
+mod updates {
+    use super::*;
+    use crate::nexthop::{Label, Mapping, NextHopTable};
+    use crate::router::{Router, Update, Window};
+
+    fn router(rib: Rib4, engine: &str) -> Router {
+        let mut next_hops = NextHopTable::new(Mapping::Modulo(1000));
+        for hop in 1..=1000 {
+            next_hops.intern(Label::Number(hop));
+        }
+        Router::new(engine, rib, next_hops, Window::Count(1)).unwrap()
+    }
+
+    /// Label whose `Modulo(1000)` index is `hop`.
+    fn hop(hop: NextHop) -> Label {
+        Label::Number(u64::from(hop) - 1)
+    }
+
+    fn assert_matches_rib(router: &Router) {
+        let snapshot = router.reader().snapshot();
+        for range in router.rib().ranges(0, u32::MAX) {
+            for addr in [range.first, range.last] {
+                assert_eq!(snapshot.fib().lookup(addr), range.next_hop, "at {addr:#010x}");
+            }
+        }
+    }
+
+    #[test]
+    fn shared_chunk_changes_for_one_user_only() {
+        let mut rib = Rib4::new();
+        for second in 0..4u32 {
+            rib.insert(Prefix4::new(0x0a00_0100 | second << 16, 24).unwrap(), 5);
+        }
+        let mut router = router(rib, "d16r");
+        router.announce(p("10.2.0.128/25"), hop(7)).unwrap();
+        assert_matches_rib(&router);
+        router.withdraw(p("10.2.0.128/25")).unwrap();
+        router.withdraw(p("10.3.1.0/24")).unwrap();
+        assert_matches_rib(&router);
+        assert_eq!(router.stats().full_rebuilds, 0);
+        assert_eq!(router.stats().publishes, 3);
+    }
+
+    #[test]
+    fn retired_space_waits_for_readers() {
+        let rib = striped_rib(100, 256, 1);
+        let mut router = router(rib, "d16r");
+        let reader = router.reader();
+        let held = reader.snapshot();
+        let before = held.fib().lookup(0x0b00_0100);
+        assert_eq!(before, 2);
+        // Each change rewrites the 201-fragment chunk 11.0/16 elsewhere;
+        // the held generation keeps every old copy out of reuse.
+        for round in 0..5u32 {
+            router.announce(Prefix4::new(0x0b00_0000 | (2 * round + 1) << 8, 24).unwrap(), hop(3 + round)).unwrap();
+        }
+        assert_eq!(router.retired_generations(), 5);
+        assert_eq!(router.stats().full_rebuilds, 0);
+        // The held generation's chunk copy is still intact.
+        assert_eq!(held.fib().lookup(0x0b00_0100), 3, "same structure, in place: per address old or new");
+        assert_matches_rib(&router);
+        drop(held);
+        router.announce(p("11.0.200.0/24"), hop(9)).unwrap();
+        assert_eq!(router.retired_generations(), 1, "released generations are forgotten");
+        assert_matches_rib(&router);
+    }
+
+    #[test]
+    fn running_out_of_space_rebuilds_and_publishes_a_new_structure() {
+        let mut router = router(striped_rib(1000, 1, 1), "d16r");
+        let held = router.reader().snapshot();
+        // The 2,001-fragment long chunk needs 2,002 entries; the slack is
+        // 4,096 + a quarter: a few rewrites while a reader holds generation 0
+        // exhaust it.
+        for round in 0..8u32 {
+            router.announce(Prefix4::new(0x0b00_0000 | (2 * round + 1), 32).unwrap(), hop(500 + round)).unwrap();
+        }
+        assert!(router.stats().full_rebuilds >= 1, "{:?}", router.stats());
+        assert_matches_rib(&router);
+        // The held generation still answers from its own structure, which
+        // was updated in place until the rebuild replaced it.
+        let current = router.reader().snapshot();
+        assert!(!std::ptr::addr_eq(held.fib(), current.fib()), "a new structure was published");
+        assert_eq!(held.generation(), 0);
+        assert!([2, 500].contains(&held.fib().lookup(0x0b00_0001)));
+        assert_eq!(held.fib().lookup(0x0b00_0002), 1);
+        assert_eq!(held.fib().lookup(0x0b00_07cf), 2);
+    }
+
+    #[test]
+    fn next_hop_too_wide_for_a_direct_entry_is_rejected() {
+        let mut rib = Rib4::new();
+        rib.insert(p("10.0.0.0/8"), 1);
+        let mut next_hops = NextHopTable::new(Mapping::Modulo(u32::MAX));
+        next_hops.intern(Label::Number(0));
+        let mut router = Router::new("d16r", rib, next_hops, Window::Count(1)).unwrap();
+        let before = router.generation();
+        let error = router
+            .apply(&[Update::Withdraw(p("10.0.0.0/8")), Update::Announce(p("10.0.0.0/8"), Label::Number(1 << 22))])
+            .unwrap_err();
+        assert!(error.to_string().contains("exceeds the 4194303 that d16r holds"), "{error}");
+        assert_eq!(router.generation(), before);
+        assert_eq!(router.rib().get(p("10.0.0.0/8")), Some(1), "the batch's withdraw was not applied either");
+        assert_eq!(router.reader().lookup(0x0a00_0000), 1);
     }
 }

@@ -1,0 +1,396 @@
+//! Incremental updates of a live DXR structure (see the module docs of
+//! [`super`] for the protocol that keeps concurrent readers right).
+//!
+//! After the router has applied a batch of route changes to the RIB, the
+//! updater recomputes only the chunks whose address range a changed prefix
+//! overlaps ([`cut_chunks`] over those chunks: the RIB's sub-range walk),
+//! encodes each as the builder does, and shares identical chunks through
+//! reference-counted stores. New fragments go into free segments of the
+//! range table (best fit, neighbouring free segments coalesce); the direct
+//! entries of the whole batch are stored (`Release`) only once every new
+//! chunk is written, so a batch that fails leaves the structure as it was.
+//! Old segments wait in a limbo, tagged with the generation readers were
+//! served while they were live, until the router reports that no reader
+//! holds that generation any more.
+//!
+//! A full rebuild from the RIB (published as a new structure) happens when
+//! a chunk finds no free segment large enough, and when the chunks in use
+//! fill less than half of a range table (compaction).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::hash::Hash;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::build::{cut_chunks, header_word, range_entry, Bookkeeping, Builder, Encoder, Encoding, StoredChunk};
+use super::{
+    Cell, DirectEntry, Dxr, LongEntry, ShortEntry, WideEntry, BASE_MAX, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT,
+    FORMAT_SHORT, FRAGS_MASK, FRAGS_XL,
+};
+use crate::addr::Prefix4;
+use crate::engine::{BuildError, Fib4};
+use crate::rib::Rib4;
+use crate::router::{Applied, ApplyContext, Updater};
+use crate::NextHop;
+
+/// Free segments of a range table: by start (to coalesce neighbours) and
+/// by length (best fit).
+#[derive(Debug, Default)]
+struct FreeSpace {
+    by_base: BTreeMap<u32, u32>,
+    by_len: BTreeSet<(u32, u32)>,
+    entries: usize,
+}
+
+impl FreeSpace {
+    fn insert(&mut self, base: u32, len: u32) {
+        self.by_base.insert(base, len);
+        self.by_len.insert((len, base));
+    }
+
+    fn remove(&mut self, base: u32, len: u32) {
+        self.by_base.remove(&base);
+        self.by_len.remove(&(len, base));
+    }
+
+    /// The start of `len` free entries (the smallest segment that fits),
+    /// or `None` if no segment is large enough.
+    fn allocate(&mut self, len: u32) -> Option<u32> {
+        let &(segment_len, base) = self.by_len.range((len, 0)..).next()?;
+        self.remove(base, segment_len);
+        if segment_len > len {
+            self.insert(base + len, segment_len - len);
+        }
+        self.entries -= len as usize;
+        Some(base)
+    }
+
+    /// Returns `len` entries at `base`, merged with free neighbours.
+    fn free(&mut self, mut base: u32, mut len: u32) {
+        self.entries += len as usize;
+        if let Some((&before, &before_len)) = self.by_base.range(..base).next_back() {
+            if before + before_len == base {
+                self.remove(before, before_len);
+                base = before;
+                len += before_len;
+            }
+        }
+        if let Some(&after_len) = self.by_base.get(&(base + len)) {
+            self.remove(base + len, after_len);
+            len += after_len;
+        }
+        self.insert(base, len);
+    }
+}
+
+/// One live range table's bookkeeping: the chunks it holds (by content,
+/// reference-counted), its free space and the segments waiting for readers
+/// to move on.
+struct LiveStore<W> {
+    stored: HashMap<Box<[W]>, StoredChunk>,
+    free: FreeSpace,
+    /// Retired segments: (generation served while they were live, base, len).
+    limbo: VecDeque<(u64, u32, u32)>,
+    /// Entries referenced by direct entries (headers included).
+    live: usize,
+    capacity: usize,
+    scratch: Vec<W>,
+    name: &'static str,
+}
+
+impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
+    fn new(stored: HashMap<Box<[W]>, StoredChunk>, used: usize, capacity: usize, name: &'static str) -> Self {
+        let mut free = FreeSpace::default();
+        if capacity > used {
+            free.free(used as u32, (capacity - used) as u32);
+        }
+        LiveStore { stored, free, limbo: VecDeque::new(), live: used, capacity, scratch: Vec::new(), name }
+    }
+
+    /// Frees the retired segments no reader can still be searching.
+    fn reclaim(&mut self, oldest_held: u64) {
+        while let Some(&(generation, base, len)) = self.limbo.front() {
+            if generation >= oldest_held {
+                break;
+            }
+            self.limbo.pop_front();
+            self.free.free(base, len);
+        }
+    }
+
+    /// The base of a stored chunk equal to `fragments` (one more reference),
+    /// or of a fresh copy written into free space; `Ok(None)` when no free
+    /// segment is large enough.
+    fn acquire<C: Cell<Word = W>>(
+        &mut self,
+        fragments: &[W],
+        table: &[C],
+        bytes_written: &mut u64,
+    ) -> Result<Option<u32>, String> {
+        if let Some(chunk) = self.stored.get_mut(fragments) {
+            chunk.references += 1;
+            return Ok(Some(chunk.base));
+        }
+        let header = fragments.len() >= FRAGS_XL as usize;
+        let len = fragments.len() + usize::from(header);
+        let Some(base) = self.free.allocate(len as u32) else {
+            return Ok(None);
+        };
+        let mut cells = table[base as usize..base as usize + len].iter();
+        if header {
+            cells.next().expect("segment holds the header").set(header_word(fragments.len(), self.name)?);
+        }
+        for (cell, &word) in cells.zip(fragments) {
+            cell.set(word);
+        }
+        *bytes_written += (len * std::mem::size_of::<W>()) as u64;
+        self.live += len;
+        self.stored.insert(fragments.into(), StoredChunk { base, references: 1 });
+        Ok(Some(base))
+    }
+
+    /// Drops one reference to the chunk `entry` points to; its last
+    /// reference retires the segment, tagged with `generation`.
+    fn release<C: Cell<Word = W>>(&mut self, entry: DirectEntry, table: &[C], generation: u64) {
+        let base = (entry >> BASE_SHIFT) as usize;
+        let (first, count) = if entry & FRAGS_MASK == FRAGS_XL {
+            (base + 1, table[base].get().into() as usize)
+        } else {
+            (base, (entry & FRAGS_MASK) as usize)
+        };
+        self.scratch.clear();
+        self.scratch.extend(table[first..first + count].iter().map(Cell::get));
+        let chunk = self.stored.get_mut(&self.scratch[..]).expect("a direct entry points at a stored chunk");
+        chunk.references -= 1;
+        if chunk.references == 0 {
+            self.stored.remove(&self.scratch[..]);
+            let len = first + count - base;
+            self.live -= len;
+            self.limbo.push_back((generation, base as u32, len as u32));
+        }
+    }
+
+    /// Whether the chunks in use fill less than half of a table worth
+    /// compacting.
+    fn sparse(&self) -> bool {
+        self.capacity > 65_536 && self.live * 2 < self.capacity
+    }
+}
+
+/// Why recomputing a chunk stopped.
+enum Stop {
+    /// No free segment is large enough: rebuild.
+    Full,
+    /// The chunk cannot be encoded.
+    Error(String),
+}
+
+/// The DXR engine's updater: owns the live structure's bookkeeping and
+/// rewrites the chunks that route changes touch (module docs above).
+pub struct DxrUpdater<const K: u32> {
+    fib: Arc<Dxr<K>>,
+    long: LiveStore<LongEntry>,
+    short: LiveStore<ShortEntry>,
+    wide: LiveStore<WideEntry>,
+    encoder: Encoder<K>,
+    fragments: Vec<(u32, NextHop)>,
+    spans: Vec<(u32, u32)>,
+    /// Direct entries to store once the batch's chunks are all written.
+    pending: Vec<(u32, DirectEntry)>,
+    /// The bookkeeping no longer matches the structure (after a failed
+    /// batch): the next batch starts with a full rebuild.
+    stale: bool,
+}
+
+impl<const K: u32> DxrUpdater<K> {
+    /// Builds the structure from `rib` with free space for updates.
+    pub fn new(rib: &Rib4) -> Result<Self, BuildError> {
+        let (fib, bookkeeping) = Self::build(rib)?;
+        Ok(Self::from_parts(fib, bookkeeping))
+    }
+
+    fn build(rib: &Rib4) -> Result<(Dxr<K>, Bookkeeping), BuildError> {
+        #[allow(clippy::let_unit_value)]
+        let () = Dxr::<K>::VALID_K;
+        Builder::<K>::new().build(rib, true)
+    }
+
+    fn from_parts(fib: Dxr<K>, bookkeeping: Bookkeeping) -> Self {
+        let [long_used, short_used, wide_used] = bookkeeping.used;
+        DxrUpdater {
+            long: LiveStore::new(bookkeeping.long, long_used, fib.range_long.len(), "long"),
+            short: LiveStore::new(bookkeeping.short, short_used, fib.range_short.len(), "short"),
+            wide: LiveStore::new(bookkeeping.wide, wide_used, fib.range_wide.len(), "wide"),
+            fib: Arc::new(fib),
+            encoder: Encoder::new(),
+            fragments: Vec::with_capacity(256),
+            spans: Vec::new(),
+            pending: Vec::new(),
+            stale: false,
+        }
+    }
+
+    /// The live structure.
+    pub fn dxr(&self) -> &Arc<Dxr<K>> {
+        &self.fib
+    }
+
+    /// Free entries in the range tables (long, short, wide), retired
+    /// segments included once reclaimed.
+    pub fn free_entries(&self) -> [usize; 3] {
+        [self.long.free.entries, self.short.free.entries, self.wide.free.entries]
+    }
+
+    fn rebuild(&mut self, rib: &Rib4) -> Result<Applied, BuildError> {
+        match Self::build(rib) {
+            Ok((fib, bookkeeping)) => {
+                let bytes_written = fib.footprint() as u64;
+                *self = Self::from_parts(fib, bookkeeping);
+                Ok(Applied { rebuilt: true, bytes_written })
+            }
+            Err(error) => {
+                self.stale = true;
+                Err(error)
+            }
+        }
+    }
+
+    /// Encodes chunk `chunk` anew and queues its direct entry if it changed.
+    fn update_chunk(
+        &mut self,
+        chunk: u32,
+        fragments: &[(u32, NextHop)],
+        generation: u64,
+        bytes_written: &mut u64,
+    ) -> Result<(), Stop> {
+        let fib = &*self.fib;
+        let count = fragments.len();
+        let entry = match self.encoder.encode(fragments).map_err(Stop::Error)? {
+            Encoding::Direct(next_hop) => next_hop << BASE_SHIFT,
+            Encoding::Short => {
+                let base = self.short.acquire(&self.encoder.short, &fib.range_short, bytes_written);
+                range_entry(FORMAT_SHORT, base.map_err(Stop::Error)?.ok_or(Stop::Full)?, count)
+            }
+            Encoding::Long => {
+                let base = self.long.acquire(&self.encoder.long, &fib.range_long, bytes_written);
+                range_entry(FORMAT_LONG, base.map_err(Stop::Error)?.ok_or(Stop::Full)?, count)
+            }
+            Encoding::Wide => {
+                let base = self.wide.acquire(&self.encoder.wide, &fib.range_wide, bytes_written);
+                range_entry(super::FORMAT_WIDE, base.map_err(Stop::Error)?.ok_or(Stop::Full)?, count)
+            }
+        };
+        let old = fib.direct[chunk as usize].load(Ordering::Relaxed);
+        if old & FRAGS_MASK != 0 {
+            match (old >> FORMAT_SHIFT) & 3 {
+                FORMAT_SHORT => self.short.release(old, &fib.range_short, generation),
+                FORMAT_LONG => self.long.release(old, &fib.range_long, generation),
+                _ => self.wide.release(old, &fib.range_wide, generation),
+            }
+        }
+        if entry != old {
+            self.pending.push((chunk, entry));
+        }
+        Ok(())
+    }
+}
+
+impl<const K: u32> Updater for DxrUpdater<K> {
+    fn name(&self) -> &str {
+        Dxr::<K>::engine_name()
+    }
+
+    fn fib(&self) -> Arc<dyn Fib4> {
+        self.fib.clone()
+    }
+
+    fn max_next_hop(&self) -> NextHop {
+        BASE_MAX
+    }
+
+    fn incremental(&self) -> bool {
+        true
+    }
+
+    fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
+        if self.stale {
+            return self.rebuild(rib);
+        }
+        self.long.reclaim(context.oldest_held);
+        self.short.reclaim(context.oldest_held);
+        self.wide.reclaim(context.oldest_held);
+        self.spans.clear();
+        self.spans
+            .extend(changed.iter().map(|prefix| (prefix.first() >> Dxr::<K>::SHIFT, prefix.last() >> Dxr::<K>::SHIFT)));
+        self.spans.sort_unstable();
+        let mut merged = 0;
+        for index in 1..self.spans.len() {
+            let (first, last) = self.spans[index];
+            if first <= self.spans[merged].1.saturating_add(1) {
+                self.spans[merged].1 = self.spans[merged].1.max(last);
+            } else {
+                merged += 1;
+                self.spans[merged] = (first, last);
+            }
+        }
+        if !self.spans.is_empty() {
+            self.spans.truncate(merged + 1);
+        }
+        self.pending.clear();
+        let mut bytes_written = 0;
+        let mut fragments = std::mem::take(&mut self.fragments);
+        let spans = std::mem::take(&mut self.spans);
+        let mut outcome = Ok(());
+        for &(first, last) in &spans {
+            outcome = cut_chunks::<K, _>(rib, first, last, &mut fragments, |chunk, fragments| {
+                self.update_chunk(chunk, fragments, context.published, &mut bytes_written)
+            });
+            if outcome.is_err() {
+                break;
+            }
+        }
+        self.fragments = fragments;
+        self.spans = spans;
+        match outcome {
+            Err(Stop::Full) => return self.rebuild(rib),
+            Err(Stop::Error(message)) => {
+                self.stale = true;
+                return Err(BuildError { engine: Dxr::<K>::engine_name().to_string(), message });
+            }
+            Ok(()) => {}
+        }
+        for &(chunk, entry) in &self.pending {
+            self.fib.direct[chunk as usize].store(entry, Ordering::Release);
+        }
+        bytes_written += 4 * self.pending.len() as u64;
+        self.fib.prefixes.store(rib.len(), Ordering::Relaxed);
+        if self.long.sparse() || self.short.sparse() || self.wide.sparse() {
+            return self.rebuild(rib);
+        }
+        Ok(Applied { rebuilt: false, bytes_written })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_space_best_fit_and_coalescing() {
+        let mut free = FreeSpace::default();
+        free.free(100, 50);
+        assert_eq!(free.allocate(10), Some(100));
+        assert_eq!(free.allocate(10), Some(110));
+        assert_eq!(free.allocate(31), None);
+        free.free(100, 10);
+        // Best fit: the 10-entry hole, not the 30-entry tail.
+        assert_eq!(free.allocate(8), Some(100));
+        free.free(100, 8);
+        free.free(110, 10);
+        // All three pieces merged back into one segment.
+        assert_eq!(free.by_base.len(), 1);
+        assert_eq!(free.entries, 50);
+        assert_eq!(free.allocate(50), Some(100));
+        assert_eq!(free.entries, 0);
+    }
+}

@@ -1,0 +1,621 @@
+//! A live FIB: route updates applied by one writer while any number of
+//! readers go on looking up, without locks.
+//!
+//! This module is the one place where fibkit deals with concurrency.
+//!
+//! ```text
+//!   writer (&mut Router)                          readers (Reader, Clone + Send)
+//!   ---------------------                         ------------------------------
+//!   announce / withdraw / apply / submit           snapshot() / lookup() / lookup_batch()
+//!        |                                                  |
+//!        v                                                  |  load (lock-free, no
+//!   Rib4 + NextHopTable  (the truth)                        |  reference-count write in
+//!        |  changed prefixes                                |  the common case)
+//!        v                                                  v
+//!   Updater (engine's) --- writes in place / rebuilds --> ArcSwap<Version> --> Version { generation, fib }
+//!        ^                                                  |
+//!        +---- Weak<Version> of retired generations <-------+  (freed when the last reader drops it)
+//! ```
+//!
+//! # Single writer, many readers
+//!
+//! [`Router`] owns the RIB, the [`NextHopTable`] and the engine's
+//! [`Updater`]. Its update methods take `&mut self`: there is exactly one
+//! writer (put the router behind a `Mutex` to share it between writer
+//! threads). [`Reader`]s are cheap clones that any number of threads use at
+//! once. A reader loads the current [`Version`] through an
+//! [`arc_swap::ArcSwap`], which takes no lock and, in the common case, writes
+//! no shared reference count; a writer never waits for readers either.
+//!
+//! Every applied batch is published as a new generation: the writer swaps a
+//! new [`Version`] into the `ArcSwap` and keeps a `Weak` reference to the one
+//! it replaced. A version (and, for engines that rebuild, the whole
+//! structure it holds) is freed when the last reader drops it, never before.
+//!
+//! # Engines that update in place
+//!
+//! An engine whose updater writes into the structure readers are searching
+//! (DXR: [`crate::dxr::DxrUpdater`]) does so such that every lookup sees
+//! either the old or the new state of whatever it reads (new data written
+//! into free space first, then published by a `Release` store of the entry
+//! pointing at it). Space that the old state used is reused only when no
+//! reader can still be reading it: the updater tags retired space with the
+//! generation being served ([`ApplyContext::published`]), and the router
+//! tells it, before each batch, the oldest generation a reader may still
+//! hold ([`ApplyContext::oldest_held`], from the `Weak` references of
+//! retired versions). A reader that loaded generation `g` can only have
+//! found space that was live in `g`; one that loads a later generation
+//! (`Acquire`, through the swap) sees the entries written before it.
+//!
+//! For an address, a lookup answers as the RIB before or as the RIB after
+//! the batch being applied; a batch is not atomic across addresses for
+//! in-place engines (two lookups of different addresses during one batch
+//! may see one old and one new answer), as in a router's FIB.
+//!
+//! Engines without incremental updates (Luleå, the LC-trie, the radix
+//! reference) are rebuilt from the RIB for every batch and published whole
+//! ([`FullRebuild`]); the Luleå paper argues that rebuilding at most once a
+//! second suffices, which a time window ([`Window::Time`]) gives.
+//!
+//! # Failed updates
+//!
+//! An update whose next hop exceeds what the engine holds is rejected
+//! before anything changes ([`UpdateError::NextHopOverflow`]); an engine
+//! that fails on a batch ([`UpdateError::Engine`]) leaves the serving FIB as
+//! it was, and the router rolls the RIB back, so the next batch starts from
+//! the state readers see.
+
+use std::collections::{HashSet, VecDeque};
+use std::fmt;
+use std::sync::atomic::{fence, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use arc_swap::{ArcSwap, Guard};
+
+use crate::addr::Prefix4;
+use crate::engine::{self, BuildError, BuildOptions, EngineSpec, Fib4};
+use crate::nexthop::{Label, NextHopTable};
+use crate::rib::Rib4;
+use crate::NextHop;
+
+/// What the router tells an updater about readers before a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApplyContext {
+    /// The generation readers are being served while the batch is applied:
+    /// space an in-place update retires was live in it.
+    pub published: u64,
+    /// No reader holds a generation older than this one: space retired
+    /// while serving an older generation may be reused.
+    pub oldest_held: u64,
+    /// The largest next-hop index the table uses (as [`BuildOptions`]).
+    pub max_next_hop: NextHop,
+}
+
+/// What an updater did with a batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// It built a new structure ([`Updater::fib`] changed) instead of
+    /// updating in place.
+    pub rebuilt: bool,
+    /// Bytes of the lookup structure written (entries rewritten in place, or
+    /// the whole structure after a rebuild).
+    pub bytes_written: u64,
+}
+
+/// An engine's writer side: turns RIB changes into FIB changes.
+///
+/// Implementations either update [`Updater::fib`] in place so that
+/// concurrent lookups stay right (see the module docs), or build a new
+/// structure and report [`Applied::rebuilt`].
+pub trait Updater: Send {
+    /// The engine's registry name.
+    fn name(&self) -> &str;
+
+    /// The structure readers should be served now.
+    fn fib(&self) -> Arc<dyn Fib4>;
+
+    /// The largest next hop the engine can hold.
+    fn max_next_hop(&self) -> NextHop;
+
+    /// Whether batches are applied in place (not by a full rebuild).
+    fn incremental(&self) -> bool;
+
+    /// Brings the FIB up to date with `rib`, in which exactly the routes of
+    /// `changed` differ from the last batch. On error the structure readers
+    /// are served must answer as before.
+    fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError>;
+}
+
+/// The updater of engines without incremental updates: every batch
+/// rebuilds the structure from the RIB.
+pub struct FullRebuild {
+    spec: &'static EngineSpec,
+    fib: Arc<dyn Fib4>,
+}
+
+impl FullRebuild {
+    /// Builds `spec`'s engine from `rib`.
+    pub fn new(spec: &'static EngineSpec, rib: &Rib4, options: &BuildOptions) -> Result<Self, BuildError> {
+        Ok(FullRebuild { spec, fib: Arc::from((spec.build)(rib, options)?) })
+    }
+}
+
+impl Updater for FullRebuild {
+    fn name(&self) -> &str {
+        self.spec.name
+    }
+
+    fn fib(&self) -> Arc<dyn Fib4> {
+        self.fib.clone()
+    }
+
+    fn max_next_hop(&self) -> NextHop {
+        NextHop::MAX
+    }
+
+    fn incremental(&self) -> bool {
+        false
+    }
+
+    fn apply(&mut self, rib: &Rib4, _changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
+        let options = BuildOptions { max_next_hop: context.max_next_hop };
+        let fib: Arc<dyn Fib4> = Arc::from((self.spec.build)(rib, &options)?);
+        let bytes_written = fib.footprint() as u64;
+        self.fib = fib;
+        Ok(Applied { rebuilt: true, bytes_written })
+    }
+}
+
+/// The updater of the engine called `name`, built from `rib`: incremental
+/// where the engine has it, [`FullRebuild`] otherwise.
+pub fn updater(name: &str, rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater>, BuildError> {
+    use crate::dxr::DxrUpdater;
+    Ok(match name {
+        "d16r" => Box::new(DxrUpdater::<16>::new(rib)?),
+        "d17r" => Box::new(DxrUpdater::<17>::new(rib)?),
+        "d18r" => Box::new(DxrUpdater::<18>::new(rib)?),
+        "d19r" => Box::new(DxrUpdater::<19>::new(rib)?),
+        "d20r" => Box::new(DxrUpdater::<20>::new(rib)?),
+        "d21r" => Box::new(DxrUpdater::<21>::new(rib)?),
+        "d22r" => Box::new(DxrUpdater::<22>::new(rib)?),
+        _ => {
+            let spec = engine::engine(name).ok_or_else(|| BuildError {
+                engine: name.to_string(),
+                message: format!("unknown engine (known: {})", engine::engine_names()),
+            })?;
+            Box::new(FullRebuild::new(spec, rib, options)?)
+        }
+    })
+}
+
+/// One route update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// Announce (or replace) the route of a prefix.
+    Announce(Prefix4, Label),
+    /// Withdraw the route of a prefix.
+    Withdraw(Prefix4),
+}
+
+impl Update {
+    /// The prefix the update is about.
+    pub fn prefix(&self) -> Prefix4 {
+        match *self {
+            Update::Announce(prefix, _) | Update::Withdraw(prefix) => prefix,
+        }
+    }
+}
+
+impl fmt::Display for Update {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Update::Announce(prefix, label) => write!(f, "announce {prefix} via {label}"),
+            Update::Withdraw(prefix) => write!(f, "withdraw {prefix}"),
+        }
+    }
+}
+
+/// Why an update or a batch was rejected. Whatever the error, the serving
+/// FIB and the RIB are as they were before.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    /// The update's next hop is beyond what the engine holds.
+    #[error("update {index} ({update}): next hop #{next_hop} exceeds the {limit} that {engine} holds; batch rejected")]
+    NextHopOverflow {
+        /// Position of the update in its batch.
+        index: usize,
+        /// The update, as text.
+        update: String,
+        /// The next-hop index it would get.
+        next_hop: NextHop,
+        /// The engine's limit.
+        limit: NextHop,
+        /// The engine.
+        engine: String,
+    },
+    /// The engine could not apply the batch.
+    #[error("{0}; batch rejected, the serving FIB is unchanged")]
+    Engine(BuildError),
+}
+
+/// When queued updates ([`Router::submit`]) are applied as one batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// Once this many updates are queued (1: every update on its own).
+    Count(usize),
+    /// Once this long has passed since the first queued update (checked at
+    /// [`Router::submit`] and [`Router::poll`]).
+    Time(Duration),
+}
+
+/// A published FIB generation, as readers hold it.
+pub struct Version {
+    generation: u64,
+    fib: Arc<dyn Fib4>,
+}
+
+impl Version {
+    /// The generation number (0 for the initial build, +1 per batch).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The forwarding structure.
+    pub fn fib(&self) -> &dyn Fib4 {
+        &*self.fib
+    }
+}
+
+impl fmt::Debug for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Version").field("generation", &self.generation).field("engine", &self.fib.name()).finish()
+    }
+}
+
+/// A reader's hold on one generation: lookups through it all see that
+/// generation (or, for in-place engines, per address, that generation or
+/// a later one). Hold it for a batch of lookups, not for long: the space
+/// it may be reading is not reused while it lives.
+pub struct Snapshot(Guard<Arc<Version>>);
+
+impl std::ops::Deref for Snapshot {
+    type Target = Version;
+    fn deref(&self) -> &Version {
+        &self.0
+    }
+}
+
+/// A reader of the router's current FIB: cheap to clone, `Send + Sync`,
+/// never blocks and is never blocked.
+#[derive(Clone)]
+pub struct Reader {
+    current: Arc<ArcSwap<Version>>,
+}
+
+impl Reader {
+    /// The generation being served now.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot(self.current.load())
+    }
+
+    /// Longest-prefix match in the current FIB (one snapshot per call: use
+    /// [`Reader::lookup_batch`] for many keys).
+    #[inline]
+    pub fn lookup(&self, addr: u32) -> NextHop {
+        self.current.load().fib.lookup(addr)
+    }
+
+    /// Looks up every key in the current FIB; `out[i]` gets the next hop
+    /// of `keys[i]`.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `keys`.
+    pub fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
+        self.current.load().fib.lookup_batch(keys, out)
+    }
+}
+
+/// What one published batch did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Published {
+    /// The generation readers are served from now on.
+    pub generation: u64,
+    /// Updates in the batch.
+    pub updates: usize,
+    /// Prefixes whose route changed (updates that changed nothing do not
+    /// count; a batch changing nothing publishes nothing).
+    pub changed: usize,
+    /// The engine rebuilt the structure instead of updating it in place.
+    pub rebuilt: bool,
+    /// Bytes of the lookup structure written.
+    pub bytes_written: u64,
+}
+
+/// Running totals of a router.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RouterStats {
+    /// Updates applied (in accepted batches).
+    pub updates: u64,
+    /// Updates that changed a route.
+    pub changes: u64,
+    /// Generations published.
+    pub publishes: u64,
+    /// Publishes that came from a full rebuild.
+    pub full_rebuilds: u64,
+    /// Bytes of lookup structures written.
+    pub bytes_written: u64,
+    /// Updates rejected (in rejected batches).
+    pub rejected: u64,
+}
+
+/// The writer's handle on a live FIB (module docs: single writer, many
+/// readers).
+pub struct Router {
+    rib: Rib4,
+    next_hops: NextHopTable,
+    updater: Box<dyn Updater>,
+    current: Arc<ArcSwap<Version>>,
+    /// Replaced generations, oldest first, until no reader holds them.
+    retired: VecDeque<(u64, Weak<Version>)>,
+    generation: u64,
+    stats: RouterStats,
+    window: Window,
+    queue: Vec<Update>,
+    queued_since: Option<Instant>,
+    /// Scratch of a batch: prefixes changed, and how to undo the changes.
+    changed: Vec<Prefix4>,
+    undo: Vec<(Prefix4, Option<NextHop>)>,
+}
+
+impl Router {
+    /// A router serving `engine` built from `rib`, whose next hops
+    /// `next_hops` interned; submitted updates are batched by `window`.
+    pub fn new(engine: &str, rib: Rib4, next_hops: NextHopTable, window: Window) -> Result<Self, BuildError> {
+        let options = BuildOptions { max_next_hop: next_hops.max_index() };
+        let updater = updater(engine, &rib, &options)?;
+        let version = Version { generation: 0, fib: updater.fib() };
+        Ok(Router {
+            rib,
+            next_hops,
+            updater,
+            current: Arc::new(ArcSwap::from_pointee(version)),
+            retired: VecDeque::new(),
+            generation: 0,
+            stats: RouterStats::default(),
+            window,
+            queue: Vec::new(),
+            queued_since: None,
+            changed: Vec::new(),
+            undo: Vec::new(),
+        })
+    }
+
+    /// A new reader of this router's FIB.
+    pub fn reader(&self) -> Reader {
+        Reader { current: self.current.clone() }
+    }
+
+    /// The RIB as of the last published batch.
+    pub fn rib(&self) -> &Rib4 {
+        &self.rib
+    }
+
+    /// The next-hop table.
+    pub fn next_hops(&self) -> &NextHopTable {
+        &self.next_hops
+    }
+
+    /// Running totals.
+    pub fn stats(&self) -> RouterStats {
+        self.stats
+    }
+
+    /// The engine's name.
+    pub fn engine(&self) -> &str {
+        self.updater.name()
+    }
+
+    /// Whether the engine applies batches in place.
+    pub fn incremental(&self) -> bool {
+        self.updater.incremental()
+    }
+
+    /// The generation being served.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Replaced generations that some reader may still hold.
+    pub fn retired_generations(&self) -> usize {
+        self.retired.len()
+    }
+
+    /// Announces (or replaces) one route and publishes it at once.
+    pub fn announce(&mut self, prefix: Prefix4, label: Label) -> Result<Published, UpdateError> {
+        self.apply(&[Update::Announce(prefix, label)])
+    }
+
+    /// Withdraws one route and publishes it at once.
+    pub fn withdraw(&mut self, prefix: Prefix4) -> Result<Published, UpdateError> {
+        self.apply(&[Update::Withdraw(prefix)])
+    }
+
+    /// Applies `batch` to the RIB and publishes it as one generation, all
+    /// or nothing: on error nothing changed.
+    pub fn apply(&mut self, batch: &[Update]) -> Result<Published, UpdateError> {
+        let mut new_labels = HashSet::new();
+        for (index, update) in batch.iter().enumerate() {
+            if let Err(error) = self.check(index, update, &mut new_labels) {
+                self.stats.rejected += batch.len() as u64;
+                return Err(error);
+            }
+        }
+        self.changed.clear();
+        self.undo.clear();
+        for update in batch {
+            let (prefix, old) = match *update {
+                Update::Announce(prefix, label) => {
+                    let next_hop = self.next_hops.intern(label);
+                    let old = self.rib.insert(prefix, next_hop);
+                    if old == Some(next_hop) {
+                        continue;
+                    }
+                    (prefix, old)
+                }
+                Update::Withdraw(prefix) => match self.rib.remove(prefix) {
+                    None => continue,
+                    old => (prefix, old),
+                },
+            };
+            self.changed.push(prefix);
+            self.undo.push((prefix, old));
+        }
+        self.stats.updates += batch.len() as u64;
+        if self.changed.is_empty() {
+            return Ok(Published { generation: self.generation, updates: batch.len(), ..Published::default() });
+        }
+        let context = ApplyContext {
+            published: self.generation,
+            oldest_held: self.oldest_held(),
+            max_next_hop: self.next_hops.max_index(),
+        };
+        let applied = match self.updater.apply(&self.rib, &self.changed, context) {
+            Ok(applied) => applied,
+            Err(error) => {
+                for &(prefix, old) in self.undo.iter().rev() {
+                    match old {
+                        Some(next_hop) => self.rib.insert(prefix, next_hop),
+                        None => self.rib.remove(prefix),
+                    };
+                }
+                self.stats.updates -= batch.len() as u64;
+                self.stats.rejected += batch.len() as u64;
+                return Err(UpdateError::Engine(error));
+            }
+        };
+        self.publish();
+        self.stats.changes += self.changed.len() as u64;
+        self.stats.bytes_written += applied.bytes_written;
+        self.stats.full_rebuilds += u64::from(applied.rebuilt);
+        Ok(Published {
+            generation: self.generation,
+            updates: batch.len(),
+            changed: self.changed.len(),
+            rebuilt: applied.rebuilt,
+            bytes_written: applied.bytes_written,
+        })
+    }
+
+    /// Queues `update`; when the window closes, applies the queue as one
+    /// batch and returns what was published. An update that would fail
+    /// ([`UpdateError::NextHopOverflow`]) is rejected here, alone.
+    pub fn submit(&mut self, update: Update) -> Result<Option<Published>, UpdateError> {
+        let mut new_labels: HashSet<Label> = self
+            .queue
+            .iter()
+            .filter_map(|queued| match *queued {
+                Update::Announce(_, label) if self.next_hops.get(label).is_none() => Some(label),
+                _ => None,
+            })
+            .collect();
+        if let Err(error) = self.check(self.queue.len(), &update, &mut new_labels) {
+            self.stats.rejected += 1;
+            return Err(error);
+        }
+        self.queue.push(update);
+        self.queued_since.get_or_insert_with(Instant::now);
+        self.poll()
+    }
+
+    /// Applies the queue if the window has closed.
+    pub fn poll(&mut self) -> Result<Option<Published>, UpdateError> {
+        let closed = match self.window {
+            Window::Count(count) => self.queue.len() >= count.max(1),
+            Window::Time(window) => self.queued_since.is_some_and(|since| since.elapsed() >= window),
+        };
+        if closed {
+            self.flush()
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Applies whatever is queued now.
+    pub fn flush(&mut self) -> Result<Option<Published>, UpdateError> {
+        if self.queue.is_empty() {
+            return Ok(None);
+        }
+        let queue = std::mem::take(&mut self.queue);
+        self.queued_since = None;
+        let outcome = self.apply(&queue);
+        self.queue = queue;
+        self.queue.clear();
+        outcome.map(Some)
+    }
+
+    /// Updates queued and not yet applied.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Rejects an update whose next hop the engine cannot hold; `new_labels`
+    /// collects the labels the batch interns for the first time.
+    fn check(&self, index: usize, update: &Update, new_labels: &mut HashSet<Label>) -> Result<(), UpdateError> {
+        let Update::Announce(_, label) = *update else {
+            return Ok(());
+        };
+        let next_hop = match self.next_hops.get(label) {
+            Some(next_hop) => next_hop,
+            None => {
+                new_labels.insert(label);
+                self.next_hops.max_index().saturating_add(new_labels.len() as NextHop)
+            }
+        };
+        let limit = self.updater.max_next_hop();
+        if next_hop > limit {
+            return Err(UpdateError::NextHopOverflow {
+                index,
+                update: update.to_string(),
+                next_hop,
+                limit,
+                engine: self.updater.name().to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The oldest generation a reader may still hold.
+    fn oldest_held(&mut self) -> u64 {
+        while let Some((_, version)) = self.retired.front() {
+            if version.strong_count() > 0 {
+                break;
+            }
+            self.retired.pop_front();
+        }
+        // Pairs with the release decrement of the readers' last references:
+        // their reads of retired space happen before our reuse of it.
+        fence(Ordering::Acquire);
+        self.retired.front().map_or(self.generation, |&(generation, _)| generation)
+    }
+
+    /// Swaps in the next generation and retires the one it replaces.
+    fn publish(&mut self) {
+        self.generation += 1;
+        let version = Arc::new(Version { generation: self.generation, fib: self.updater.fib() });
+        let replaced = self.current.swap(version);
+        self.retired.push_back((replaced.generation, Arc::downgrade(&replaced)));
+        self.stats.publishes += 1;
+    }
+}
+
+impl fmt::Debug for Router {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Router")
+            .field("engine", &self.updater.name())
+            .field("generation", &self.generation)
+            .field("prefixes", &self.rib.len())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
