@@ -10,6 +10,7 @@ use fibkit::engine::{self, BuildOptions, Fib4};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::Mapping;
 
+mod replay;
 mod stat;
 mod verify;
 
@@ -27,6 +28,8 @@ enum Command {
     Stat(stat::StatArgs),
     /// Compare an engine's answers with the RIB's.
     Verify(verify::VerifyArgs),
+    /// Apply an update trace to a live FIB while readers look up.
+    Replay(replay::ReplayArgs),
 }
 
 /// Which table to load and how to map its values onto next hops.
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Stat(args) => stat::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Replay(args) => replay::run(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -249,6 +249,42 @@ pub enum Window {
     Time(Duration),
 }
 
+/// Rejects an update whose next hop `updater` cannot hold. `new_labels`
+/// holds the labels the batch interns for the first time; an accepted
+/// update's new label joins them.
+fn check(
+    next_hops: &NextHopTable,
+    updater: &dyn Updater,
+    index: usize,
+    update: &Update,
+    new_labels: &mut HashSet<Label>,
+) -> Result<(), UpdateError> {
+    let Update::Announce(_, label) = *update else {
+        return Ok(());
+    };
+    let next_hop = match next_hops.get(label) {
+        Some(next_hop) => next_hop,
+        None => {
+            let position = if new_labels.contains(&label) { new_labels.len() } else { new_labels.len() + 1 };
+            next_hops.max_index().saturating_add(position as NextHop)
+        }
+    };
+    let limit = updater.max_next_hop();
+    if next_hop > limit {
+        return Err(UpdateError::NextHopOverflow {
+            index,
+            update: update.to_string(),
+            next_hop,
+            limit,
+            engine: updater.name().to_string(),
+        });
+    }
+    if next_hops.get(label).is_none() {
+        new_labels.insert(label);
+    }
+    Ok(())
+}
+
 /// A published FIB generation, as readers hold it.
 pub struct Version {
     generation: u64,
@@ -363,6 +399,8 @@ pub struct Router {
     window: Window,
     queue: Vec<Update>,
     queued_since: Option<Instant>,
+    /// Labels the queue interns for the first time.
+    queued_labels: HashSet<Label>,
     /// Scratch of a batch: prefixes changed, and how to undo the changes.
     changed: Vec<Prefix4>,
     undo: Vec<(Prefix4, Option<NextHop>)>,
@@ -374,8 +412,14 @@ impl Router {
     pub fn new(engine: &str, rib: Rib4, next_hops: NextHopTable, window: Window) -> Result<Self, BuildError> {
         let options = BuildOptions { max_next_hop: next_hops.max_index() };
         let updater = updater(engine, &rib, &options)?;
+        Ok(Self::with_updater(updater, rib, next_hops, window))
+    }
+
+    /// A router serving what `updater` (already built from `rib`) keeps up
+    /// to date.
+    pub fn with_updater(updater: Box<dyn Updater>, rib: Rib4, next_hops: NextHopTable, window: Window) -> Self {
         let version = Version { generation: 0, fib: updater.fib() };
-        Ok(Router {
+        Router {
             rib,
             next_hops,
             updater,
@@ -386,9 +430,10 @@ impl Router {
             window,
             queue: Vec::new(),
             queued_since: None,
+            queued_labels: HashSet::new(),
             changed: Vec::new(),
             undo: Vec::new(),
-        })
+        }
     }
 
     /// A new reader of this router's FIB.
@@ -446,7 +491,7 @@ impl Router {
     pub fn apply(&mut self, batch: &[Update]) -> Result<Published, UpdateError> {
         let mut new_labels = HashSet::new();
         for (index, update) in batch.iter().enumerate() {
-            if let Err(error) = self.check(index, update, &mut new_labels) {
+            if let Err(error) = check(&self.next_hops, &*self.updater, index, update, &mut new_labels) {
                 self.stats.rejected += batch.len() as u64;
                 return Err(error);
             }
@@ -511,15 +556,8 @@ impl Router {
     /// batch and returns what was published. An update that would fail
     /// ([`UpdateError::NextHopOverflow`]) is rejected here, alone.
     pub fn submit(&mut self, update: Update) -> Result<Option<Published>, UpdateError> {
-        let mut new_labels: HashSet<Label> = self
-            .queue
-            .iter()
-            .filter_map(|queued| match *queued {
-                Update::Announce(_, label) if self.next_hops.get(label).is_none() => Some(label),
-                _ => None,
-            })
-            .collect();
-        if let Err(error) = self.check(self.queue.len(), &update, &mut new_labels) {
+        let index = self.queue.len();
+        if let Err(error) = check(&self.next_hops, &*self.updater, index, &update, &mut self.queued_labels) {
             self.stats.rejected += 1;
             return Err(error);
         }
@@ -541,13 +579,15 @@ impl Router {
         }
     }
 
-    /// Applies whatever is queued now.
+    /// Applies whatever is queued now, as one batch; if the batch is
+    /// rejected ([`UpdateError::Engine`]), its updates are dropped.
     pub fn flush(&mut self) -> Result<Option<Published>, UpdateError> {
         if self.queue.is_empty() {
             return Ok(None);
         }
         let queue = std::mem::take(&mut self.queue);
         self.queued_since = None;
+        self.queued_labels.clear();
         let outcome = self.apply(&queue);
         self.queue = queue;
         self.queue.clear();
@@ -557,32 +597,6 @@ impl Router {
     /// Updates queued and not yet applied.
     pub fn queued(&self) -> usize {
         self.queue.len()
-    }
-
-    /// Rejects an update whose next hop the engine cannot hold; `new_labels`
-    /// collects the labels the batch interns for the first time.
-    fn check(&self, index: usize, update: &Update, new_labels: &mut HashSet<Label>) -> Result<(), UpdateError> {
-        let Update::Announce(_, label) = *update else {
-            return Ok(());
-        };
-        let next_hop = match self.next_hops.get(label) {
-            Some(next_hop) => next_hop,
-            None => {
-                new_labels.insert(label);
-                self.next_hops.max_index().saturating_add(new_labels.len() as NextHop)
-            }
-        };
-        let limit = self.updater.max_next_hop();
-        if next_hop > limit {
-            return Err(UpdateError::NextHopOverflow {
-                index,
-                update: update.to_string(),
-                next_hop,
-                limit,
-                engine: self.updater.name().to_string(),
-            });
-        }
-        Ok(())
     }
 
     /// The oldest generation a reader may still hold.

@@ -1,0 +1,431 @@
+//! `fibkit replay`: apply an update trace to a live FIB while readers look
+//! up, and measure both sides.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use fibkit::addr::{Address, Prefix4};
+use fibkit::nexthop::Label;
+use fibkit::router::{Published, Reader, Router, Update, UpdateError, Window};
+use fibkit::verify;
+use fibkit::workload::XorShift32;
+use serde_json::json;
+
+use crate::TableArgs;
+
+/// Arguments of `fibkit replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Engine serving the FIB (incremental for DXR; others rebuild per batch).
+    #[arg(long, default_value = "d16r")]
+    engine: String,
+    /// Publish every N updates as one batch.
+    #[arg(long, value_name = "N", conflicts_with = "window")]
+    batch: Option<usize>,
+    /// Publish the updates of each MS-millisecond window as one batch (trace
+    /// time; with --realtime, wall-clock time).
+    #[arg(long, value_name = "MS")]
+    window: Option<f64>,
+    /// Reader threads looking up random keys all along.
+    #[arg(long, default_value_t = 0, value_name = "T")]
+    readers: usize,
+    /// After every publish, check the FIB against the RIB around what the
+    /// batch changed (plus random addresses), and fully at the end.
+    #[arg(long)]
+    verify: bool,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    json: bool,
+    /// Replay at the trace's own pace (its timestamps) instead of as fast as
+    /// possible.
+    #[arg(long)]
+    realtime: bool,
+    /// With --realtime, run the trace's clock this many times faster.
+    #[arg(long, default_value_t = 1.0, value_name = "X", requires = "realtime")]
+    speedup: f64,
+    /// Seconds the readers run with no updates, for the idle figure.
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    idle_seconds: f64,
+    /// Routing table file.
+    table: PathBuf,
+    /// Update trace: `UNIXTIME a|w PREFIX NEXTHOP` lines, gzip or plain.
+    updates: PathBuf,
+    /// Map route values onto N next hops as `value % N + 1`.
+    #[arg(long, value_name = "N")]
+    nexthops: Option<u32>,
+    /// Turn table loader warnings into errors.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// One line of the trace.
+#[derive(Clone, Copy, Debug)]
+struct TraceUpdate {
+    /// Trace time in microseconds.
+    micros: u64,
+    update: Update,
+}
+
+/// The trace's IPv4 updates and the number of IPv6 lines skipped.
+fn read_trace(path: &Path) -> Result<(Vec<TraceUpdate>, usize)> {
+    let raw = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_string(&mut text)
+            .with_context(|| format!("{}: bad gzip data or not UTF-8", path.display()))?;
+        text
+    } else {
+        String::from_utf8(raw).with_context(|| format!("{}: not UTF-8 text", path.display()))?
+    };
+    let mut updates = Vec::new();
+    let mut skipped_v6 = 0;
+    for (index, line) in text.lines().enumerate() {
+        let line_number = index + 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        let fail = |problem: String| anyhow::anyhow!("{}:{line_number}: {problem}", path.display());
+        let fields: Vec<&str> = trimmed.split_whitespace().collect();
+        let [time, kind, prefix, ref rest @ ..] = fields[..] else {
+            return Err(fail(format!("expected `UNIXTIME a|w PREFIX NEXTHOP`, found {trimmed:?}")));
+        };
+        let seconds: f64 = time.parse().map_err(|_| fail(format!("bad time {time:?}")))?;
+        if !seconds.is_finite() || seconds < 0.0 {
+            return Err(fail(format!("bad time {time:?}")));
+        }
+        if prefix.contains(':') {
+            skipped_v6 += 1;
+            continue;
+        }
+        let prefix: Prefix4 = prefix.parse().map_err(|error| fail(format!("prefix {prefix:?}: {error}")))?;
+        let update = match kind {
+            "a" => {
+                let [value, ..] = rest else {
+                    return Err(fail("announce without a next hop".to_string()));
+                };
+                let label = match value.parse::<std::net::IpAddr>() {
+                    Ok(addr) => Label::Addr(addr),
+                    Err(_) => Label::Number(value.parse().map_err(|_| fail(format!("bad next hop {value:?}")))?),
+                };
+                Update::Announce(prefix, label)
+            }
+            "w" => Update::Withdraw(prefix),
+            other => return Err(fail(format!("unknown update kind {other:?} (a or w)"))),
+        };
+        updates.push(TraceUpdate { micros: (seconds * 1e6) as u64, update });
+    }
+    if updates.is_empty() {
+        bail!("{}: no IPv4 update", path.display());
+    }
+    Ok((updates, skipped_v6))
+}
+
+/// A lookup counter on its own cache line.
+#[repr(align(128))]
+#[derive(Default)]
+struct Counter(AtomicU64);
+
+/// Reader threads looking up random keys until stopped.
+struct ReaderPool {
+    stop: Arc<AtomicBool>,
+    counters: Arc<Vec<Counter>>,
+    threads: Vec<thread::JoinHandle<u64>>,
+}
+
+impl ReaderPool {
+    const BATCH: usize = 256;
+
+    fn start(reader: &Reader, count: usize) -> ReaderPool {
+        let stop = Arc::new(AtomicBool::new(false));
+        let counters: Arc<Vec<Counter>> = Arc::new((0..count).map(|_| Counter::default()).collect());
+        let threads = (0..count)
+            .map(|index| {
+                let (reader, stop, counters) = (reader.clone(), stop.clone(), counters.clone());
+                thread::spawn(move || {
+                    let mut rng = XorShift32::new(0x5eed + index as u64);
+                    let mut keys = [0u32; ReaderPool::BATCH];
+                    let mut out = [0; ReaderPool::BATCH];
+                    let mut checksum = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        for key in &mut keys {
+                            *key = rng.next();
+                        }
+                        reader.lookup_batch(&keys, &mut out);
+                        checksum = out.iter().fold(checksum, |sum, &hop| sum.wrapping_add(u64::from(hop)));
+                        counters[index].0.fetch_add(ReaderPool::BATCH as u64, Ordering::Relaxed);
+                    }
+                    checksum
+                })
+            })
+            .collect();
+        ReaderPool { stop, counters, threads }
+    }
+
+    /// Lookups done so far by all threads.
+    fn lookups(&self) -> u64 {
+        self.counters.iter().map(|counter| counter.0.load(Ordering::Relaxed)).sum()
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Median, 99th percentile and maximum of `values` (sorted here).
+fn percentiles(values: &mut [f64]) -> (f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    values.sort_by(f64::total_cmp);
+    let at = |share: f64| values[((values.len() - 1) as f64 * share).round() as usize];
+    (at(0.5), at(0.99), values[values.len() - 1])
+}
+
+/// Checks the serving FIB against the RIB around the prefixes of `batch`
+/// and at `random` random addresses; returns the number of wrong answers.
+fn verify_batch(router: &Router, batch: &[TraceUpdate], rng: &mut XorShift32, random: usize) -> u64 {
+    let snapshot = router.reader().snapshot();
+    let rib = router.rib();
+    let mut wrong = 0;
+    let mut check = |addr: u32| {
+        let (got, expected) = (snapshot.fib().lookup(addr), rib.lookup(addr));
+        if got != expected {
+            if wrong < 10 {
+                eprintln!("mismatch at {}: expected {expected}, got {got}", addr.display());
+            }
+            wrong += 1;
+        }
+    };
+    for traced in batch {
+        let prefix = traced.update.prefix();
+        rib.for_each_range(prefix.first(), prefix.last(), |range| {
+            check(range.first);
+            check(range.last);
+        });
+        if let Some(before) = prefix.first().checked_sub(1) {
+            check(before);
+        }
+        if let Some(after) = prefix.last().checked_add(1) {
+            check(after);
+        }
+    }
+    for _ in 0..random {
+        check(rng.next());
+    }
+    wrong
+}
+
+/// Runs `fibkit replay`.
+pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
+    let table = TableArgs { table: Some(args.table.clone()), nexthops: args.nexthops, strict: args.strict }.load()?;
+    let (trace, skipped_v6) = read_trace(&args.updates)?;
+    if args.batch == Some(0) {
+        bail!("--batch must be at least 1");
+    }
+    if args.window.is_some_and(|ms| !(ms > 0.0)) {
+        bail!("--window must be a positive number of milliseconds");
+    }
+    let window = match args.window {
+        Some(ms) => Window::Time(Duration::from_secs_f64(ms / 1e3)),
+        None => Window::Count(args.batch.unwrap_or(1)),
+    };
+    let (table_name, prefixes, mapping) = (table.name.clone(), table.v4.len(), table.next_hops.mapping());
+    let start = Instant::now();
+    let mut router = Router::new(&args.engine, table.v4, table.next_hops, window)?;
+    let build_ms = start.elapsed().as_secs_f64() * 1e3;
+
+    let pool = (args.readers > 0).then(|| ReaderPool::start(&router.reader(), args.readers));
+    let mut reader_mlps_idle = None;
+    if let Some(pool) = &pool {
+        thread::sleep(Duration::from_millis(50));
+        let (before, start) = (pool.lookups(), Instant::now());
+        thread::sleep(Duration::from_secs_f64(args.idle_seconds));
+        reader_mlps_idle = Some((pool.lookups() - before) as f64 / start.elapsed().as_secs_f64() / 1e6);
+    }
+
+    let mut publish_us = Vec::new();
+    let mut update_us = Vec::with_capacity(trace.len());
+    let mut verify_rng = XorShift32::new(7);
+    let mut mismatches = 0u64;
+    let mut rejected = Vec::new();
+    let mut record =
+        |outcome: Result<Option<Published>, UpdateError>, micros: f64, router: &Router, batch: &[TraceUpdate]| {
+            match outcome {
+                Ok(Some(published)) if published.changed > 0 || published.updates > 0 => {
+                    publish_us.push(micros);
+                    update_us
+                        .extend(std::iter::repeat(micros / published.updates.max(1) as f64).take(published.updates));
+                    if args.verify && published.changed > 0 {
+                        mismatches += verify_batch(router, batch, &mut verify_rng, 256);
+                    }
+                }
+                Ok(_) => {}
+                Err(error) => rejected.push(error.to_string()),
+            }
+        };
+    let lookups_before = pool.as_ref().map(ReaderPool::lookups);
+    let replay_start = Instant::now();
+    let mut busy = Duration::ZERO;
+    if args.realtime {
+        let first_micros = trace[0].micros;
+        let mut pending: Vec<TraceUpdate> = Vec::new();
+        for traced in &trace {
+            let due = Duration::from_secs_f64((traced.micros - first_micros) as f64 / 1e6 / args.speedup);
+            while replay_start.elapsed() < due {
+                thread::sleep((due - replay_start.elapsed()).min(Duration::from_millis(1)));
+                if matches!(window, Window::Time(_)) && router.queued() > 0 {
+                    let start = Instant::now();
+                    let outcome = router.poll();
+                    let elapsed = start.elapsed();
+                    if matches!(outcome, Ok(Some(_))) {
+                        busy += elapsed;
+                        record(outcome, elapsed.as_secs_f64() * 1e6, &router, &pending);
+                        pending.clear();
+                    }
+                }
+            }
+            pending.push(*traced);
+            let start = Instant::now();
+            let outcome = router.submit(traced.update);
+            let elapsed = start.elapsed();
+            busy += elapsed;
+            if !matches!(outcome, Ok(None)) {
+                record(outcome, elapsed.as_secs_f64() * 1e6, &router, &pending);
+                pending.clear();
+            }
+        }
+        let start = Instant::now();
+        let outcome = router.flush();
+        busy += start.elapsed();
+        record(outcome, start.elapsed().as_secs_f64() * 1e6, &router, &pending);
+    } else {
+        let mut batch_updates: Vec<Update> = Vec::new();
+        let mut first = 0;
+        while first < trace.len() {
+            let end = match window {
+                Window::Count(count) => (first + count).min(trace.len()),
+                Window::Time(window) => {
+                    let close = trace[first].micros + window.as_micros() as u64;
+                    first + trace[first..].iter().take_while(|traced| traced.micros < close).count()
+                }
+            };
+            let batch = &trace[first..end];
+            batch_updates.clear();
+            batch_updates.extend(batch.iter().map(|traced| traced.update));
+            let start = Instant::now();
+            let outcome = router.apply(&batch_updates);
+            let elapsed = start.elapsed();
+            busy += elapsed;
+            record(outcome.map(Some), elapsed.as_secs_f64() * 1e6, &router, batch);
+            first = end;
+        }
+    }
+    let replay_seconds = replay_start.elapsed().as_secs_f64();
+    let reader_mlps_during =
+        pool.as_ref().zip(lookups_before).map(|(pool, before)| (pool.lookups() - before) as f64 / replay_seconds / 1e6);
+    if let Some(pool) = pool {
+        pool.stop();
+    }
+    let mut final_report = None;
+    if args.verify {
+        let snapshot = router.reader().snapshot();
+        let boundaries = verify::boundaries(snapshot.fib(), router.rib());
+        let random = verify::random(snapshot.fib(), router.rib(), 1_000_000, 11);
+        mismatches += boundaries.mismatches + random.mismatches;
+        final_report = Some((boundaries.checked + random.checked, boundaries.mismatches + random.mismatches));
+    }
+
+    let stats = router.stats();
+    let applied = stats.updates;
+    // As fast as possible: wall time of the loop; at the trace's pace: the
+    // time spent applying.
+    let seconds = if args.realtime || args.verify { busy.as_secs_f64() } else { replay_seconds };
+    let updates_per_s = applied as f64 / seconds;
+    let (update_median, update_p99, update_max) = percentiles(&mut update_us);
+    let (publish_median, publish_p99, publish_max) = percentiles(&mut publish_us);
+    let bytes_per_update = stats.bytes_written as f64 / applied.max(1) as f64;
+    let announces = trace.iter().filter(|traced| matches!(traced.update, Update::Announce(..))).count();
+    let loss = reader_mlps_idle.zip(reader_mlps_during).map(|(idle, during)| (1.0 - during / idle) * 100.0);
+    if args.json {
+        let object = json!({
+            "engine": args.engine,
+            "incremental": router.incremental(),
+            "table": table_name,
+            "prefixes": prefixes,
+            "mapping": mapping.to_string(),
+            "updates_file": args.updates.file_name().map(|name| name.to_string_lossy().into_owned()),
+            "updates": applied,
+            "announces": announces,
+            "withdraws": trace.len() - announces,
+            "ipv6_skipped": skipped_v6,
+            "rejected": stats.rejected,
+            "changes": stats.changes,
+            "batch": args.batch.unwrap_or(if args.window.is_some() { 0 } else { 1 }),
+            "window_ms": args.window,
+            "realtime": args.realtime,
+            "build_ms": build_ms,
+            "seconds": seconds,
+            "updates_per_s": updates_per_s,
+            "update_us_median": update_median,
+            "update_us_p99": update_p99,
+            "update_us_max": update_max,
+            "publishes": stats.publishes,
+            "publish_us_median": publish_median,
+            "publish_us_p99": publish_p99,
+            "publish_us_max": publish_max,
+            "full_rebuilds": stats.full_rebuilds,
+            "bytes_per_update": bytes_per_update,
+            "readers": args.readers,
+            "reader_mlps_idle": reader_mlps_idle,
+            "reader_mlps_during": reader_mlps_during,
+            "reader_loss_pct": loss,
+            "verified": args.verify.then_some(mismatches == 0),
+            "mismatches": args.verify.then_some(mismatches),
+        });
+        println!("{}", serde_json::to_string_pretty(&object)?);
+    } else {
+        println!(
+            "{}: {} of {} on {table_name} ({prefixes} prefixes, next hops: {mapping}); built in {build_ms:.1} ms",
+            args.engine,
+            if router.incremental() { "incremental updates" } else { "full rebuild per batch" },
+            args.updates.display()
+        );
+        println!(
+            "{applied} updates ({announces} announces, {} withdraws, {skipped_v6} IPv6 skipped, {} rejected) in {seconds:.4} s: {updates_per_s:.0} updates/s",
+            trace.len() - announces,
+            stats.rejected
+        );
+        println!("per update:  median {update_median:.3} us, p99 {update_p99:.3} us, max {update_max:.1} us");
+        println!(
+            "per publish: median {publish_median:.3} us, p99 {publish_p99:.3} us, max {publish_max:.1} us ({} publishes, {} full rebuilds)",
+            stats.publishes, stats.full_rebuilds
+        );
+        println!("bytes rewritten per update: {bytes_per_update:.1}");
+        if let (Some(idle), Some(during)) = (reader_mlps_idle, reader_mlps_during) {
+            println!(
+                "readers ({}): {idle:.1} Mlps idle, {during:.1} Mlps during updates ({:+.1}%)",
+                args.readers,
+                (during / idle - 1.0) * 100.0
+            );
+        }
+        if let Some((checked, wrong)) = final_report {
+            println!("verify: {checked} addresses at the end, {mismatches} wrong answers in all ({wrong} at the end)");
+        }
+    }
+    for error in rejected.iter().take(10) {
+        eprintln!("rejected: {error}");
+    }
+    Ok(if mismatches == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

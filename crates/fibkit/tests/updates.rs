@@ -1,0 +1,478 @@
+//! Live updates through the router: incremental FIBs answer exactly as
+//! FIBs built from scratch, failed updates change nothing, and readers
+//! racing a writer only ever see the RIB's answer before or after the batch
+//! in flight.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use fibkit::addr::Prefix4;
+use fibkit::engine::{self, BuildError, BuildOptions, Fib4};
+use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::rib::Rib4;
+use fibkit::router::{self, Applied, ApplyContext, Router, Update, UpdateError, Updater, Window};
+use fibkit::workload::XorShift32;
+use fibkit::NextHop;
+use proptest::prelude::*;
+
+/// Next hops up to this index are written as `Label::Number(hop - 1)`.
+const HOPS: u32 = 4_000_000;
+
+fn next_hops() -> NextHopTable {
+    NextHopTable::new(Mapping::Modulo(HOPS))
+}
+
+fn label(next_hop: NextHop) -> Label {
+    Label::Number(u64::from(next_hop) - 1)
+}
+
+/// Every engine whose router updates it in place.
+fn incremental_engines() -> Vec<&'static str> {
+    let empty = Rib4::new();
+    engine::ENGINES
+        .iter()
+        .filter(|spec| {
+            router::updater(spec.name, &empty, &BuildOptions::default()).is_ok_and(|updater| updater.incremental())
+        })
+        .map(|spec| spec.name)
+        .collect()
+}
+
+/// Prefixes clustered around a few anchors so that they nest and share
+/// chunks, with lengths spread over 0..=32.
+fn prefix() -> impl Strategy<Value = Prefix4> {
+    let anchors = prop::sample::select(vec![0x0a00_0000u32, 0x0a01_0000, 0x0a02_0000, 0xc0a8_0000, 0, u32::MAX]);
+    (anchors, any::<u32>(), prop_oneof![1 => 0u8..=15, 4 => 16u8..=32], any::<bool>()).prop_map(
+        |(anchor, noise, prefix_len, near)| {
+            let addr = if near { anchor ^ (noise & 0x3ffff) } else { noise };
+            Prefix4::truncating(addr, prefix_len)
+        },
+    )
+}
+
+fn update() -> impl Strategy<Value = Update> {
+    prop_oneof![
+        // Next hops mostly small (short and long DXR chunks), sometimes wide.
+        4 => (prefix(), prop_oneof![6 => 1u32..=8, 3 => 1u32..=300, 1 => 1u32..=200_000])
+            .prop_map(|(prefix, next_hop)| Update::Announce(prefix, label(next_hop))),
+        2 => prefix().prop_map(Update::Withdraw),
+    ]
+}
+
+fn rib_from(updates: &[Update]) -> Rib4 {
+    let mut rib = Rib4::new();
+    let mut hops = next_hops();
+    for update in updates {
+        match *update {
+            Update::Announce(prefix, value) => {
+                rib.insert(prefix, hops.intern(value));
+            }
+            Update::Withdraw(prefix) => {
+                rib.remove(prefix);
+            }
+        }
+    }
+    rib
+}
+
+/// `fib` answers as `rib` at every range boundary and at random addresses.
+fn check_against(fib: &dyn Fib4, rib: &Rib4, seed: u64) -> Result<(), TestCaseError> {
+    for range in rib.ranges(0, u32::MAX) {
+        for addr in [range.first, range.last] {
+            prop_assert_eq!(fib.lookup(addr), range.next_hop, "{} at {:#010x}", fib.name(), addr);
+        }
+    }
+    let mut rng = XorShift32::new(seed);
+    for _ in 0..256 {
+        let addr = rng.next();
+        prop_assert_eq!(fib.lookup(addr), rib.lookup(addr), "{} at {:#010x}", fib.name(), addr);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Random update sequences applied incrementally, in random batches,
+    /// give a FIB that answers exactly as one built from scratch from the
+    /// final RIB (and as the RIB after every batch).
+    #[test]
+    fn incremental_updates_match_a_fresh_build(
+        initial in prop::collection::vec(update(), 0..150),
+        updates in prop::collection::vec(update(), 1..120),
+        cuts in prop::collection::vec(1usize..12, 1..40),
+    ) {
+        for name in incremental_engines() {
+            let mut router = Router::new(name, rib_from(&initial), next_hops(), Window::Count(1)).unwrap();
+            let mut rest = &updates[..];
+            let mut cut = cuts.iter().cycle();
+            while !rest.is_empty() {
+                let (batch, after) = rest.split_at((*cut.next().unwrap()).min(rest.len()));
+                router.apply(batch).unwrap();
+                check_against(router.reader().snapshot().fib(), router.rib(), batch.len() as u64)?;
+                rest = after;
+            }
+            let mut expected = rib_from(&initial);
+            let mut hops = next_hops();
+            for update in &updates {
+                match *update {
+                    Update::Announce(prefix, value) => { expected.insert(prefix, hops.intern(value)); }
+                    Update::Withdraw(prefix) => { expected.remove(prefix); }
+                }
+            }
+            prop_assert_eq!(router.rib().ranges(0, u32::MAX), expected.ranges(0, u32::MAX));
+            let fresh = engine::build4(name, &expected, &BuildOptions { max_next_hop: HOPS }).unwrap();
+            let snapshot = router.reader().snapshot();
+            let live = snapshot.fib();
+            let mut rng = XorShift32::new(99);
+            let boundaries = expected.ranges(0, u32::MAX).into_iter().flat_map(|range| [range.first, range.last]);
+            for addr in boundaries.chain((0..1000).map(|_| rng.next())) {
+                prop_assert_eq!(live.lookup(addr), fresh.lookup(addr), "{} at {:#010x}", name, addr);
+            }
+        }
+    }
+}
+
+/// Wraps an updater and fails every batch while `failing` is set, before
+/// touching anything (as the contract asks of a failing engine).
+struct Flaky {
+    inner: Box<dyn Updater>,
+    failing: Arc<AtomicBool>,
+}
+
+impl Updater for Flaky {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn fib(&self) -> Arc<dyn Fib4> {
+        self.inner.fib()
+    }
+    fn max_next_hop(&self) -> NextHop {
+        self.inner.max_next_hop()
+    }
+    fn incremental(&self) -> bool {
+        self.inner.incremental()
+    }
+    fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
+        if self.failing.load(Ordering::Relaxed) {
+            return Err(BuildError { engine: self.name().to_string(), message: "injected failure".to_string() });
+        }
+        self.inner.apply(rib, changed, context)
+    }
+}
+
+/// A batch of the model test: updates, whether one of them carries a next
+/// hop beyond DXR's 2^22 - 1, and whether the engine fails on it.
+#[derive(Clone, Debug)]
+struct Step {
+    updates: Vec<Update>,
+    overflow: bool,
+    engine_fails: bool,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    (
+        prop::collection::vec(update(), 1..6),
+        prop_oneof![4 => Just(false), 1 => Just(true)],
+        prop_oneof![4 => Just(false), 1 => Just(true)],
+        prefix(),
+    )
+        .prop_map(|(mut updates, overflow, engine_fails, prefix)| {
+            if overflow {
+                let at = updates.len() / 2;
+                updates.insert(at, Update::Announce(prefix, Label::Number(u64::from(1u32 << 22) + 5)));
+            }
+            Step { updates, overflow, engine_fails }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Model-based: a batch with an invalid next hop, or one the engine
+    /// fails on, is rejected with an error saying so, and the RIB, the
+    /// generation and every answer of the serving FIB stay as they were;
+    /// accepted batches change the model and the FIB alike.
+    #[test]
+    fn failed_updates_leave_the_fib_unchanged(
+        initial in prop::collection::vec(update(), 0..100),
+        steps in prop::collection::vec(step(), 1..25),
+    ) {
+        let model_hops = |updates: &[Update], model: &mut Rib4| {
+            let mut hops = next_hops();
+            for update in updates {
+                match *update {
+                    Update::Announce(prefix, value) => { model.insert(prefix, hops.intern(value)); }
+                    Update::Withdraw(prefix) => { model.remove(prefix); }
+                }
+            }
+        };
+        let mut model = rib_from(&initial);
+        let failing = Arc::new(AtomicBool::new(false));
+        let inner = router::updater("d16r", &model, &BuildOptions { max_next_hop: HOPS }).unwrap();
+        let flaky = Flaky { inner, failing: failing.clone() };
+        let mut router = Router::with_updater(Box::new(flaky), model.clone(), NextHopTable::new(Mapping::Modulo(u32::MAX)), Window::Count(1));
+        for step in &steps {
+            failing.store(step.engine_fails, Ordering::Relaxed);
+            let generation = router.generation();
+            let outcome = router.apply(&step.updates);
+            if step.overflow {
+                let error = outcome.unwrap_err();
+                prop_assert!(matches!(error, UpdateError::NextHopOverflow { .. }), "{}", error);
+                prop_assert!(error.to_string().contains("exceeds the 4194303 that d16r holds"), "{}", error);
+            } else if step.engine_fails {
+                let mut probe = model.clone();
+                model_hops(&step.updates, &mut probe);
+                if probe.ranges(0, u32::MAX) == model.ranges(0, u32::MAX) && outcome.is_ok() {
+                    // The batch changed nothing: nothing reached the engine.
+                    prop_assert_eq!(router.generation(), generation);
+                } else {
+                    let error = outcome.unwrap_err();
+                    prop_assert!(matches!(error, UpdateError::Engine(_)), "{}", error);
+                    prop_assert!(error.to_string().contains("injected failure; batch rejected"), "{}", error);
+                }
+            } else {
+                outcome.unwrap();
+                model_hops(&step.updates, &mut model);
+            }
+            if step.overflow || step.engine_fails {
+                prop_assert_eq!(router.generation(), generation);
+            }
+            prop_assert_eq!(router.rib().ranges(0, u32::MAX), model.ranges(0, u32::MAX));
+            check_against(router.reader().snapshot().fib(), &model, steps.len() as u64)?;
+        }
+    }
+}
+
+#[test]
+fn submitted_updates_publish_when_the_window_closes() {
+    let mut router = Router::new("d16r", Rib4::new(), next_hops(), Window::Count(3)).unwrap();
+    let reader = router.reader();
+    let prefix = |text: &str| text.parse::<Prefix4>().unwrap();
+    assert_eq!(router.submit(Update::Announce(prefix("10.0.0.0/8"), label(1))).unwrap(), None);
+    assert_eq!(router.submit(Update::Announce(prefix("10.1.0.0/16"), label(2))).unwrap(), None);
+    assert_eq!(reader.lookup(0x0a01_0000), 0, "nothing published yet");
+    let published = router.submit(Update::Withdraw(prefix("10.0.0.0/8"))).unwrap().unwrap();
+    assert_eq!((published.generation, published.updates, published.changed), (1, 3, 3));
+    assert_eq!(reader.lookup(0x0a01_0000), 2);
+    assert_eq!(reader.lookup(0x0a02_0000), 0);
+    // An invalid update is refused alone; the queue keeps the others.
+    let mut wide =
+        Router::new("d16r", Rib4::new(), NextHopTable::new(Mapping::Modulo(u32::MAX)), Window::Count(2)).unwrap();
+    assert_eq!(wide.submit(Update::Announce(prefix("10.0.0.0/8"), Label::Number(7))).unwrap(), None);
+    assert!(wide.submit(Update::Announce(prefix("11.0.0.0/8"), Label::Number(1 << 23))).is_err());
+    assert_eq!(wide.queued(), 1);
+    assert_eq!(wide.flush().unwrap().unwrap().changed, 1);
+    assert_eq!(wide.reader().lookup(0x0a00_0000), 8);
+    // A time window publishes at the first poll after it expires.
+    let mut timed =
+        Router::new("d16r", Rib4::new(), next_hops(), Window::Time(std::time::Duration::from_millis(20))).unwrap();
+    assert_eq!(timed.submit(Update::Announce(prefix("10.0.0.0/8"), label(4))).unwrap(), None);
+    while timed.poll().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert_eq!(timed.reader().lookup(0x0a00_0000), 4);
+}
+
+/// For each probe address, the generations at which its answer changes:
+/// `(generation, answer)`, the first at generation 0.
+struct Expected {
+    probes: Vec<u32>,
+    changes: Vec<Vec<(u64, NextHop)>>,
+}
+
+impl Expected {
+    /// Replays `batches` on a copy of `rib`, recording the answers of
+    /// addresses inside (and just around) every changed prefix.
+    fn record(rib: &Rib4, batches: &[Vec<Update>], hops: &NextHopTable) -> Expected {
+        let mut probes: Vec<u32> = batches
+            .iter()
+            .flatten()
+            .flat_map(|update| {
+                let prefix = update.prefix();
+                let middle = prefix.first() + (prefix.last() - prefix.first()) / 2;
+                [prefix.first(), middle, prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)]
+            })
+            .collect();
+        probes.sort_unstable();
+        probes.dedup();
+        let mut rib = rib.clone();
+        let mut hops = hops.clone();
+        let mut changes: Vec<Vec<(u64, NextHop)>> = probes.iter().map(|&addr| vec![(0, rib.lookup(addr))]).collect();
+        for (index, batch) in batches.iter().enumerate() {
+            for update in batch {
+                match *update {
+                    Update::Announce(prefix, value) => {
+                        rib.insert(prefix, hops.intern(value));
+                    }
+                    Update::Withdraw(prefix) => {
+                        rib.remove(prefix);
+                    }
+                }
+            }
+            let generation = index as u64 + 1;
+            for update in batch {
+                let prefix = update.prefix();
+                let from = probes.partition_point(|&addr| addr < prefix.first());
+                let to = probes.partition_point(|&addr| addr <= prefix.last());
+                for probe in from..to {
+                    let answer = rib.lookup(probes[probe]);
+                    let history = &mut changes[probe];
+                    if history.last().unwrap().1 != answer {
+                        history.push((generation, answer));
+                    }
+                }
+            }
+        }
+        Expected { probes, changes }
+    }
+
+    /// Whether `answer` for probe `index` is the RIB's answer at some
+    /// generation in `first..=last`.
+    fn allows(&self, index: usize, first: u64, last: u64, answer: NextHop) -> bool {
+        let history = &self.changes[index];
+        let start = history.partition_point(|&(generation, _)| generation <= first) - 1;
+        history[start..].iter().take_while(|&&(generation, _)| generation <= last).any(|&(_, hop)| hop == answer)
+    }
+}
+
+/// Readers look up addresses inside the prefixes being changed while the
+/// writer applies `batches`; every answer must be the RIB's answer before
+/// or after a batch in flight during the lookup. Returns the lookups done.
+fn stress(engine: &str, rib: Rib4, hops: NextHopTable, batches: Vec<Vec<Update>>, readers: usize) -> u64 {
+    let expected = Arc::new(Expected::record(&rib, &batches, &hops));
+    let mut router = Router::new(engine, rib, hops, Window::Count(1)).unwrap();
+    // `started`: the generation the batch being applied will publish;
+    // `done`: the last generation published.
+    let started = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    // Readers that have done their first lookups: the writer starts after all.
+    let ready = Arc::new(AtomicU64::new(0));
+    // One snapshot held by the test all along: the writer must not wait for it.
+    let held = router.reader().snapshot();
+    let threads: Vec<_> = (0..readers)
+        .map(|seed| {
+            let (reader, expected, started, done, stop, ready) =
+                (router.reader(), expected.clone(), started.clone(), done.clone(), stop.clone(), ready.clone());
+            std::thread::spawn(move || {
+                let mut rng = XorShift32::new(seed as u64 + 1);
+                let (mut lookups, mut wrong) = (0u64, Vec::new());
+                let mut keys = [0u32; 8];
+                let mut indexes = [0usize; 8];
+                let mut out = [0; 8];
+                while !stop.load(Ordering::Acquire) {
+                    for (key, index) in keys.iter_mut().zip(&mut indexes) {
+                        *index = rng.next() as usize % expected.probes.len();
+                        *key = expected.probes[*index];
+                    }
+                    let first = done.load(Ordering::Acquire);
+                    if seed % 2 == 0 {
+                        reader.lookup_batch(&keys, &mut out);
+                    } else {
+                        for (slot, &key) in out.iter_mut().zip(&keys) {
+                            *slot = reader.lookup(key);
+                        }
+                    }
+                    let last = started.load(Ordering::Acquire);
+                    for ((&key, &index), &answer) in keys.iter().zip(&indexes).zip(&out) {
+                        if !expected.allows(index, first, last, answer) && wrong.len() < 10 {
+                            wrong.push((key, first, last, answer));
+                        }
+                    }
+                    if lookups == 0 {
+                        ready.fetch_add(1, Ordering::Release);
+                    }
+                    lookups += keys.len() as u64;
+                }
+                (lookups, wrong)
+            })
+        })
+        .collect();
+    while ready.load(Ordering::Acquire) < readers as u64 {
+        std::thread::yield_now();
+    }
+    for (index, batch) in batches.iter().enumerate() {
+        let generation = index as u64 + 1;
+        started.store(generation, Ordering::Release);
+        router.apply(batch).unwrap();
+        done.store(generation, Ordering::Release);
+    }
+    stop.store(true, Ordering::Release);
+    let mut total = 0;
+    for thread in threads {
+        let (lookups, wrong) = thread.join().unwrap();
+        assert!(wrong.is_empty(), "{engine}: wrong answers (addr, first, last generation, answer): {wrong:x?}");
+        assert!(lookups > 0, "{engine}: a reader made no progress");
+        total += lookups;
+    }
+    assert_eq!(held.generation(), 0, "the held snapshot stayed valid while the writer went on");
+    total
+}
+
+/// Random batches of updates near the anchors of [`prefix`].
+fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update>> {
+    let mut rng = XorShift32::new(u64::from(seed));
+    let anchors = [0x0a00_0000u32, 0x0a01_0000, 0x0a02_0000, 0xc0a8_0000];
+    (0..count)
+        .map(|_| {
+            (0..1 + rng.next() % 4)
+                .map(|_| {
+                    let anchor = anchors[rng.next() as usize % anchors.len()];
+                    let prefix_len = [8, 12, 16, 20, 22, 24, 24, 25, 28, 32][rng.next() as usize % 10];
+                    let prefix = Prefix4::truncating(anchor ^ (rng.next() & 0x3ffff), prefix_len);
+                    if rng.next() % 3 == 0 {
+                        Update::Withdraw(prefix)
+                    } else {
+                        Update::Announce(prefix, label(1 + rng.next() % 300))
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn readers_see_the_rib_before_or_after_the_batch_in_flight() {
+    let initial: Vec<Update> = random_batches(400, 5).into_iter().flatten().collect();
+    let rib = rib_from(&initial);
+    for engine in incremental_engines().into_iter().chain(["radix"]) {
+        let batches = random_batches(if engine == "radix" { 300 } else { 1500 }, 17);
+        let lookups = stress(engine, rib.clone(), next_hops(), batches, 2);
+        eprintln!("{engine}: {lookups} racing lookups checked");
+    }
+}
+
+#[test]
+fn readers_racing_the_real_trace_on_the_2014_table() {
+    let (Some(table), Some(trace)) =
+        (common::routeviews_2014(Mapping::Modulo(239)), common::shared_data("linx-p52-2014-12-17.updates.gz"))
+    else {
+        return;
+    };
+    let text = {
+        use std::io::Read;
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(trace).unwrap()).read_to_string(&mut text).unwrap();
+        text
+    };
+    let updates: Vec<Update> = text
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let prefix: Prefix4 = fields[2].parse().unwrap();
+            match fields[1] {
+                "a" => Update::Announce(prefix, Label::Addr(fields[3].parse().unwrap())),
+                _ => Update::Withdraw(prefix),
+            }
+        })
+        .collect();
+    assert_eq!(updates.len(), 23_446);
+    for engine in ["d16r", "d20r"] {
+        let batches: Vec<Vec<Update>> = updates.chunks(4).map(<[Update]>::to_vec).collect();
+        let lookups = stress(engine, table.v4.clone(), table.next_hops.clone(), batches, 1);
+        eprintln!("{engine}: {lookups} racing lookups on the 2014 table checked");
+    }
+}
