@@ -267,4 +267,31 @@ mod updates {
         assert_eq!(router.rib().get(p("10.0.0.0/8")), Some(1), "the batch's withdraw was not applied either");
         assert_eq!(router.reader().lookup(0x0a00_0000), 1);
     }
+
+    #[test]
+    fn patching_huge_chunks_of_every_format() {
+        // (stripes, spacing, first next hop): long, short and wide chunks
+        // of more than 254 fragments (header entries), patched in the middle,
+        // at both ends, and across a chunk boundary.
+        for (stripes, step, first_hop) in [(1000, 1, 1), (127, 256, 1), (300, 4, 100)] {
+            let mut router = router(striped_rib(stripes, step, first_hop), "d16r");
+            let step_len = 32 - step.trailing_zeros() as u8;
+            let changes = [
+                Update::Announce(Prefix4::new(0x0b00_0000 | 10 * step, step_len).unwrap(), hop(900)),
+                Update::Announce(Prefix4::new(0x0b00_0000, step_len).unwrap(), hop(901)),
+                Update::Announce(Prefix4::new(0x0b00_ff00, 24).unwrap(), hop(902)),
+                Update::Announce(p("11.0.255.0/24"), hop(903)),
+                Update::Announce(p("11.1.0.0/24"), hop(904)),
+                Update::Announce(p("10.255.255.0/24"), hop(905)),
+                Update::Withdraw(Prefix4::new(0x0b00_0000 | 3 * step, step_len).unwrap()),
+                Update::Withdraw(p("11.0.0.0/16")),
+            ];
+            for update in changes {
+                router.apply(&[update]).unwrap();
+                assert_matches_rib(&router);
+            }
+            router.apply(&changes[..3]).unwrap();
+            assert_matches_rib(&router);
+        }
+    }
 }

@@ -18,7 +18,7 @@
 //! fill less than half of a range table (compaction).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::hash::Hash;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -83,19 +83,54 @@ impl FreeSpace {
     }
 }
 
-/// One live range table's bookkeeping: the chunks it holds (by content,
-/// reference-counted), its free space and the segments waiting for readers
-/// to move on.
+/// A 64-bit hash of a chunk's fragments (and their count), the key under
+/// which the updater finds identical chunks to share.
+fn content_hash<W: Copy + Into<u64>>(words: impl Iterator<Item = W>) -> u64 {
+    const MULTIPLIER: u64 = 0x517c_c1b7_2722_0a95;
+    let mut hash = 0u64;
+    let mut count = 0u64;
+    for word in words {
+        hash = (hash.rotate_left(5) ^ word.into()).wrapping_mul(MULTIPLIER);
+        count += 1;
+    }
+    (hash.rotate_left(5) ^ count).wrapping_mul(MULTIPLIER)
+}
+
+/// A hasher for keys that already are hashes ([`content_hash`]).
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
+/// One live range table's bookkeeping: the chunks it holds (by content
+/// hash, with a reference count per base), its free space and the segments
+/// waiting for readers to move on.
 struct LiveStore<W> {
-    stored: HashMap<Box<[W]>, StoredChunk>,
+    /// Content hash -> (base, fragment count) of a stored chunk with that
+    /// content (one per hash: on a collision the later chunk is not shared).
+    by_hash: HashMap<u64, (u32, u32), BuildHasherDefault<PassThrough>>,
+    /// Direct entries referring to the chunk stored at each base.
+    references: Vec<u32>,
     free: FreeSpace,
     /// Retired segments: (generation served while they were live, base, len).
     limbo: VecDeque<(u64, u32, u32)>,
     /// Entries referenced by direct entries (headers included).
     live: usize,
     capacity: usize,
-    scratch: Vec<W>,
     name: &'static str,
+    _word: std::marker::PhantomData<W>,
 }
 
 impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
@@ -104,7 +139,22 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         if capacity > used {
             free.free(used as u32, (capacity - used) as u32);
         }
-        LiveStore { stored, free, limbo: VecDeque::new(), live: used, capacity, scratch: Vec::new(), name }
+        let mut by_hash = HashMap::with_capacity_and_hasher(stored.len() * 2, BuildHasherDefault::default());
+        let mut references = vec![0; capacity];
+        for (content, chunk) in stored {
+            by_hash.entry(content_hash(content.iter().copied())).or_insert((chunk.base, content.len() as u32));
+            references[chunk.base as usize] = chunk.references;
+        }
+        LiveStore {
+            by_hash,
+            references,
+            free,
+            limbo: VecDeque::new(),
+            live: used,
+            capacity,
+            name,
+            _word: std::marker::PhantomData,
+        }
     }
 
     /// Frees the retired segments no reader can still be searching.
@@ -127,12 +177,20 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         table: &[C],
         bytes_written: &mut u64,
     ) -> Result<Option<u32>, String> {
-        if let Some(chunk) = self.stored.get_mut(fragments) {
-            chunk.references += 1;
-            return Ok(Some(chunk.base));
-        }
         let header = fragments.len() >= FRAGS_XL as usize;
-        let len = fragments.len() + usize::from(header);
+        let skip = usize::from(header);
+        let hash = content_hash(fragments.iter().copied());
+        let found = self.by_hash.get(&hash).copied();
+        if let Some((base, count)) = found {
+            let first = base as usize + skip;
+            if count as usize == fragments.len()
+                && table[first..first + fragments.len()].iter().map(Cell::get).eq(fragments.iter().copied())
+            {
+                self.references[base as usize] += 1;
+                return Ok(Some(base));
+            }
+        }
+        let len = fragments.len() + skip;
         let Some(base) = self.free.allocate(len as u32) else {
             return Ok(None);
         };
@@ -145,7 +203,10 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         }
         *bytes_written += (len * std::mem::size_of::<W>()) as u64;
         self.live += len;
-        self.stored.insert(fragments.into(), StoredChunk { base, references: 1 });
+        self.references[base as usize] = 1;
+        if found.is_none() {
+            self.by_hash.insert(hash, (base, fragments.len() as u32));
+        }
         Ok(Some(base))
     }
 
@@ -153,21 +214,24 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
     /// reference retires the segment, tagged with `generation`.
     fn release<C: Cell<Word = W>>(&mut self, entry: DirectEntry, table: &[C], generation: u64) {
         let base = (entry >> BASE_SHIFT) as usize;
+        let references = &mut self.references[base];
+        debug_assert!(*references > 0, "a direct entry points at a stored chunk");
+        *references -= 1;
+        if *references > 0 {
+            return;
+        }
         let (first, count) = if entry & FRAGS_MASK == FRAGS_XL {
             (base + 1, table[base].get().into() as usize)
         } else {
             (base, (entry & FRAGS_MASK) as usize)
         };
-        self.scratch.clear();
-        self.scratch.extend(table[first..first + count].iter().map(Cell::get));
-        let chunk = self.stored.get_mut(&self.scratch[..]).expect("a direct entry points at a stored chunk");
-        chunk.references -= 1;
-        if chunk.references == 0 {
-            self.stored.remove(&self.scratch[..]);
-            let len = first + count - base;
-            self.live -= len;
-            self.limbo.push_back((generation, base as u32, len as u32));
+        let hash = content_hash(table[first..first + count].iter().map(Cell::get));
+        if self.by_hash.get(&hash).is_some_and(|&(stored, _)| stored as usize == base) {
+            self.by_hash.remove(&hash);
         }
+        let len = first + count - base;
+        self.live -= len;
+        self.limbo.push_back((generation, base as u32, len as u32));
     }
 
     /// Whether the chunks in use fill less than half of a table worth
@@ -194,6 +258,9 @@ pub struct DxrUpdater<const K: u32> {
     wide: LiveStore<WideEntry>,
     encoder: Encoder<K>,
     fragments: Vec<(u32, NextHop)>,
+    /// Scratch of [`DxrUpdater::patch`].
+    patched: Vec<(u32, NextHop)>,
+    /// Address intervals a batch changed.
     spans: Vec<(u32, u32)>,
     /// Direct entries to store once the batch's chunks are all written.
     pending: Vec<(u32, DirectEntry)>,
@@ -224,6 +291,7 @@ impl<const K: u32> DxrUpdater<K> {
             fib: Arc::new(fib),
             encoder: Encoder::new(),
             fragments: Vec::with_capacity(256),
+            patched: Vec::with_capacity(256),
             spans: Vec::new(),
             pending: Vec::new(),
             stale: false,
@@ -293,6 +361,120 @@ impl<const K: u32> DxrUpdater<K> {
         }
         Ok(())
     }
+    /// Recomputes the chunks that the address intervals `spans` touch:
+    /// chunks an interval covers whole are cut anew from the RIB; a chunk
+    /// an interval covers in part keeps its fragments outside the interval
+    /// and takes the RIB's runs inside it (a walk of the interval only).
+    fn update_spans(
+        &mut self,
+        rib: &Rib4,
+        spans: &mut [(u32, u32)],
+        fragments: &mut Vec<(u32, NextHop)>,
+        generation: u64,
+        bytes_written: &mut u64,
+    ) -> Result<(), Stop> {
+        let (shift, offset_mask) = (Dxr::<K>::SHIFT, Dxr::<K>::OFFSET_MASK);
+        let mut index = 0;
+        while index < spans.len() {
+            let (first, last) = spans[index];
+            let chunk = first >> shift;
+            let chunk_first = chunk << shift;
+            let chunk_last = chunk_first | offset_mask;
+            if first == chunk_first && last >= chunk_last {
+                // Whole chunks, up to the last one the interval covers entirely.
+                let last_whole = if last & offset_mask == offset_mask { last >> shift } else { (last >> shift) - 1 };
+                cut_chunks::<K, _>(rib, chunk, last_whole, fragments, |chunk, fragments| {
+                    self.update_chunk(chunk, fragments, generation, bytes_written)
+                })?;
+                if last_whole == last >> shift {
+                    index += 1;
+                } else {
+                    spans[index].0 = (last_whole + 1) << shift;
+                }
+                continue;
+            }
+            self.decode_chunk(chunk, fragments);
+            while index < spans.len() && spans[index].0 <= chunk_last {
+                let (first, last) = spans[index];
+                self.patch(rib, fragments, chunk_first, first - chunk_first, last.min(chunk_last) - chunk_first);
+                if last > chunk_last {
+                    spans[index].0 = chunk_last + 1;
+                    break;
+                }
+                index += 1;
+            }
+            self.update_chunk(chunk, fragments, generation, bytes_written)?;
+        }
+        Ok(())
+    }
+
+    /// The fragments (offset, next hop) of `chunk` as the structure holds
+    /// them now.
+    fn decode_chunk(&self, chunk: u32, fragments: &mut Vec<(u32, NextHop)>) {
+        fragments.clear();
+        let fib = &*self.fib;
+        let entry = fib.direct[chunk as usize].load(Ordering::Relaxed);
+        if entry & FRAGS_MASK == 0 {
+            fragments.push((0, entry >> BASE_SHIFT));
+            return;
+        }
+        let base = (entry >> BASE_SHIFT) as usize;
+        let header = entry & FRAGS_MASK == FRAGS_XL;
+        let range = |table_count: usize| {
+            if header {
+                base + 1..base + 1 + table_count
+            } else {
+                base..base + (entry & FRAGS_MASK) as usize
+            }
+        };
+        match (entry >> FORMAT_SHIFT) & 3 {
+            FORMAT_SHORT => {
+                let count = if header { usize::from(fib.range_short[base].get()) } else { 0 };
+                fragments.extend(fib.range_short[range(count)].iter().map(|cell| {
+                    let word = u32::from(cell.get());
+                    ((word >> 8) << 8, word & 0xff)
+                }));
+            }
+            FORMAT_LONG => {
+                let count = if header { fib.range_long[base].get() as usize } else { 0 };
+                fragments.extend(
+                    fib.range_long[range(count)]
+                        .iter()
+                        .map(|cell| (cell.get() >> K, cell.get() & Dxr::<K>::LONG_HOP_MASK)),
+                );
+            }
+            _ => {
+                let count = if header { fib.range_wide[base].get() as usize } else { 0 };
+                fragments.extend(fib.range_wide[range(count)].iter().map(|cell| {
+                    let word = cell.get();
+                    ((word >> 32) as u32, word as NextHop)
+                }));
+            }
+        }
+    }
+
+    /// Replaces the fragments of offsets `low..=high` of the chunk starting
+    /// at `chunk_first` by the RIB's runs there.
+    fn patch(&mut self, rib: &Rib4, fragments: &mut Vec<(u32, NextHop)>, chunk_first: u32, low: u32, high: u32) {
+        let patched = &mut self.patched;
+        patched.clear();
+        let before = fragments.partition_point(|&(offset, _)| offset < low);
+        patched.extend_from_slice(&fragments[..before]);
+        let push = |patched: &mut Vec<(u32, NextHop)>, offset: u32, next_hop: NextHop| {
+            if patched.last().is_none_or(|&(_, last_hop)| last_hop != next_hop) {
+                patched.push((offset, next_hop));
+            }
+        };
+        rib.for_each_run(chunk_first + low, chunk_first + high, |start, next_hop| {
+            push(patched, start - chunk_first, next_hop)
+        });
+        if high < Dxr::<K>::OFFSET_MASK {
+            let after = fragments.partition_point(|&(offset, _)| offset <= high + 1);
+            push(patched, high + 1, fragments[after - 1].1);
+            patched.extend_from_slice(&fragments[after..]);
+        }
+        std::mem::swap(fragments, patched);
+    }
 }
 
 impl<const K: u32> Updater for DxrUpdater<K> {
@@ -319,9 +501,10 @@ impl<const K: u32> Updater for DxrUpdater<K> {
         self.long.reclaim(context.oldest_held);
         self.short.reclaim(context.oldest_held);
         self.wide.reclaim(context.oldest_held);
+        // The address intervals that changed, sorted, overlapping and
+        // adjacent ones merged.
         self.spans.clear();
-        self.spans
-            .extend(changed.iter().map(|prefix| (prefix.first() >> Dxr::<K>::SHIFT, prefix.last() >> Dxr::<K>::SHIFT)));
+        self.spans.extend(changed.iter().map(|prefix| (prefix.first(), prefix.last())));
         self.spans.sort_unstable();
         let mut merged = 0;
         for index in 1..self.spans.len() {
@@ -339,16 +522,8 @@ impl<const K: u32> Updater for DxrUpdater<K> {
         self.pending.clear();
         let mut bytes_written = 0;
         let mut fragments = std::mem::take(&mut self.fragments);
-        let spans = std::mem::take(&mut self.spans);
-        let mut outcome = Ok(());
-        for &(first, last) in &spans {
-            outcome = cut_chunks::<K, _>(rib, first, last, &mut fragments, |chunk, fragments| {
-                self.update_chunk(chunk, fragments, context.published, &mut bytes_written)
-            });
-            if outcome.is_err() {
-                break;
-            }
-        }
+        let mut spans = std::mem::take(&mut self.spans);
+        let outcome = self.update_spans(rib, &mut spans, &mut fragments, context.published, &mut bytes_written);
         self.fragments = fragments;
         self.spans = spans;
         match outcome {

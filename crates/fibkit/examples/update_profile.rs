@@ -1,0 +1,101 @@
+//! Replays the LINX update trace on the 2014 table several times through
+//! the router, for profiling the update path (`cargo run --release
+//! --example update_profile -- TABLE TRACE ENGINE BATCH ROUNDS`).
+
+use std::io::Read;
+use std::time::Instant;
+
+use fibkit::addr::Prefix4;
+use fibkit::load::{self, LoadOptions};
+use fibkit::nexthop::{Label, Mapping};
+use fibkit::router::{ApplyContext, Router, Update, Updater, Window};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [table, trace, engine, batch, rounds] = &args[..] else {
+        panic!("usage: update_profile TABLE TRACE ENGINE BATCH ROUNDS");
+    };
+    let (batch, rounds): (usize, usize) = (batch.parse().unwrap(), rounds.parse().unwrap());
+    let table = load::load_path(table.as_ref(), &LoadOptions { mapping: Mapping::Modulo(239), strict: false }).unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(trace).unwrap()).read_to_string(&mut text).unwrap();
+    let updates: Vec<Update> = text
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let prefix: Prefix4 = fields[2].parse().unwrap();
+            match fields[1] {
+                "a" => Update::Announce(prefix, Label::Addr(fields[3].parse().unwrap())),
+                _ => Update::Withdraw(prefix),
+            }
+        })
+        .collect();
+    for _ in 0..rounds {
+        // The RIB alone: insert/remove, then the walk over each prefix.
+        let mut rib = table.v4.clone();
+        let mut hops = table.next_hops.clone();
+        let start = Instant::now();
+        for update in &updates {
+            match *update {
+                Update::Announce(prefix, label) => {
+                    rib.insert(prefix, hops.intern(label));
+                }
+                Update::Withdraw(prefix) => {
+                    rib.remove(prefix);
+                }
+            }
+        }
+        let rib_seconds = start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let mut runs = 0usize;
+        for update in &updates {
+            let prefix = update.prefix();
+            rib.for_each_run(prefix.first(), prefix.last(), |_, _| runs += 1);
+        }
+        let walk_seconds = start.elapsed().as_secs_f64();
+        println!(
+            "RIB only: {:.3} us per insert/remove, {:.3} us per walk of the prefix ({runs} runs)",
+            rib_seconds * 1e6 / updates.len() as f64,
+            walk_seconds * 1e6 / updates.len() as f64
+        );
+        // RIB changes and the DXR updater's work timed apart (batch 1).
+        let mut rib = table.v4.clone();
+        let mut hops = table.next_hops.clone();
+        let mut updater = fibkit::dxr::DxrUpdater::<16>::new(&rib).unwrap();
+        let (mut rib_time, mut dxr_time) = (0.0, 0.0);
+        for (generation, update) in updates.iter().enumerate() {
+            let start = Instant::now();
+            let changed = match *update {
+                Update::Announce(prefix, label) => {
+                    let hop = hops.intern(label);
+                    rib.insert(prefix, hop) != Some(hop)
+                }
+                Update::Withdraw(prefix) => rib.remove(prefix).is_some(),
+            };
+            let middle = Instant::now();
+            if changed {
+                let context =
+                    ApplyContext { published: generation as u64, oldest_held: generation as u64, max_next_hop: 239 };
+                updater.apply(&rib, &[update.prefix()], context).unwrap();
+            }
+            rib_time += (middle - start).as_secs_f64();
+            dxr_time += middle.elapsed().as_secs_f64();
+        }
+        println!(
+            "d16r apart: {:.3} us RIB + {:.3} us DXR per update",
+            rib_time * 1e6 / updates.len() as f64,
+            dxr_time * 1e6 / updates.len() as f64
+        );
+        let mut router = Router::new(engine, table.v4.clone(), table.next_hops.clone(), Window::Count(batch)).unwrap();
+        let start = Instant::now();
+        for chunk in updates.chunks(batch) {
+            router.apply(chunk).unwrap();
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        println!(
+            "{engine} batch {batch}: {:.0} updates/s, {} full rebuilds",
+            updates.len() as f64 / seconds,
+            router.stats().full_rebuilds
+        );
+    }
+}
