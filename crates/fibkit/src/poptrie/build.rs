@@ -286,11 +286,14 @@ impl<A: Address> AggregateWalk<'_, A> {
             }
             Step::Chain { prefix, below, side, top } => {
                 let covering = carry(prefix, top);
-                if top.is_none() && side != covering {
-                    for len in prefix.prefix_len() + 1..=below.prefix_len() {
-                        out.push((sibling(Prefix::truncating(below.addr(), len)), side));
-                    }
-                }
+                // The halves without routes (siblings of the chain's nodes
+                // down to `below`) would each need a prefix if `side`
+                // differed from `covering`. It never does: where no top is
+                // set, what covering prefixes give is what the RIB's
+                // covering routes give, and a chain's parent passes on its
+                // own route, or a top equal to `side`, or (no top, no route)
+                // its own covering value.
+                debug_assert!(top.is_some() || side == covering, "{prefix:?}..{below:?}: {side} != {covering}");
                 self.emit(at + 1, covering, out)
             }
         }
