@@ -144,34 +144,19 @@ impl<A: Address> Boundaries<A> {
 pub fn aggregate<A: Address>(rib: &Rib<A>) -> Vec<(Prefix<A>, NextHop)> {
     let runs = Boundaries::runs(rib);
     let routes: Vec<(Prefix<A>, NextHop)> = rib.iter().collect();
-    let mut aggregated = aggregate_with(&routes, &runs);
-    aggregated.sort_unstable_by_key(|&(prefix, _)| (prefix.addr(), prefix.prefix_len()));
-    aggregated
+    let mut walk = AggregateWalk { runs: &runs, cursor: 0, count: 0, prefixes: Some(Vec::new()) };
+    walk.run(&routes);
+    let mut prefixes = walk.prefixes.unwrap_or_default();
+    prefixes.sort_unstable_by_key(|&(prefix, _)| (prefix.addr(), prefix.prefix_len()));
+    prefixes
 }
 
-/// [`aggregate`] over the RIB's routes in preorder and its runs, unsorted.
-fn aggregate_with<A: Address>(routes: &[(Prefix<A>, NextHop)], runs: &Boundaries<A>) -> Vec<(Prefix<A>, NextHop)> {
-    let mut walk = AggregateWalk { runs, cursor: 0, steps: Vec::with_capacity(routes.len() * 3) };
-    walk.visit(Prefix::default_route(), routes, NO_ROUTE);
-    let mut out = Vec::with_capacity(routes.len());
-    let end = walk.emit(0, NO_ROUTE, &mut out);
-    debug_assert_eq!(end, walk.steps.len());
-    out
-}
-
-/// A node of the binary trie as route aggregation sees it. `top` is the next
-/// hop the whole prefix can carry (its own route, or its halves' common
-/// top), if any.
-#[derive(Clone, Copy, Debug)]
-enum Step<A: Address> {
-    /// Every address of `prefix` has `next_hop`.
-    Uniform { prefix: Prefix<A>, next_hop: NextHop },
-    /// Mixed next hops: the steps of half 0, then of half 1, follow.
-    Mixed { prefix: Prefix<A>, top: Option<NextHop> },
-    /// The binary nodes from `prefix` down to `below` (excluded), each with
-    /// one half that holds no route and so has the next hop `side`; the
-    /// steps of `below` follow.
-    Chain { prefix: Prefix<A>, below: Prefix<A>, side: NextHop, top: Option<NextHop> },
+/// How many prefixes [`aggregate`] leaves, from the RIB's routes in
+/// preorder and its runs.
+fn aggregated_count<A: Address>(routes: &[(Prefix<A>, NextHop)], runs: &Boundaries<A>) -> usize {
+    let mut walk = AggregateWalk { runs, cursor: 0, count: 0, prefixes: None };
+    walk.run(routes);
+    walk.count
 }
 
 /// `Some(a)` if both are `Some(a)`.
@@ -182,40 +167,56 @@ fn common_top(one: Option<NextHop>, other: Option<NextHop>) -> Option<NextHop> {
     }
 }
 
-/// The other half of `prefix`'s parent.
-fn sibling<A: Address>(prefix: Prefix<A>) -> Prefix<A> {
-    let len = prefix.prefix_len();
-    debug_assert!(len > 0);
-    let bit = A::ONE << (u32::from(A::BITS) - u32::from(len));
-    Prefix::truncating(prefix.addr() ^ bit, len)
-}
-
+/// One walk of the binary trie, depth first, in address order.
+///
+/// A visited prefix gets a *top*: the next hop the whole prefix can carry
+/// (all its addresses' next hop, its halves' common top, or else its own
+/// route), if any. Whether a prefix with a top is emitted depends on what
+/// covers it: its parent's top if the parent has one; otherwise what the
+/// RIB's covering routes give (where no top is set, the emitted covering
+/// prefixes give just that, by induction from `0/0`). So each prefix's
+/// emission is decided by its parent once both halves are visited, in one
+/// pass.
 struct AggregateWalk<'r, A: Address> {
     runs: &'r Boundaries<A>,
-    /// Run holding at the last visited prefix's first address (visits go in
-    /// address order).
+    /// Run holding at the last visited prefix's first address.
     cursor: usize,
-    /// The visited nodes in preorder.
-    steps: Vec<Step<A>>,
+    /// Prefixes emitted.
+    count: usize,
+    /// The emitted prefixes themselves, if wanted.
+    prefixes: Option<Vec<(Prefix<A>, NextHop)>>,
 }
 
 impl<A: Address> AggregateWalk<'_, A> {
+    fn run(&mut self, routes: &[(Prefix<A>, NextHop)]) {
+        let root = Prefix::default_route();
+        let top = self.visit(root, routes, NO_ROUTE);
+        self.emit_unless(root, top, NO_ROUTE);
+    }
+
+    /// Emits `prefix` with `top` unless it has none or `covering` gives it.
+    fn emit_unless(&mut self, prefix: Prefix<A>, top: Option<NextHop>, covering: NextHop) {
+        if let Some(next_hop) = top.filter(|&next_hop| next_hop != covering) {
+            self.count += 1;
+            if let Some(prefixes) = &mut self.prefixes {
+                prefixes.push((prefix, next_hop));
+            }
+        }
+    }
+
     /// The next hop of every address of `prefix`, if they share one.
     fn uniform(&mut self, prefix: Prefix<A>) -> Option<NextHop> {
         self.runs.advance(&mut self.cursor, prefix.first());
         self.runs.holds_through(self.cursor, prefix.last()).then(|| self.runs.hops[self.cursor])
     }
 
-    /// First pass: records `prefix` and its subtree, returns its top.
-    /// `routes` are the RIB's routes inside it (itself included), in
+    /// Visits `prefix` and emits what lies strictly inside it; returns its
+    /// top. `routes` are the RIB's routes inside it (itself included), in
     /// preorder; `inherited` is what the RIB's covering routes give.
     fn visit(&mut self, prefix: Prefix<A>, routes: &[(Prefix<A>, NextHop)], inherited: NextHop) -> Option<NextHop> {
         if let Some(next_hop) = self.uniform(prefix) {
-            self.steps.push(Step::Uniform { prefix, next_hop });
             return Some(next_hop);
         }
-        let at = self.steps.len();
-        self.steps.push(Step::Mixed { prefix, top: None });
         let (own, inherited, inside) = match routes.first() {
             Some(&(route, next_hop)) if route == prefix => (Some(next_hop), next_hop, &routes[1..]),
             _ => (None, inherited, routes),
@@ -226,77 +227,28 @@ impl<A: Address> AggregateWalk<'_, A> {
         };
         let common = head.addr().common_prefix_len(tail.addr()).min(head.prefix_len()).min(tail.prefix_len());
         let len = prefix.prefix_len();
-        let halves_top = if common > len {
-            // Every route lies in one half; the other (`far`) holds none.
-            let near = Prefix::truncating(head.addr(), len + 1);
-            let far = sibling(near);
+        if common > len {
+            // Every route lies inside `below`; each binary node between has
+            // one half without routes, uniform with `inherited`. Their tops
+            // are all `inherited` (if `below`'s is) or none, so this prefix
+            // carries `inherited` or its own route, which is `inherited`:
+            // only `below` may need a prefix.
             let below = Prefix::truncating(head.addr(), common);
-            let near_is_high = head.addr().bit(len) == 1;
-            if near_is_high {
-                self.steps.push(Step::Uniform { prefix: far, next_hop: inherited });
-            }
-            let near_top = if near == below {
-                self.visit(below, inside, inherited)
-            } else {
-                let chain_at = self.steps.len();
-                self.steps.push(Step::Chain { prefix: near, below, side: inherited, top: None });
-                let below_top = self.visit(below, inside, inherited);
-                let top = common_top(below_top, Some(inherited));
-                self.steps[chain_at] = Step::Chain { prefix: near, below, side: inherited, top };
-                top
-            };
-            if !near_is_high {
-                self.steps.push(Step::Uniform { prefix: far, next_hop: inherited });
-            }
-            common_top(near_top, Some(inherited))
-        } else {
-            let split = inside.partition_point(|(route, _)| route.addr().bit(len) == 0);
-            let low = Prefix::truncating(prefix.addr(), len + 1);
-            let low_top = self.visit(low, &inside[..split], inherited);
-            let high_top = self.visit(sibling(low), &inside[split..], inherited);
-            common_top(low_top, high_top)
-        };
-        // Halves that agree override the own route (which they hide).
-        let top = halves_top.or(own);
-        self.steps[at] = Step::Mixed { prefix, top };
-        top
-    }
-
-    /// Second pass: emits the prefixes of the subtree at step `at` under
-    /// covering prefixes that give `covering`; returns the step after it.
-    fn emit(&self, at: usize, covering: NextHop, out: &mut Vec<(Prefix<A>, NextHop)>) -> usize {
-        let mut carry = |prefix: Prefix<A>, top: Option<NextHop>| match top {
-            Some(next_hop) => {
-                if next_hop != covering {
-                    out.push((prefix, next_hop));
-                }
-                next_hop
-            }
-            None => covering,
-        };
-        match self.steps[at] {
-            Step::Uniform { prefix, next_hop } => {
-                carry(prefix, Some(next_hop));
-                at + 1
-            }
-            Step::Mixed { prefix, top } => {
-                let covering = carry(prefix, top);
-                let high = self.emit(at + 1, covering, out);
-                self.emit(high, covering, out)
-            }
-            Step::Chain { prefix, below, side, top } => {
-                let covering = carry(prefix, top);
-                // The halves without routes (siblings of the chain's nodes
-                // down to `below`) would each need a prefix if `side`
-                // differed from `covering`. It never does: where no top is
-                // set, what covering prefixes give is what the RIB's
-                // covering routes give, and a chain's parent passes on its
-                // own route, or a top equal to `side`, or (no top, no route)
-                // its own covering value.
-                debug_assert!(top.is_some() || side == covering, "{prefix:?}..{below:?}: {side} != {covering}");
-                self.emit(at + 1, covering, out)
-            }
+            let below_top = self.visit(below, inside, inherited);
+            self.emit_unless(below, below_top, inherited);
+            return common_top(below_top, Some(inherited)).or(own);
         }
+        let split = inside.partition_point(|(route, _)| route.addr().bit(len) == 0);
+        let low = Prefix::truncating(prefix.addr(), len + 1);
+        let high = Prefix::truncating(prefix.addr() | (A::ONE << (u32::from(A::BITS) - 1 - u32::from(len))), len + 1);
+        let low_top = self.visit(low, &inside[..split], inherited);
+        let high_top = self.visit(high, &inside[split..], inherited);
+        // Halves that agree override the own route (which they hide).
+        let top = common_top(low_top, high_top).or(own);
+        let covering = top.unwrap_or(inherited);
+        self.emit_unless(low, low_top, covering);
+        self.emit_unless(high, high_top, covering);
+        top
     }
 }
 
@@ -315,7 +267,7 @@ impl<A: Address> Prepared<A> {
         let (points, prefixes_aggregated) = if options.aggregate {
             let runs = Boundaries::runs(rib);
             let routes: Vec<(Prefix<A>, NextHop)> = rib.iter().collect();
-            let count = aggregate_with(&routes, &runs).len();
+            let count = aggregated_count(&routes, &runs);
             (runs, count)
         } else {
             (Boundaries::edges(rib), rib.len())
