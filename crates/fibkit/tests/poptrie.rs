@@ -9,7 +9,8 @@ use fibkit::nexthop::Mapping;
 use fibkit::poptrie::{aggregate, Leaf, Poptrie, PoptrieOptions};
 use fibkit::rib::{Rib, Rib4, Rib6};
 use fibkit::workload::XorShift32;
-use fibkit::{verify, NextHop, NO_ROUTE};
+use fibkit::verify::{self, Keys6};
+use fibkit::{NextHop, NO_ROUTE};
 use tables::{data_file, load_ipasn, load_rib6};
 use proptest::prelude::*;
 
@@ -317,34 +318,23 @@ fn linx_ipv6_table() {
     let Some(path) = data_file("linx-p69-2014-12-25.rib6.gz") else { return };
     let (rib, next_hops) = load_rib6(&path);
     assert_eq!(rib.len(), 20_440);
-    let routes: Vec<Prefix6> = rib.iter().map(|(prefix, _)| prefix).collect();
-    let mut rng = XorShift32::new(2015);
-    let mut addrs = probes(&rib, std::iter::empty());
-    let boundary_count = addrs.len();
-    // Random keys over the whole space, inside 2000::/3, and inside
-    // announced prefixes.
-    for _ in 0..300_000 {
-        addrs.push(random128(&mut rng));
-        addrs.push((1u128 << 125) | (random128(&mut rng) >> 3));
-        let prefix = routes[rng.next() as usize % routes.len()];
-        addrs.push(prefix.addr() | (random128(&mut rng) & !u128::mask(prefix.prefix_len())));
-    }
-    let expected: Vec<NextHop> = addrs.iter().map(|&addr| rib.lookup(addr)).collect();
-    let routed = expected.iter().filter(|&&next_hop| next_hop != NO_ROUTE).count();
-    assert!(routed > addrs.len() / 3, "keys inside prefixes must mostly hit: {routed}");
     let options = BuildOptions { max_next_hop: next_hops.max_index() };
+    let global: Prefix6 = "2000::/3".parse().unwrap();
     for name in NAMES {
         let fib = engine::build6(name, &rib, &options).unwrap();
-        let mut got = vec![NO_ROUTE; addrs.len()];
-        fib.lookup_batch(&addrs, &mut got);
-        let wrong: Vec<_> = (0..addrs.len()).filter(|&index| got[index] != expected[index]).take(5).collect();
-        assert!(
-            wrong.is_empty(),
-            "{name}: {:?}",
-            wrong.iter().map(|&index| (addrs[index].display(), expected[index], got[index])).collect::<Vec<_>>()
-        );
-        let stats = fib.stats();
-        eprintln!("{name}: {boundary_count} boundary probes, {} random keys\n{}\n", addrs.len() - boundary_count, stats.report);
+        let boundaries = verify::boundaries6(&*fib, &rib);
+        assert!(boundaries.passed(), "{name}: {boundaries:?}");
+        assert!(boundaries.checked > 2 * rib.len() as u64);
+        // Random keys over the whole space, inside 2000::/3, and inside
+        // announced prefixes (a uniform 128-bit key almost never hits).
+        for (keys, seed) in [(Keys6::Anywhere, 1), (Keys6::Inside(global), 2), (Keys6::Announced, 3)] {
+            let report = verify::random6(&*fib, &rib, keys, 500_000, seed);
+            assert!(report.passed(), "{name} {keys:?}: {report:?}");
+            if keys == Keys6::Announced {
+                assert_eq!(report.routed, report.checked);
+            }
+        }
+        eprintln!("{name}: {} boundaries checked\n{}\n", boundaries.checked, fib.stats().report);
     }
 }
 

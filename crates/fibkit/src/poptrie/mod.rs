@@ -104,10 +104,11 @@ pub struct Node {
 
 const _: () = assert!(std::mem::size_of::<Node>() == 24);
 
-/// The bits `0..=v` of a 64-bit vector.
+/// The number of ones among bits `0..=v` of `word` (shifting the higher
+/// bits out costs one instruction less than masking them).
 #[inline(always)]
-pub const fn bits_through(v: u32) -> u64 {
-    u64::MAX >> (63 - v)
+pub const fn ones_through(word: u64, v: u32) -> u32 {
+    (word << (63 - v)).count_ones()
 }
 
 impl Node {
@@ -121,14 +122,14 @@ impl Node {
     /// must be an internal slot).
     #[inline(always)]
     pub fn child_index(&self, v: u32) -> usize {
-        self.base1 as usize + (self.vector & bits_through(v)).count_ones() as usize - 1
+        self.base1 as usize + ones_through(self.vector, v) as usize - 1
     }
 
     /// Index in the leaf array of the leaf in slot `v` (which must be a
     /// leaf slot).
     #[inline(always)]
     pub fn leaf_index(&self, v: u32) -> usize {
-        self.base0 as usize + (self.leafvec & bits_through(v)).count_ones() as usize - 1
+        self.base0 as usize + ones_through(self.leafvec, v) as usize - 1
     }
 
     /// Number of internal children.
@@ -263,11 +264,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bits_through_covers_zero_to_v() {
-        assert_eq!(bits_through(0), 1);
-        assert_eq!(bits_through(1), 0b11);
-        assert_eq!(bits_through(62), u64::MAX >> 1);
-        assert_eq!(bits_through(63), u64::MAX);
+    fn ones_through_counts_bits_zero_to_v() {
+        assert_eq!(ones_through(u64::MAX, 0), 1);
+        assert_eq!(ones_through(u64::MAX, 63), 64);
+        assert_eq!(ones_through(0b1010, 0), 0);
+        assert_eq!(ones_through(0b1010, 1), 1);
+        assert_eq!(ones_through(0b1010, 3), 2);
+        assert_eq!(ones_through(1 << 63, 62), 0);
+        assert_eq!(ones_through(1 << 63, 63), 1);
     }
 
     /// Figure 4 of the paper scaled to k = 6: slots 0..=63 of one node with

@@ -1,8 +1,6 @@
 //! Reading the real tables of `../shared/data/` for the tests and the
 //! `poptrie_rate` example (until the library's loaders take over).
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
