@@ -13,16 +13,25 @@
 //! shared), which leaves out time slices lost to others but not their cache
 //! pollution.
 
+use std::path::Path;
 use std::time::Instant;
 
 use fibkit::engine::{BuildOptions, Fib4, Fib6};
+use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::Mapping;
 use fibkit::poptrie::{build_boxed, build_boxed6, Leaf, Poptrie, PoptrieOptions};
 use fibkit::rib::{Rib4, Rib6};
 use fibkit::workload::{self, Test, Workload, XorShift32};
 
-#[path = "../tests/tables/mod.rs"]
-mod tables;
+/// `../shared/data/NAME` beside the repository, loaded, or a note why not.
+fn shared_table(name: &str, mapping: Mapping) -> Option<RouteTable> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(name);
+    if !path.exists() {
+        eprintln!("skipped: ../shared/data/{name} not found");
+        return None;
+    }
+    Some(load::load_path(&path, &LoadOptions { mapping, strict: false }).expect("table loads"))
+}
 
 const BUILDS: usize = 7;
 
@@ -121,8 +130,8 @@ where
 
 fn main() {
     let lookups: u64 = std::env::args().nth(1).map_or(100_000_000, |text| text.parse().expect("LOOKUPS"));
-    if let Some(path) = tables::data_file("routeviews-2014-05-13.ipasn.gz") {
-        let (rib, next_hops) = tables::load_ipasn(&path, Mapping::Modulo(239));
+    if let Some(table) = shared_table("routeviews-2014-05-13.ipasn.gz", Mapping::Modulo(239)) {
+        let (rib, next_hops) = (table.v4, table.next_hops);
         println!(
             "== routeviews-2014-05-13.ipasn.gz: {} prefixes, {} next hops (asn % 239 + 1), {lookups} lookups per test\n",
             rib.len(),
@@ -132,8 +141,8 @@ fn main() {
         ipv4::<u16, 16>(&rib, lookups);
         ipv4::<u16, 18>(&rib, lookups);
     }
-    if let Some(path) = tables::data_file("linx-p69-2014-12-25.rib6.gz") {
-        let (rib, next_hops) = tables::load_rib6(&path);
+    if let Some(table) = shared_table("linx-p69-2014-12-25.rib6.gz", Mapping::Distinct) {
+        let (rib, next_hops) = (table.v6, table.next_hops);
         println!(
             "== linx-p69-2014-12-25.rib6.gz: {} prefixes, {} next hops, {lookups} lookups per test\n",
             rib.len(),

@@ -1,17 +1,18 @@
 //! Poptrie against the RIB: property tests on random IPv4 and IPv6 tables,
 //! and the real tables of `../shared/data/` when present.
 
-mod tables;
+mod common;
 
 use fibkit::addr::{Address, Prefix, Prefix4, Prefix6};
 use fibkit::engine::{self, BuildOptions, Figure};
+use fibkit::load::{self, LoadOptions};
 use fibkit::nexthop::Mapping;
 use fibkit::poptrie::{aggregate, Leaf, Poptrie, PoptrieOptions};
 use fibkit::rib::{Rib, Rib4, Rib6};
 use fibkit::workload::XorShift32;
 use fibkit::verify::{self, Keys6};
 use fibkit::{NextHop, NO_ROUTE};
-use tables::{data_file, load_ipasn, load_rib6};
+use common::{routeviews_2014, shared_data};
 use proptest::prelude::*;
 
 const NAMES: [&str; 3] = ["poptrie0", "poptrie16", "poptrie18"];
@@ -285,10 +286,10 @@ fn empty_and_default_only_tables() {
 // ---------------------------------------------------------------- real data
 
 fn check_ipv4_table(mapping: Mapping, expect_leaf_bits: u64) {
-    let Some(path) = data_file("routeviews-2014-05-13.ipasn.gz") else { return };
-    let (rib, next_hops) = load_ipasn(&path, mapping);
+    let Some(table) = routeviews_2014(mapping) else { return };
+    let rib = table.v4;
     assert_eq!(rib.len(), 512_621);
-    let options = BuildOptions { max_next_hop: next_hops.max_index() };
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     for name in NAMES {
         let fib = engine::build4(name, &rib, &options).unwrap();
         let boundaries = verify::boundaries(&*fib, &rib);
@@ -315,10 +316,11 @@ fn routeviews_2014_with_the_asns_as_next_hops() {
 
 #[test]
 fn linx_ipv6_table() {
-    let Some(path) = data_file("linx-p69-2014-12-25.rib6.gz") else { return };
-    let (rib, next_hops) = load_rib6(&path);
+    let Some(path) = shared_data("linx-p69-2014-12-25.rib6.gz") else { return };
+    let table = load::load_path(&path, &LoadOptions::default()).expect("LINX IPv6 table loads");
+    let rib = table.v6;
     assert_eq!(rib.len(), 20_440);
-    let options = BuildOptions { max_next_hop: next_hops.max_index() };
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     let global: Prefix6 = "2000::/3".parse().unwrap();
     for name in NAMES {
         let fib = engine::build6(name, &rib, &options).unwrap();
@@ -343,9 +345,9 @@ fn linx_ipv6_table() {
 #[test]
 #[ignore = "2^32 lookups per engine; run with --release -- --ignored"]
 fn routeviews_2014_exhaustive() {
-    let Some(path) = data_file("routeviews-2014-05-13.ipasn.gz") else { return };
-    let (rib, next_hops) = load_ipasn(&path, Mapping::Modulo(239));
-    let options = BuildOptions { max_next_hop: next_hops.max_index() };
+    let Some(table) = routeviews_2014(Mapping::Modulo(239)) else { return };
+    let rib = table.v4;
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     for name in NAMES {
         let fib = engine::build4(name, &rib, &options).unwrap();
         let report = verify::exhaustive(&*fib, &rib);
