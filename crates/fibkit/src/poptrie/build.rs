@@ -14,8 +14,10 @@
 //!    strictly inside the slot: a leaf, else an internal child), appends its
 //!    leaves (one per run of equal next hops, the *leafvec*) and the block
 //!    of its children, then fills each child from the child's own range of
-//!    points. [`Builder::fill_node`] builds any subtree from its first
-//!    address and level, which is what an incremental update needs.
+//!    points. `Builder::fill_node` builds any subtree from its first
+//!    address, its level and the points of its range alone (the RIB's runs
+//!    from that first address, [`Rib::for_each_run`]), which is what an
+//!    incremental update (section 3.5) needs.
 //! 3. **Route aggregation's prefix count.** [`aggregate`] lists the
 //!    aggregated prefixes themselves; the builder only needs their count.
 //!    Building without aggregation from the aggregated prefixes gives the
