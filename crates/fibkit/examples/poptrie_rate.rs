@@ -9,7 +9,8 @@
 //! `asn % 239 + 1`; RND/SEQ/REP through `fibkit::workload::run`. IPv6:
 //! `../shared/data/linx-p69-2014-12-25.rib6.gz`, one index per next-hop
 //! address; RND keys from four xorshift32 draws, inside 2000::/3 and (as the
-//! paper) inside 2000::/8. Times are the thread's CPU time (the machine is
+//! paper) inside 2000::/8. The registry section runs RND/SEQ/REP for
+//! poptrie16/18 next to DXR d16r/d18r. Times are the thread's CPU time (the machine is
 //! shared), which leaves out time slices lost to others but not their cache
 //! pollution.
 
@@ -96,6 +97,24 @@ where
     println!("\n");
 }
 
+/// The same tests through the registry (`Fib4::run_workload`, compiled per
+/// engine type), for Poptrie and its peers DXR D16R and D18R.
+fn registry(rib: &Rib4, lookups: u64) {
+    for name in ["poptrie16", "poptrie18", "d16r", "d18r"] {
+        let fib = fibkit::engine::build4(name, rib, &BuildOptions { max_next_hop: 239 }).unwrap();
+        print!("  {name:<10} {:>7.2} MiB", fib.footprint() as f64 / (1 << 20) as f64);
+        for test in [Test::Rnd, Test::Seq, Test::Rep] {
+            let name = test.name();
+            let workload = Workload { test, batch: 0, seed: 1 };
+            let clock = Clock::start();
+            std::hint::black_box(fib.run_workload(&workload, lookups));
+            print!("  {name} {:6.1} Mlps", lookups as f64 / clock.seconds() / 1e6);
+        }
+        println!();
+    }
+    println!();
+}
+
 /// RND over IPv6 keys `prefix | random` with `prefix_len` fixed top bits.
 fn rnd6<F: Fib6 + ?Sized>(fib: &F, prefix: u128, prefix_len: u32, lookups: u64) -> f64 {
     let mut rng = XorShift32::new(1);
@@ -140,6 +159,8 @@ fn main() {
         ipv4::<u16, 0>(&rib, lookups);
         ipv4::<u16, 16>(&rib, lookups);
         ipv4::<u16, 18>(&rib, lookups);
+        println!("through the engine registry:");
+        registry(&rib, lookups);
     }
     if let Some(table) = shared_table("linx-p69-2014-12-25.rib6.gz", Mapping::Distinct) {
         let (rib, next_hops) = (table.v6, table.next_hops);
