@@ -10,9 +10,9 @@
 //! `../shared/data/linx-p69-2014-12-25.rib6.gz`, one index per next-hop
 //! address; RND keys from four xorshift32 draws, inside 2000::/3 and (as the
 //! paper) inside 2000::/8. The registry section runs RND/SEQ/REP for
-//! poptrie16/18 next to DXR d16r/d18r. Times are the thread's CPU time (the machine is
-//! shared), which leaves out time slices lost to others but not their cache
-//! pollution.
+//! poptrie16/18 next to DXR d16r/d18r. Times are the thread's CPU time (the
+//! machine is shared), which leaves out time slices lost to others but not
+//! their cache pollution.
 
 use std::path::Path;
 use std::time::Instant;
