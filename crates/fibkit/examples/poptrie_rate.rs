@@ -84,6 +84,13 @@ where
     let build_ms = median_ms(|| drop(build_boxed::<S>(rib, &BuildOptions { max_next_hop: 239 }).unwrap()));
     let fib = Poptrie::<u32, L, S>::build(rib, &options).unwrap();
     println!("{}", fib.stats().report);
+    let plain = Poptrie::<u32, L, S>::build(rib, &PoptrieOptions { aggregate: false }).unwrap();
+    println!(
+        "  without route aggregation: {} inodes, {} leaves, {:.2} MiB",
+        plain.nodes().len(),
+        plain.leaves().len(),
+        plain.footprint() as f64 / (1 << 20) as f64
+    );
     print!("  build (median of {BUILDS}, registry path) {build_ms:.1} ms;");
     for test in [Test::Rnd, Test::Seq, Test::Rep] {
         let name = test.name();
