@@ -6,6 +6,8 @@
 //!
 //! - [`dxr`]: DXR (Zec, Rizzo, Mikuc), D16R..D22R: a direct table on the top
 //!   K bits and binary search over sorted ranges;
+//! - [`poptrie`]: Poptrie (Asai, Ohara), a 64-ary trie indexed by population
+//!   count, with direct pointing on the top s bits, for IPv4 and IPv6;
 //! - [`radix`]: the RIB's own path-compressed trie, the reference.
 //!
 //! Every engine implements [`engine::Fib4`] and is listed in
@@ -31,6 +33,7 @@ pub mod dxr;
 pub mod engine;
 pub mod load;
 pub mod nexthop;
+pub mod poptrie;
 pub mod radix;
 pub mod rib;
 pub mod router;
