@@ -52,8 +52,11 @@
 //! in-place engines (two lookups of different addresses during one batch
 //! may see one old and one new answer), as in a router's FIB.
 //!
+//! Poptrie with direct pointing replaces the subtrees of the direct entries
+//! an update touches ([`crate::poptrie::PoptrieUpdater`]), the same way.
+//!
 //! Engines without incremental updates (Luleå, the LC-trie, the radix
-//! reference) are rebuilt from the RIB for every batch and published whole
+//! reference, Poptrie without direct pointing) are rebuilt from the RIB for every batch and published whole
 //! ([`FullRebuild`]); the Luleå paper argues that rebuilding at most once a
 //! second suffices, which a time window ([`Window::Time`]) gives.
 //!
@@ -171,7 +174,16 @@ impl Updater for FullRebuild {
 /// where the engine has it, [`FullRebuild`] otherwise.
 pub fn updater(name: &str, rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater>, BuildError> {
     use crate::dxr::DxrUpdater;
+    use crate::poptrie::PoptrieUpdater;
+    let wide_leaves = || {
+        let narrow = NextHop::from(u16::MAX);
+        options.max_next_hop > narrow || rib.iter().any(|(_, next_hop)| next_hop > narrow)
+    };
     Ok(match name {
+        "poptrie16" if wide_leaves() => Box::new(PoptrieUpdater::<u32, 16>::new(rib)?),
+        "poptrie16" => Box::new(PoptrieUpdater::<u16, 16>::new(rib)?),
+        "poptrie18" if wide_leaves() => Box::new(PoptrieUpdater::<u32, 18>::new(rib)?),
+        "poptrie18" => Box::new(PoptrieUpdater::<u16, 18>::new(rib)?),
         "d16r" => Box::new(DxrUpdater::<16>::new(rib)?),
         "d17r" => Box::new(DxrUpdater::<17>::new(rib)?),
         "d18r" => Box::new(DxrUpdater::<18>::new(rib)?),

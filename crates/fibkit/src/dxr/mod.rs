@@ -100,7 +100,7 @@
 mod build;
 mod lookup;
 mod stats;
-mod update;
+pub(crate) mod update;
 
 pub use stats::{chunk_histogram, HistogramRow, HISTOGRAM_BUCKETS};
 pub use update::DxrUpdater;

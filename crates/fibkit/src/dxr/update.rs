@@ -36,10 +36,10 @@ use crate::NextHop;
 /// Free segments of a range table: by start (to coalesce neighbours) and
 /// by length (best fit).
 #[derive(Debug, Default)]
-struct FreeSpace {
+pub(crate) struct FreeSpace {
     by_base: BTreeMap<u32, u32>,
     by_len: BTreeSet<(u32, u32)>,
-    entries: usize,
+    pub(crate) entries: usize,
 }
 
 impl FreeSpace {
@@ -55,7 +55,7 @@ impl FreeSpace {
 
     /// The start of `len` free entries (the smallest segment that fits),
     /// or `None` if no segment is large enough.
-    fn allocate(&mut self, len: u32) -> Option<u32> {
+    pub(crate) fn allocate(&mut self, len: u32) -> Option<u32> {
         let &(segment_len, base) = self.by_len.range((len, 0)..).next()?;
         self.remove(base, segment_len);
         if segment_len > len {
@@ -66,7 +66,7 @@ impl FreeSpace {
     }
 
     /// Returns `len` entries at `base`, merged with free neighbours.
-    fn free(&mut self, mut base: u32, mut len: u32) {
+    pub(crate) fn free(&mut self, mut base: u32, mut len: u32) {
         self.entries += len as usize;
         if let Some((&before, &before_len)) = self.by_base.range(..base).next_back() {
             if before + before_len == base {

@@ -30,7 +30,9 @@ use crate::engine::{BuildError, BuildOptions, Fib4, Fib6};
 use crate::rib::{Rib, Rib4, Rib6};
 use crate::{NextHop, NO_ROUTE};
 
-use super::{BuildSummary, Leaf, Node, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::{BuildSummary, Leaf, Node, NodeCell, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
 
 /// Options of the Poptrie builder beyond [`BuildOptions`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -393,6 +395,13 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     }
 
     pub(crate) fn assemble(prepared: Prepared<A>) -> Result<Self, BuildError> {
+        Self::assemble_with_slack(prepared, false).map(|(poptrie, _)| poptrie)
+    }
+
+    /// Builds the arrays; with `slack`, the node and leaf arrays get a
+    /// quarter (at least 4,096 entries) of free space for the updater.
+    /// Also returns the entries in use (nodes, leaves).
+    pub(crate) fn assemble_with_slack(prepared: Prepared<A>, slack: bool) -> Result<(Self, [usize; 2]), BuildError> {
         const { assert!(S <= 24, "the direct array has at most 2^24 entries") };
         assert!(S < u32::from(A::BITS));
         let name = Self::engine_name();
@@ -417,31 +426,40 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             levels,
             build_seconds: prepared.start.elapsed().as_secs_f64(),
         };
+        let used = [builder.nodes.len(), builder.leaves.len()];
+        let extra = |used: usize| if slack { used / 4 + 4096 } else { 0 };
+        let mut nodes = Vec::with_capacity(used[0] + extra(used[0]));
+        nodes.extend(builder.nodes.into_iter().map(NodeCell::new));
+        nodes.resize_with(used[0] + extra(used[0]), NodeCell::default);
+        let mut leaves = Vec::with_capacity(used[1] + extra(used[1]));
+        leaves.extend(builder.leaves.into_iter().map(L::cell));
+        leaves.resize_with(used[1] + extra(used[1]), || L::cell(L::default()));
         let poptrie = Poptrie {
-            direct: direct.into_boxed_slice(),
-            nodes: builder.nodes.into_boxed_slice(),
-            leaves: builder.leaves.into_boxed_slice(),
+            direct: direct.into_iter().map(AtomicU32::new).collect(),
+            nodes: nodes.into_boxed_slice(),
+            leaves: leaves.into_boxed_slice(),
             summary,
             family: std::marker::PhantomData,
         };
-        poptrie.check_indexes();
-        Ok(poptrie)
+        poptrie.check_indexes(used[0]);
+        Ok((poptrie, used))
     }
 
     /// Asserts the invariants the unchecked indexing of the lookup relies
     /// on: every index a lookup can compute from any key lies inside its
-    /// array, and children come after their parent (lookups end).
-    fn check_indexes(&self) {
+    /// array, and children come after their parent (lookups end). Only the
+    /// first `used` nodes are built ones (the rest is free space).
+    fn check_indexes(&self, used: usize) {
         let (nodes, leaves) = (self.nodes.len(), self.leaves.len());
         if S == 0 {
             assert!(nodes > 0, "no root node");
         } else {
             assert_eq!(self.direct.len(), 1 << S);
         }
-        for &entry in self.direct.iter() {
+        for entry in self.direct.iter().map(|entry| entry.load(Ordering::Relaxed)) {
             assert!(entry & DIRECT_LEAF != 0 || (entry as usize) < nodes, "direct entry {entry} out of range");
         }
-        for (index, node) in self.nodes.iter().enumerate() {
+        for (index, node) in self.nodes.iter().take(used).map(NodeCell::get).enumerate() {
             assert_eq!(node.vector & node.leafvec, 0, "node {index}: leafvec marks an internal slot");
             if node.vector != 0 {
                 assert!(node.base1 as usize > index, "node {index}: children before their parent");
@@ -454,6 +472,34 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             }
         }
     }
+}
+
+/// Builds the subtree of the direct slot whose addresses start at `first`
+/// (`s` bits down) from the RIB's runs over the slot alone, as the full
+/// build would: `Ok(Some(next_hop))` if the slot is one leaf, else
+/// `Ok(None)` with the subtree in `nodes` (its root first) and `leaves`,
+/// indexes relative to the two vectors.
+pub(crate) fn build_slot<A: Address, L: Leaf>(
+    rib: &Rib<A>,
+    first: A,
+    s: u32,
+    nodes: &mut Vec<Node>,
+    leaves: &mut Vec<L>,
+) -> Result<Option<NextHop>, String> {
+    let mut points = Boundaries::default();
+    rib.for_each_run(first, first | !A::mask(s as u8), |at, next_hop| points.push(at, next_hop));
+    if points.len() == 1 {
+        return Ok(Some(points.hops[0]));
+    }
+    nodes.clear();
+    leaves.clear();
+    let mut builder =
+        Builder::<A, L> { points: &points, nodes: std::mem::take(nodes), leaves: std::mem::take(leaves), levels: 0 };
+    builder.nodes.push(Node::default());
+    let outcome = builder.fill_node(0, first, s, 0, 1);
+    *nodes = builder.nodes;
+    *leaves = builder.leaves;
+    outcome.map(|()| None)
 }
 
 fn build_any<A: Address, const S: u32, Fib: ?Sized>(

@@ -9,7 +9,9 @@ use crate::addr::Address;
 use crate::engine::{Fib4, Fib6, Stats};
 use crate::NextHop;
 
-use super::{Leaf, Node, Poptrie, DIRECT_LEAF, K};
+use std::sync::atomic::Ordering;
+
+use super::{Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
 
 /// The top 6 bits of `key`.
 #[inline(always)]
@@ -46,16 +48,18 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         debug_assert!(index < self.direct.len());
         // SAFETY: `index` has S bits and `direct` has 2^S entries
         // (`check_indexes` asserts it at build time).
-        unsafe { *self.direct.get_unchecked(index) }
+        // `Acquire`: the subtree an updater stored before this entry is seen.
+        unsafe { self.direct.get_unchecked(index) }.load(Ordering::Acquire)
     }
 
     #[inline(always)]
-    fn node(&self, index: usize) -> &Node {
+    fn node(&self, index: usize) -> &NodeCell {
         debug_assert!(index < self.nodes.len());
         // SAFETY: node indexes come from a `direct` entry, `base1` plus a
         // count of at most the node's children, or 0 for S = 0;
         // `check_indexes` asserted at build time that all of these lie
-        // inside `nodes`, and the arrays are never changed afterwards.
+        // inside `nodes`; the updater only publishes subtrees it checked the
+        // same way (`PoptrieUpdater::write_subtree`).
         unsafe { self.nodes.get_unchecked(index) }
     }
 
@@ -66,7 +70,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         // leaf slot, at least 1 (the first leaf slot is always marked) and
         // at most the node's leaf count; `check_indexes` asserted both and
         // that the node's leaves lie inside `leaves`.
-        unsafe { *self.leaves.get_unchecked(index) }
+        L::load(unsafe { self.leaves.get_unchecked(index) })
     }
 }
 

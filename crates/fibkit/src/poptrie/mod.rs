@@ -65,6 +65,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use crate::addr::Address;
 use crate::NextHop;
@@ -72,8 +73,10 @@ use crate::NextHop;
 pub mod build;
 pub mod lookup;
 pub mod stats;
+pub mod update;
 
 pub use build::{aggregate, build_boxed, build_boxed6, PoptrieOptions};
+pub use update::PoptrieUpdater;
 
 /// Bits of the key each trie level consumes (k in the paper).
 pub const K: u32 = 6;
@@ -143,10 +146,86 @@ impl Node {
     }
 }
 
+/// A [`Node`] as the node array stores it: four atomic words, read with
+/// `Relaxed` loads (plain loads on x86-64), so that the updater
+/// ([`update`]) can write new subtrees into free space of an array that
+/// readers are searching. A reader reaches a node only through a `direct`
+/// entry loaded with `Acquire` after the updater stored it with `Release`,
+/// so it sees the node as written.
+#[derive(Debug, Default)]
+pub struct NodeCell {
+    vector: AtomicU64,
+    leafvec: AtomicU64,
+    base0: AtomicU32,
+    base1: AtomicU32,
+}
+
+const _: () = assert!(std::mem::size_of::<NodeCell>() == 24);
+
+impl NodeCell {
+    /// A cell holding `node`.
+    pub fn new(node: Node) -> Self {
+        NodeCell {
+            vector: AtomicU64::new(node.vector),
+            leafvec: AtomicU64::new(node.leafvec),
+            base0: AtomicU32::new(node.base0),
+            base1: AtomicU32::new(node.base1),
+        }
+    }
+
+    /// The node.
+    pub fn get(&self) -> Node {
+        Node {
+            vector: self.vector.load(Ordering::Relaxed),
+            leafvec: self.leafvec.load(Ordering::Relaxed),
+            base0: self.base0.load(Ordering::Relaxed),
+            base1: self.base1.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writes `node` (the updater, into space no reader sees).
+    pub fn set(&self, node: Node) {
+        self.vector.store(node.vector, Ordering::Relaxed);
+        self.leafvec.store(node.leafvec, Ordering::Relaxed);
+        self.base0.store(node.base0, Ordering::Relaxed);
+        self.base1.store(node.base1, Ordering::Relaxed);
+    }
+
+    /// [`Node::is_internal`], reading only `vector`.
+    #[inline(always)]
+    pub fn is_internal(&self, v: u32) -> bool {
+        self.vector.load(Ordering::Relaxed) & (1u64 << v) != 0
+    }
+
+    /// [`Node::child_index`], reading only `vector` and `base1`.
+    #[inline(always)]
+    pub fn child_index(&self, v: u32) -> usize {
+        self.base1.load(Ordering::Relaxed) as usize + ones_through(self.vector.load(Ordering::Relaxed), v) as usize - 1
+    }
+
+    /// [`Node::leaf_index`], reading only `leafvec` and `base0`.
+    #[inline(always)]
+    pub fn leaf_index(&self, v: u32) -> usize {
+        self.base0.load(Ordering::Relaxed) as usize + ones_through(self.leafvec.load(Ordering::Relaxed), v) as usize - 1
+    }
+}
+
 /// A next-hop index as a leaf stores it: `u16` or `u32`.
 pub trait Leaf: Copy + Default + Eq + fmt::Debug + Send + Sync + 'static {
     /// Width in bits.
     const BITS: u32;
+
+    /// The atomic cell a leaf array element is (read `Relaxed`).
+    type Cell: Send + Sync + fmt::Debug;
+
+    /// A cell holding `leaf`.
+    fn cell(leaf: Self) -> Self::Cell;
+
+    /// The leaf in `cell`.
+    fn load(cell: &Self::Cell) -> Self;
+
+    /// Writes `leaf` into `cell` (the updater, into space no reader sees).
+    fn store(cell: &Self::Cell, leaf: Self);
 
     /// The leaf for `next_hop`, or `None` if it does not fit.
     fn from_next_hop(next_hop: NextHop) -> Option<Self>;
@@ -157,6 +236,22 @@ pub trait Leaf: Copy + Default + Eq + fmt::Debug + Send + Sync + 'static {
 
 impl Leaf for u16 {
     const BITS: u32 = 16;
+    type Cell = AtomicU16;
+
+    #[inline(always)]
+    fn cell(leaf: Self) -> AtomicU16 {
+        AtomicU16::new(leaf)
+    }
+
+    #[inline(always)]
+    fn load(cell: &AtomicU16) -> Self {
+        cell.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    fn store(cell: &AtomicU16, leaf: Self) {
+        cell.store(leaf, Ordering::Relaxed)
+    }
 
     #[inline]
     fn from_next_hop(next_hop: NextHop) -> Option<Self> {
@@ -171,6 +266,22 @@ impl Leaf for u16 {
 
 impl Leaf for u32 {
     const BITS: u32 = 32;
+    type Cell = AtomicU32;
+
+    #[inline(always)]
+    fn cell(leaf: Self) -> AtomicU32 {
+        AtomicU32::new(leaf)
+    }
+
+    #[inline(always)]
+    fn load(cell: &AtomicU32) -> Self {
+        cell.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    fn store(cell: &AtomicU32, leaf: Self) {
+        cell.store(leaf, Ordering::Relaxed)
+    }
 
     #[inline]
     fn from_next_hop(next_hop: NextHop) -> Option<Self> {
@@ -207,32 +318,37 @@ pub struct BuildSummary {
 
 /// A compiled Poptrie for addresses `A` (u32 or u128), leaves `L` (u16 or
 /// u32) and `S` bits of direct pointing.
-#[derive(Clone)]
+///
+/// The arrays are atomic words (see [`NodeCell`]): `direct` entries are
+/// loaded with `Acquire`, nodes and leaves with `Relaxed`, all plain loads
+/// on x86-64; [`PoptrieUpdater`] replaces the subtrees of direct entries
+/// while readers search.
 pub struct Poptrie<A: Address, L: Leaf, const S: u32> {
     /// 2^S entries (empty for S = 0); see the module doc for the encoding.
-    direct: Box<[u32]>,
+    direct: Box<[AtomicU32]>,
     /// Internal nodes; for S = 0 the root is `nodes[0]`.
-    nodes: Box<[Node]>,
+    nodes: Box<[NodeCell]>,
     /// Next-hop indexes.
-    leaves: Box<[L]>,
+    leaves: Box<[L::Cell]>,
     summary: BuildSummary,
     family: PhantomData<A>,
 }
 
 impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
-    /// The direct-pointing array (empty for S = 0).
-    pub fn direct(&self) -> &[u32] {
-        &self.direct
+    /// A copy of the direct-pointing array (empty for S = 0).
+    pub fn direct(&self) -> Vec<u32> {
+        self.direct.iter().map(|entry| entry.load(Ordering::Relaxed)).collect()
     }
 
-    /// The internal nodes.
-    pub fn nodes(&self) -> &[Node] {
-        &self.nodes
+    /// A copy of the internal nodes (free space of an updatable structure
+    /// included).
+    pub fn nodes(&self) -> Vec<Node> {
+        self.nodes.iter().map(NodeCell::get).collect()
     }
 
-    /// The leaves.
-    pub fn leaves(&self) -> &[L] {
-        &self.leaves
+    /// A copy of the leaves (free space of an updatable structure included).
+    pub fn leaves(&self) -> Vec<L> {
+        self.leaves.iter().map(L::load).collect()
     }
 
     /// What the builder saw and did.
@@ -243,8 +359,8 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// Bytes of the lookup structure: direct array, nodes and leaves.
     pub fn footprint(&self) -> usize {
         self.direct.len() * std::mem::size_of::<u32>()
-            + self.nodes.len() * std::mem::size_of::<Node>()
-            + self.leaves.len() * std::mem::size_of::<L>()
+            + self.nodes.len() * std::mem::size_of::<NodeCell>()
+            + self.leaves.len() * std::mem::size_of::<L::Cell>()
     }
 }
 

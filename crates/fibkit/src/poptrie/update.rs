@@ -1,0 +1,237 @@
+//! Incremental updates of a live IPv4 Poptrie with direct pointing
+//! (section 3.5 of the paper), while readers search it.
+//!
+//! The unit of replacement is the subtree of one `direct` entry: for every
+//! direct slot an update's prefix overlaps, the updater builds the slot's
+//! subtree anew from the RIB's runs over the slot alone (what the full build
+//! would put there, route aggregation included), writes its nodes and
+//! leaves into free segments of the node and leaf arrays (one contiguous
+//! segment each, indexes relocated), and, once every touched slot of the
+//! batch is written, stores the slots' `direct` entries with `Release`. The
+//! paper replaces the smallest affected subtree and swaps one `base1`/`base0`
+//! word, or the whole top-level array when a prefix is shorter than `s`;
+//! here `direct` entries are atomic words rewritten in place, so the
+//! top-level array is never copied, and a subtree below `s` bits is small
+//! (a /18 slot holds at most 2^14 addresses).
+//!
+//! The replaced segments wait in a limbo, tagged with the generation being
+//! served, until the router reports that no reader holds it; then they
+//! return to the free space (neighbours coalesce). When a subtree finds no
+//! free segment large enough, the updater rebuilds the whole structure
+//! (counted as a full rebuild). Poptrie without direct pointing (`s = 0`)
+//! would replace the root's subtree, the whole trie, on every update: the
+//! router rebuilds it instead ([`crate::router::FullRebuild`]).
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::build::{build_slot, Prepared};
+use super::{Leaf, Node, Poptrie, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX};
+use crate::addr::Prefix4;
+use crate::dxr::update::FreeSpace;
+use crate::engine::{BuildError, Fib4};
+use crate::rib::Rib4;
+use crate::router::{Applied, ApplyContext, Updater};
+use crate::NextHop;
+
+/// Where a direct slot's subtree lives: its node segment and leaf segment
+/// (`(base, len)`, len 0 for a slot that is a leaf).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Segment {
+    nodes: (u32, u32),
+    leaves: (u32, u32),
+}
+
+/// The Poptrie engine's updater for IPv4 with `S > 0` bits of direct
+/// pointing (module docs above).
+pub struct PoptrieUpdater<L: Leaf, const S: u32> {
+    fib: Arc<Poptrie<u32, L, S>>,
+    /// The segments of each direct slot's subtree.
+    segments: Vec<Segment>,
+    node_space: FreeSpace,
+    leaf_space: FreeSpace,
+    /// Replaced segments: (generation served while they were live, segment).
+    limbo: VecDeque<(u64, Segment)>,
+    scratch_nodes: Vec<Node>,
+    scratch_leaves: Vec<L>,
+    slots: Vec<u32>,
+    /// Direct entries to store once the batch's subtrees are all written.
+    pending: Vec<(u32, u32)>,
+    /// The bookkeeping no longer matches the structure: rebuild first.
+    stale: bool,
+}
+
+impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
+    /// Builds the structure from `rib` with free space for updates.
+    pub fn new(rib: &Rib4) -> Result<Self, BuildError> {
+        const { assert!(S > 0, "incremental updates need direct pointing (s > 0)") };
+        let prepared = Prepared::new(rib, &PoptrieOptions::default());
+        let (fib, used) = Poptrie::<u32, L, S>::assemble_with_slack(prepared, true)?;
+        // The builder writes each slot's subtree depth first, slot after
+        // slot: a subtree's nodes run from its root to the next root, its
+        // leaves from its root's `base0` to the next root's.
+        let direct = fib.direct();
+        let mut segments = vec![Segment::default(); direct.len()];
+        let roots: Vec<(usize, u32)> = direct
+            .iter()
+            .enumerate()
+            .filter(|&(_, &entry)| entry & DIRECT_LEAF == 0)
+            .map(|(slot, &entry)| (slot, entry))
+            .collect();
+        for (index, &(slot, root)) in roots.iter().enumerate() {
+            let (node_end, leaf_end) = match roots.get(index + 1) {
+                Some(&(_, next)) => (next, fib.nodes[next as usize].get().base0),
+                None => (used[0] as u32, used[1] as u32),
+            };
+            let base0 = fib.nodes[root as usize].get().base0;
+            segments[slot] = Segment { nodes: (root, node_end - root), leaves: (base0, leaf_end - base0) };
+        }
+        let mut node_space = FreeSpace::default();
+        node_space.free(used[0] as u32, (fib.nodes.len() - used[0]) as u32);
+        let mut leaf_space = FreeSpace::default();
+        leaf_space.free(used[1] as u32, (fib.leaves.len() - used[1]) as u32);
+        Ok(PoptrieUpdater {
+            fib: Arc::new(fib),
+            segments,
+            node_space,
+            leaf_space,
+            limbo: VecDeque::new(),
+            scratch_nodes: Vec::new(),
+            scratch_leaves: Vec::new(),
+            slots: Vec::new(),
+            pending: Vec::new(),
+            stale: false,
+        })
+    }
+
+    /// The live structure.
+    pub fn poptrie(&self) -> &Arc<Poptrie<u32, L, S>> {
+        &self.fib
+    }
+
+    fn rebuild(&mut self, rib: &Rib4) -> Result<Applied, BuildError> {
+        match Self::new(rib) {
+            Ok(fresh) => {
+                *self = fresh;
+                Ok(Applied { rebuilt: true, bytes_written: self.fib.footprint() as u64 })
+            }
+            Err(error) => {
+                self.stale = true;
+                Err(error)
+            }
+        }
+    }
+
+    /// Writes the subtree in the scratch vectors into free segments;
+    /// `None` when no segment is large enough.
+    fn write_subtree(&mut self, bytes_written: &mut u64) -> Option<Segment> {
+        let (node_count, leaf_count) = (self.scratch_nodes.len() as u32, self.scratch_leaves.len() as u32);
+        let node_base = self.node_space.allocate(node_count)?;
+        let Some(leaf_base) = (if leaf_count == 0 { Some(0) } else { self.leaf_space.allocate(leaf_count) }) else {
+            self.node_space.free(node_base, node_count);
+            return None;
+        };
+        let fib = &*self.fib;
+        for (offset, node) in self.scratch_nodes.iter().enumerate() {
+            let relocated = Node { base0: node.base0 + leaf_base, base1: node.base1 + node_base, ..*node };
+            // The same invariants `check_indexes` asserts of a full build.
+            debug_assert!(
+                relocated.vector == 0
+                    || (relocated.base1 as usize > node_base as usize + offset
+                        && relocated.base1 + relocated.children() as u32 <= node_base + node_count)
+            );
+            debug_assert!(
+                relocated.vector == u64::MAX || relocated.base0 + relocated.leaves() as u32 <= leaf_base + leaf_count
+            );
+            fib.nodes[node_base as usize + offset].set(relocated);
+        }
+        for (offset, &leaf) in self.scratch_leaves.iter().enumerate() {
+            L::store(&fib.leaves[leaf_base as usize + offset], leaf);
+        }
+        *bytes_written += u64::from(node_count) * 24 + u64::from(leaf_count) * u64::from(L::BITS / 8);
+        Some(Segment { nodes: (node_base, node_count), leaves: (leaf_base, leaf_count) })
+    }
+}
+
+impl<L: Leaf, const S: u32> Updater for PoptrieUpdater<L, S>
+where
+    Poptrie<u32, L, S>: Fib4,
+{
+    fn name(&self) -> &str {
+        &self.fib.summary().name
+    }
+
+    fn fib(&self) -> Arc<dyn Fib4> {
+        self.fib.clone()
+    }
+
+    fn max_next_hop(&self) -> NextHop {
+        if L::BITS == 16 {
+            NextHop::from(u16::MAX)
+        } else {
+            DIRECT_MAX
+        }
+    }
+
+    fn incremental(&self) -> bool {
+        true
+    }
+
+    fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
+        if self.stale {
+            return self.rebuild(rib);
+        }
+        while let Some(&(generation, segment)) = self.limbo.front() {
+            if generation >= context.oldest_held {
+                break;
+            }
+            self.limbo.pop_front();
+            if segment.nodes.1 > 0 {
+                self.node_space.free(segment.nodes.0, segment.nodes.1);
+            }
+            if segment.leaves.1 > 0 {
+                self.leaf_space.free(segment.leaves.0, segment.leaves.1);
+            }
+        }
+        let shift = 32 - S;
+        self.slots.clear();
+        for prefix in changed {
+            self.slots.extend(prefix.first() >> shift..=prefix.last() >> shift);
+        }
+        self.slots.sort_unstable();
+        self.slots.dedup();
+        self.pending.clear();
+        let mut bytes_written = 0;
+        for index in 0..self.slots.len() {
+            let slot = self.slots[index];
+            let built = build_slot(rib, slot << shift, S, &mut self.scratch_nodes, &mut self.scratch_leaves);
+            let (entry, segment) = match built {
+                Ok(Some(next_hop)) if next_hop <= DIRECT_MAX => (DIRECT_LEAF | next_hop, Segment::default()),
+                Ok(Some(next_hop)) => {
+                    self.stale = true;
+                    let message = format!("next hop {next_hop} exceeds the direct array's 31 bits");
+                    return Err(BuildError { engine: self.name().to_string(), message });
+                }
+                Ok(None) => match self.write_subtree(&mut bytes_written) {
+                    Some(segment) if segment.nodes.0 <= DIRECT_MAX => (segment.nodes.0, segment),
+                    _ => return self.rebuild(rib),
+                },
+                Err(message) => {
+                    self.stale = true;
+                    return Err(BuildError { engine: self.name().to_string(), message });
+                }
+            };
+            let old = std::mem::replace(&mut self.segments[slot as usize], segment);
+            if old != Segment::default() {
+                self.limbo.push_back((context.published, old));
+            }
+            self.pending.push((slot, entry));
+        }
+        for &(slot, entry) in &self.pending {
+            self.fib.direct[slot as usize].store(entry, Ordering::Release);
+        }
+        bytes_written += 4 * self.pending.len() as u64;
+        Ok(Applied { rebuilt: false, bytes_written })
+    }
+}
