@@ -123,6 +123,8 @@ struct LiveStore<W> {
     by_hash: HashMap<u64, (u32, u32), BuildHasherDefault<PassThrough>>,
     /// Direct entries referring to the chunk stored at each base.
     references: Vec<u32>,
+    /// Content hash of the chunk stored at each base.
+    hashes: Vec<u64>,
     free: FreeSpace,
     /// Retired segments: (generation served while they were live, base, len).
     limbo: VecDeque<(u64, u32, u32)>,
@@ -141,13 +143,17 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         }
         let mut by_hash = HashMap::with_capacity_and_hasher(stored.len() * 2, BuildHasherDefault::default());
         let mut references = vec![0; capacity];
+        let mut hashes = vec![0; capacity];
         for (content, chunk) in stored {
-            by_hash.entry(content_hash(content.iter().copied())).or_insert((chunk.base, content.len() as u32));
+            let hash = content_hash(content.iter().copied());
+            by_hash.entry(hash).or_insert((chunk.base, content.len() as u32));
             references[chunk.base as usize] = chunk.references;
+            hashes[chunk.base as usize] = hash;
         }
         LiveStore {
             by_hash,
             references,
+            hashes,
             free,
             limbo: VecDeque::new(),
             live: used,
@@ -204,6 +210,7 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         *bytes_written += (len * std::mem::size_of::<W>()) as u64;
         self.live += len;
         self.references[base as usize] = 1;
+        self.hashes[base as usize] = hash;
         if found.is_none() {
             self.by_hash.insert(hash, (base, fragments.len() as u32));
         }
@@ -225,7 +232,8 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         } else {
             (base, (entry & FRAGS_MASK) as usize)
         };
-        let hash = content_hash(table[first..first + count].iter().map(Cell::get));
+        let hash = self.hashes[base];
+        debug_assert_eq!(hash, content_hash(table[first..first + count].iter().map(Cell::get)));
         if self.by_hash.get(&hash).is_some_and(|&(stored, _)| stored as usize == base) {
             self.by_hash.remove(&hash);
         }
