@@ -30,6 +30,7 @@ pub mod addr;
 pub mod dxr;
 pub mod engine;
 pub mod load;
+pub mod lulea;
 pub mod nexthop;
 pub mod radix;
 pub mod rib;
