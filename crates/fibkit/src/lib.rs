@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod addr;
+pub mod dir24;
 pub mod dxr;
 pub mod engine;
 pub mod load;

@@ -103,7 +103,21 @@ proptest! {
     fn lulea_matches_the_rib(steps in prop::collection::vec(step_strategy(), 0..400)) {
         let rib = rib_from(&steps);
         let fib = build("lulea", &rib);
-        prop_assert!(check(fib.as_ref(), &rib, 2000).is_ok(), "{}", check(fib.as_ref(), &rib, 2000).unwrap_err());
+        let outcome = check(fib.as_ref(), &rib, 2000);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+}
+
+proptest! {
+    // Each case fills a 64 MiB table: fewer cases (dir24_updates.rs has more).
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dir24_matches_the_rib(steps in prop::collection::vec(step_strategy(), 0..400)) {
+        let rib = rib_from(&steps);
+        let fib = build("dir24-8", &rib);
+        let outcome = check(fib.as_ref(), &rib, 2000);
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
 
