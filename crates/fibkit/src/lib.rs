@@ -30,6 +30,7 @@ pub mod addr;
 pub mod dir24;
 pub mod dxr;
 pub mod engine;
+pub mod lctrie;
 pub mod load;
 pub mod lulea;
 pub mod nexthop;

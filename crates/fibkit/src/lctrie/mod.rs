@@ -1,0 +1,203 @@
+//! LC-trie (`lctrie`): the level- and path-compressed trie of Nilsson and
+//! Karlsson ("IP-address lookup using LC-tries", 1999) in the shape Linux's
+//! `fib_trie` gives it, built once from the RIB.
+//!
+//! Leaves are the distinct prefix addresses; each leaf holds every prefix
+//! with that address as an *alias* (its next hop and its suffix length
+//! `32 - prefix_len`), longest prefix first. Internal nodes are path
+//! compressed (a node's `key` holds the bits all keys below it share, which
+//! the lookup compares) and level compressed (a node branches on `bits`
+//! bits, chosen as the largest count whose slots are at least half full,
+//! 30% at the root, as Linux's inflate thresholds).
+//!
+//! ```text
+//!  key bits:  31 ............ pos+bits | pos+bits-1 .. pos | pos-1 .. 0
+//!             compared with node.key   | child index       | below
+//!
+//!  nodes[n] --first--> children[first .. first + 2^bits] --> nodes[...]
+//!  leaf: nodes[n] --first--> aliases[first .. first + count]
+//!         (suffix_len ascending = prefix_len descending)
+//! ```
+//!
+//! | field | bits | meaning |
+//! |---|---|---|
+//! | `key` | 32 | leaf: the prefix address; node: shared bits, zero from `pos + bits - 1` down |
+//! | `first` | 32 | node: first child slot; leaf: first alias |
+//! | `parent` | 32 | parent node (`u32::MAX` at the root), for backtracking |
+//! | `pos` | 8 | lowest bit of the child index (0 for leaves) |
+//! | `bits` | 8 | child index width (0 marks a leaf) |
+//! | `slen` | 8 | largest suffix length of any alias below (Linux's `slen`) |
+//! | `aliases` | 8 | leaf: number of aliases |
+//! | child slot | 32 | node index, `u32::MAX` if empty |
+//!
+//! A lookup descends comparing the compressed bits. When it falls off the
+//! trie (mismatch, empty slot, or a leaf none of whose aliases covers the
+//! address), it backtracks: a prefix covering the address has the
+//! address's bits with the low ones cleared, so from the deepest node
+//! upwards it clears the lowest set bit of the child index, one at a time,
+//! and descends again with the key chopped to match (Linux's
+//! `cindex &= cindex - 1`). `slen` prunes subtrees holding no prefix short
+//! enough. The first alias found is the longest match.
+
+mod build;
+mod lookup;
+
+use crate::engine::{BuildError, BuildOptions, Fib4, Stats};
+use crate::rib::Rib4;
+use crate::NextHop;
+
+/// "No node": an empty child slot, or the root's parent.
+pub const NONE: u32 = u32::MAX;
+
+/// A node or a leaf of the trie.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Node {
+    /// Leaf: the prefix address. Node: the bits shared below, zero from
+    /// bit `pos + bits - 1` down.
+    pub key: u32,
+    /// Node: first child slot. Leaf: first alias.
+    pub first: u32,
+    /// The parent node, [`NONE`] at the root.
+    pub parent: u32,
+    /// Lowest bit of the child index.
+    pub pos: u8,
+    /// Width of the child index; 0 for a leaf.
+    pub bits: u8,
+    /// Largest `32 - prefix_len` of the prefixes below.
+    pub slen: u8,
+    /// Leaf: number of aliases.
+    pub aliases: u8,
+}
+
+/// A prefix stored at a leaf: its next hop and `32 - prefix_len`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Alias {
+    /// The next hop.
+    pub next_hop: NextHop,
+    /// `32 - prefix_len`.
+    pub suffix_len: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<Node>() == 16);
+const _: () = assert!(std::mem::size_of::<Alias>() == 8);
+
+impl Node {
+    /// Whether the node is a leaf.
+    #[inline(always)]
+    pub fn is_leaf(&self) -> bool {
+        self.bits == 0
+    }
+}
+
+/// Shape figures gathered at build time.
+#[derive(Clone, Debug, Default)]
+pub struct Shape {
+    /// Prefixes stored.
+    pub prefixes: usize,
+    /// Sum of leaf depths (the root is depth 1).
+    pub depth_sum: u64,
+    /// Deepest leaf.
+    pub max_depth: u32,
+    /// `internal_by_bits[b]`: internal nodes branching on `b` bits.
+    pub internal_by_bits: Vec<usize>,
+}
+
+/// A level- and path-compressed trie.
+#[derive(Clone, Debug, Default)]
+pub struct LcTrie {
+    /// Internal nodes and leaves; the root is `nodes[0]` when not empty.
+    pub nodes: Vec<Node>,
+    /// Child slots of the internal nodes.
+    pub children: Vec<u32>,
+    /// The leaves' prefixes.
+    pub aliases: Vec<Alias>,
+    /// Build figures.
+    pub shape: Shape,
+}
+
+impl LcTrie {
+    /// Bytes of the nodes, child slots and aliases.
+    pub fn footprint(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Node>()
+            + self.children.len() * 4
+            + self.aliases.len() * std::mem::size_of::<Alias>()
+    }
+
+    /// Leaves of the trie.
+    pub fn leaves(&self) -> usize {
+        self.nodes.iter().filter(|node| node.is_leaf()).count()
+    }
+
+    /// The statistics report, in the manner of `/proc/net/fib_triestat`.
+    pub fn report(&self) -> Stats {
+        let leaves = self.leaves();
+        let internal = self.nodes.len() - leaves;
+        let null_pointers = self.children.iter().filter(|&&child| child == NONE).count();
+        let average_depth = self.shape.depth_sum as f64 / leaves.max(1) as f64;
+        let bytes = self.footprint();
+        let mut stats = Stats::default();
+        stats
+            .text("engine", "lctrie")
+            .count("prefixes", self.shape.prefixes as u64)
+            .count("leaves", leaves as u64)
+            .count("internal_nodes", internal as u64)
+            .count("pointers", self.children.len() as u64)
+            .count("null_pointers", null_pointers as u64)
+            .real("average_depth", average_depth)
+            .count("max_depth", u64::from(self.shape.max_depth))
+            .count("root_bits", u64::from(self.nodes.first().map_or(0, |root| root.bits)))
+            .count("bytes_total", bytes as u64);
+        let mut report = format!(
+            "LC-trie (Nilsson-Karlsson, fib_trie shape)\n\
+             \tAver depth:     {average_depth:.2}\n\
+             \tMax depth:      {}\n\
+             \tLeaves:         {leaves}\n\
+             \tPrefixes:       {}\n\
+             \tInternal nodes: {internal}\n\t  ",
+            self.shape.max_depth, self.shape.prefixes
+        );
+        let by_bits: Vec<String> = self
+            .shape
+            .internal_by_bits
+            .iter()
+            .enumerate()
+            .filter(|(_, &count)| count > 0)
+            .map(|(bits, count)| format!("{bits}: {count}"))
+            .collect();
+        report.push_str(&by_bits.join("  "));
+        report.push_str(&format!(
+            "\n\tPointers: {}\nNull ptrs: {null_pointers}\nTotal size: {} kB ({:.2} bytes/prefix)",
+            self.children.len(),
+            bytes / 1024,
+            bytes as f64 / self.shape.prefixes.max(1) as f64
+        ));
+        stats.report = report;
+        stats
+    }
+}
+
+impl Fib4 for LcTrie {
+    fn name(&self) -> &str {
+        "lctrie"
+    }
+
+    #[inline]
+    fn lookup(&self, addr: u32) -> NextHop {
+        LcTrie::lookup(self, addr)
+    }
+
+    fn footprint(&self) -> usize {
+        LcTrie::footprint(self)
+    }
+
+    fn stats(&self) -> Stats {
+        self.report()
+    }
+}
+
+/// Registry builder for `lctrie` (next hops are stored whole: no limit).
+pub fn build_boxed(rib: &Rib4, _options: &BuildOptions) -> Result<Box<dyn Fib4>, BuildError> {
+    Ok(Box::new(LcTrie::build(rib)))
+}
