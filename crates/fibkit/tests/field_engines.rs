@@ -1,12 +1,14 @@
 //! Differential tests of the Luleå, DIR-24-8 and LC-trie engines against the
 //! RIB: random tables (property tests) and the 2014 RouteViews table.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+mod common;
+
 use std::sync::OnceLock;
 
 use fibkit::addr::Prefix4;
 use fibkit::engine::{self, BuildOptions, Fib4, Figure};
+use fibkit::load::RouteTable;
+use fibkit::nexthop::Mapping;
 use fibkit::rib::Rib4;
 use fibkit::{verify, NextHop};
 use proptest::prelude::*;
@@ -216,34 +218,8 @@ fn lulea_refuses_next_hops_no_pointer_holds() {
 /// The 2014 RouteViews table with values mapped `asn % 239 + 1`, or `None`
 /// (with a visible note) when the file is absent.
 fn routeviews_2014() -> Option<&'static Rib4> {
-    static TABLE: OnceLock<Option<Rib4>> = OnceLock::new();
-    TABLE
-        .get_or_init(|| {
-            let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../shared/data/routeviews-2014-05-13.ipasn.gz");
-            let file = match std::fs::File::open(&path) {
-                Ok(file) => file,
-                Err(_) => {
-                    eprintln!("skipped: ../shared/data/routeviews-2014-05-13.ipasn.gz not found");
-                    return None;
-                }
-            };
-            let reader = BufReader::new(flate2::read::GzDecoder::new(file));
-            let mut rib = Rib4::new();
-            for (number, line) in reader.lines().enumerate() {
-                let line = line.unwrap_or_else(|error| panic!("line {}: {error}", number + 1));
-                let line = line.trim();
-                if line.is_empty() || line.starts_with(';') {
-                    continue;
-                }
-                let (prefix, asn) = line.split_once('\t').unwrap_or_else(|| panic!("line {}: no tab", number + 1));
-                let prefix: Prefix4 = prefix.parse().unwrap_or_else(|error| panic!("line {}: {error}", number + 1));
-                let asn: u64 = asn.trim().parse().unwrap_or_else(|error| panic!("line {}: {error}", number + 1));
-                rib.insert(prefix, (asn % 239 + 1) as NextHop);
-            }
-            Some(rib)
-        })
-        .as_ref()
+    static TABLE: OnceLock<Option<RouteTable>> = OnceLock::new();
+    TABLE.get_or_init(|| common::routeviews_2014(Mapping::Modulo(239))).as_ref().map(|table| &table.v4)
 }
 
 #[test]

@@ -46,50 +46,48 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    /// Builds the subtrie of keys `lo..hi` at `depth`; returns its index.
-    fn subtrie(&mut self, lo: usize, hi: usize, parent: u32, depth: u32) -> u32 {
-        let index = self.trie.nodes.len() as u32;
+    /// Builds the subtrie of keys `lo..hi` at `depth` into the node slot
+    /// `slot` (reserved by the parent, whose children are consecutive).
+    fn subtrie(&mut self, lo: usize, hi: usize, slot: u32, parent: u32, depth: u32) {
         if hi - lo == 1 {
             let (first, aliases, slen) = self.leaves[lo];
-            self.trie.nodes.push(Node { key: self.keys[lo], first, parent, pos: 0, bits: 0, slen, aliases });
+            self.trie.nodes[slot as usize] =
+                Node { key: self.keys[lo], first, parent, pos: 0, bits: 0, slen, aliases };
             self.trie.shape.depth_sum += u64::from(depth);
             self.trie.shape.max_depth = self.trie.shape.max_depth.max(depth);
-            return index;
+            return;
         }
         let keys = &self.keys[lo..hi];
         let top = 31 - (keys[0] ^ keys[keys.len() - 1]).leading_zeros();
         let fill = if parent == NONE { ROOT_FILL } else { FILL };
         let bits = branching_bits(keys, top, fill);
         let pos = top + 1 - bits;
-        let first = self.trie.children.len() as u32;
-        self.trie.nodes.push(Node {
-            key: clear_low(keys[0], top + 1),
-            first,
-            parent,
-            pos: pos as u8,
-            bits: bits as u8,
-            slen: 0,
-            aliases: 0,
-        });
-        self.trie.children.resize(self.trie.children.len() + (1 << bits), NONE);
+        let first = self.trie.nodes.len() as u32;
+        self.trie.nodes.resize(self.trie.nodes.len() + (1 << bits), Node::EMPTY);
         let by_bits = &mut self.trie.shape.internal_by_bits;
         if by_bits.len() <= bits as usize {
             by_bits.resize(bits as usize + 1, 0);
         }
         by_bits[bits as usize] += 1;
         let slot_of = |key: u32| ((key >> pos) & ((1u64 << bits) - 1) as u32) as usize;
-        let mut slen = 0;
         let mut start = lo;
         while start < hi {
-            let slot = slot_of(self.keys[start]);
-            let end = start + self.keys[start..hi].iter().take_while(|&&key| slot_of(key) == slot).count();
-            let child = self.subtrie(start, end, index, depth + 1);
-            self.trie.children[first as usize + slot] = child;
-            slen = slen.max(self.trie.nodes[child as usize].slen);
+            let child_slot = slot_of(self.keys[start]);
+            let end = start + self.keys[start..hi].iter().take_while(|&&key| slot_of(key) == child_slot).count();
+            self.subtrie(start, end, first + child_slot as u32, slot, depth + 1);
             start = end;
         }
-        self.trie.nodes[index as usize].slen = slen;
-        index
+        let children = &self.trie.nodes[first as usize..][..1 << bits];
+        let slen = children.iter().map(|child| child.slen).max().unwrap_or(0);
+        self.trie.nodes[slot as usize] = Node {
+            key: clear_low(keys[0], top + 1),
+            first,
+            parent,
+            pos: pos as u8,
+            bits: bits as u8,
+            slen,
+            aliases: 0,
+        };
     }
 }
 
@@ -125,8 +123,10 @@ impl LcTrie {
         };
         let mut builder = Builder { keys: &keys, leaves: &leaves, trie };
         if !keys.is_empty() {
-            builder.subtrie(0, keys.len(), NONE, 1);
+            builder.trie.nodes.push(Node::EMPTY);
+            builder.subtrie(0, keys.len(), 0, NONE, 1);
         }
+        builder.trie.nodes.shrink_to_fit();
         builder.trie
     }
 }
@@ -158,13 +158,14 @@ mod tests {
         rib.insert("10.0.0.0/16".parse().unwrap(), 2);
         rib.insert("10.128.0.0/9".parse().unwrap(), 3);
         let trie = LcTrie::build(&rib);
-        assert_eq!(trie.nodes.len(), 3, "root and two leaves");
+        assert_eq!(trie.nodes.len(), 5, "root and its four slots, two of them empty");
         let root = trie.nodes[0];
         // Keys 10.0.0.0 and 10.128.0.0 differ first at bit 23; at the root
         // 2 of 4 slots (50%) pass the 30% fill factor, 2 of 8 do not.
         assert_eq!((root.pos, root.bits, root.key, root.slen), (22, 2, 0x0a00_0000, 24));
-        assert_eq!(trie.children[root.first as usize + 2], 2, "10.128/9 in slot 0b10");
-        let leaf = trie.nodes[trie.children[root.first as usize] as usize];
+        assert_eq!(trie.nodes[root.first as usize + 2].key, 0x0a80_0000, "10.128/9 in slot 0b10");
+        assert!(trie.nodes[root.first as usize + 1].is_empty() && trie.nodes[root.first as usize + 3].is_empty());
+        let leaf = trie.nodes[root.first as usize];
         assert_eq!((leaf.key, leaf.aliases, leaf.slen), (0x0a00_0000, 2, 24));
         let aliases = &trie.aliases[leaf.first as usize..][..2];
         assert_eq!(aliases, [Alias { next_hop: 2, suffix_len: 16 }, Alias { next_hop: 1, suffix_len: 24 }]);

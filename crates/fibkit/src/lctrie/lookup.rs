@@ -29,17 +29,16 @@ impl LcTrie {
                 return self.backtrack(key, backtrack_from);
             }
             if node.is_leaf() {
+                if node.is_empty() {
+                    return self.backtrack(key, backtrack_from);
+                }
                 // The key is the leaf's address: its longest alias matches.
                 return self.aliases[node.first as usize].next_hop;
             }
             if node.slen > node.pos {
                 backtrack_from = index;
             }
-            let child = self.children[node.first as usize + child_index as usize];
-            if child == NONE {
-                return self.backtrack(key, backtrack_from);
-            }
-            index = child;
+            index = node.first + child_index as u32;
         }
     }
 
@@ -72,7 +71,7 @@ impl LcTrie {
         let mut node = start;
         loop {
             if u32::from(node.slen) <= cut {
-                return None;
+                return None; // empty slots too: their slen is 0
             }
             let diff = chopped ^ node.key;
             if node.is_leaf() {
@@ -82,11 +81,7 @@ impl LcTrie {
             if child_index >> node.bits != 0 {
                 return None;
             }
-            let child = self.children[node.first as usize + child_index as usize];
-            if child == NONE {
-                return None;
-            }
-            node = &self.nodes[child as usize];
+            node = &self.nodes[node.first as usize + child_index as usize];
         }
     }
 
@@ -105,11 +100,9 @@ impl LcTrie {
                     break;
                 }
                 child_index &= child_index - 1;
-                let child = self.children[node.first as usize + child_index as usize];
-                if child != NONE {
-                    if let Some(next_hop) = self.descend_chopped(&self.nodes[child as usize], clear_low(key, cut + 1), cut) {
-                        return next_hop;
-                    }
+                let child = &self.nodes[node.first as usize + child_index as usize];
+                if let Some(next_hop) = self.descend_chopped(child, clear_low(key, cut + 1), cut) {
+                    return next_hop;
                 }
             }
             index = node.parent;

@@ -14,7 +14,9 @@
 //!  key bits:  31 ............ pos+bits | pos+bits-1 .. pos | pos-1 .. 0
 //!             compared with node.key   | child index       | below
 //!
-//!  nodes[n] --first--> children[first .. first + 2^bits] --> nodes[...]
+//!  nodes[n] --first--> nodes[first .. first + 2^bits]   (the children,
+//!                      consecutive as in Nilsson-Karlsson's array; an
+//!                      empty slot is a node with bits = 0, aliases = 0)
 //!  leaf: nodes[n] --first--> aliases[first .. first + count]
 //!         (suffix_len ascending = prefix_len descending)
 //! ```
@@ -22,13 +24,12 @@
 //! | field | bits | meaning |
 //! |---|---|---|
 //! | `key` | 32 | leaf: the prefix address; node: shared bits, zero from `pos + bits - 1` down |
-//! | `first` | 32 | node: first child slot; leaf: first alias |
+//! | `first` | 32 | node: index of the first child; leaf: first alias |
 //! | `parent` | 32 | parent node (`u32::MAX` at the root), for backtracking |
 //! | `pos` | 8 | lowest bit of the child index (0 for leaves) |
-//! | `bits` | 8 | child index width (0 marks a leaf) |
+//! | `bits` | 8 | child index width (0 marks a leaf or an empty slot) |
 //! | `slen` | 8 | largest suffix length of any alias below (Linux's `slen`) |
-//! | `aliases` | 8 | leaf: number of aliases |
-//! | child slot | 32 | node index, `u32::MAX` if empty |
+//! | `aliases` | 8 | leaf: number of aliases (0 marks an empty slot) |
 //!
 //! A lookup descends comparing the compressed bits. When it falls off the
 //! trie (mismatch, empty slot, or a leaf none of whose aliases covers the
@@ -46,7 +47,7 @@ use crate::engine::{BuildError, BuildOptions, Fib4, Stats};
 use crate::rib::Rib4;
 use crate::NextHop;
 
-/// "No node": an empty child slot, or the root's parent.
+/// The root's parent.
 pub const NONE: u32 = u32::MAX;
 
 /// A node or a leaf of the trie.
@@ -84,10 +85,19 @@ const _: () = assert!(std::mem::size_of::<Node>() == 16);
 const _: () = assert!(std::mem::size_of::<Alias>() == 8);
 
 impl Node {
-    /// Whether the node is a leaf.
+    /// An empty child slot.
+    pub const EMPTY: Node = Node { key: 0, first: 0, parent: NONE, pos: 0, bits: 0, slen: 0, aliases: 0 };
+
+    /// Whether the node is a leaf or an empty slot.
     #[inline(always)]
     pub fn is_leaf(&self) -> bool {
         self.bits == 0
+    }
+
+    /// Whether the node is an empty child slot.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0 && self.aliases == 0
     }
 }
 
@@ -107,10 +117,9 @@ pub struct Shape {
 /// A level- and path-compressed trie.
 #[derive(Clone, Debug, Default)]
 pub struct LcTrie {
-    /// Internal nodes and leaves; the root is `nodes[0]` when not empty.
+    /// Internal nodes, leaves and empty slots; the root is `nodes[0]`
+    /// unless the trie is empty.
     pub nodes: Vec<Node>,
-    /// Child slots of the internal nodes.
-    pub children: Vec<u32>,
     /// The leaves' prefixes.
     pub aliases: Vec<Alias>,
     /// Build figures.
@@ -118,23 +127,23 @@ pub struct LcTrie {
 }
 
 impl LcTrie {
-    /// Bytes of the nodes, child slots and aliases.
+    /// Bytes of the nodes and aliases.
     pub fn footprint(&self) -> usize {
-        self.nodes.len() * std::mem::size_of::<Node>()
-            + self.children.len() * 4
-            + self.aliases.len() * std::mem::size_of::<Alias>()
+        self.nodes.len() * std::mem::size_of::<Node>() + self.aliases.len() * std::mem::size_of::<Alias>()
     }
 
     /// Leaves of the trie.
     pub fn leaves(&self) -> usize {
-        self.nodes.iter().filter(|node| node.is_leaf()).count()
+        self.nodes.iter().filter(|node| node.is_leaf() && !node.is_empty()).count()
     }
 
     /// The statistics report, in the manner of `/proc/net/fib_triestat`.
     pub fn report(&self) -> Stats {
         let leaves = self.leaves();
-        let internal = self.nodes.len() - leaves;
-        let null_pointers = self.children.iter().filter(|&&child| child == NONE).count();
+        let null_pointers = self.nodes.iter().filter(|node| node.is_empty()).count();
+        let internal = self.nodes.len() - leaves - null_pointers;
+        // Every node but the root fills a child slot.
+        let pointers = self.nodes.len().saturating_sub(1);
         let average_depth = self.shape.depth_sum as f64 / leaves.max(1) as f64;
         let bytes = self.footprint();
         let mut stats = Stats::default();
@@ -143,7 +152,7 @@ impl LcTrie {
             .count("prefixes", self.shape.prefixes as u64)
             .count("leaves", leaves as u64)
             .count("internal_nodes", internal as u64)
-            .count("pointers", self.children.len() as u64)
+            .count("pointers", pointers as u64)
             .count("null_pointers", null_pointers as u64)
             .real("average_depth", average_depth)
             .count("max_depth", u64::from(self.shape.max_depth))
@@ -168,8 +177,7 @@ impl LcTrie {
             .collect();
         report.push_str(&by_bits.join("  "));
         report.push_str(&format!(
-            "\n\tPointers: {}\nNull ptrs: {null_pointers}\nTotal size: {} kB ({:.2} bytes/prefix)",
-            self.children.len(),
+            "\n\tPointers: {pointers}\nNull ptrs: {null_pointers}\nTotal size: {} kB ({:.2} bytes/prefix)",
             bytes / 1024,
             bytes as f64 / self.shape.prefixes.max(1) as f64
         ));
