@@ -41,12 +41,17 @@ fn op_strategy() -> impl Strategy<Value = Op> {
 
 /// Groups the engine must hold: one per /24 with a route longer than /24.
 fn expected_groups(rib: &Rib4) -> usize {
-    rib.iter().filter(|(prefix, _)| prefix.prefix_len() > 24).map(|(prefix, _)| prefix.addr() >> 8).collect::<BTreeSet<_>>().len()
+    rib.iter()
+        .filter(|(prefix, _)| prefix.prefix_len() > 24)
+        .map(|(prefix, _)| prefix.addr() >> 8)
+        .collect::<BTreeSet<_>>()
+        .len()
 }
 
 /// Addresses around `prefix`: its ends, their neighbours, and its /24's.
 fn probes(prefix: Prefix4) -> Vec<u32> {
-    let mut addrs = vec![prefix.first(), prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)];
+    let mut addrs =
+        vec![prefix.first(), prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)];
     let block = prefix.first() & !0xff;
     addrs.extend((0..=255u32).step_by(17).map(|low| block | low));
     addrs
@@ -96,10 +101,11 @@ proptest! {
 
 #[test]
 fn removing_everything_leaves_an_empty_table() {
-    let prefixes: Vec<Prefix4> = ["0.0.0.0/0", "10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24", "10.1.2.0/25", "10.1.2.7/32"]
-        .iter()
-        .map(|text| text.parse().unwrap())
-        .collect();
+    let prefixes: Vec<Prefix4> =
+        ["0.0.0.0/0", "10.0.0.0/8", "10.1.0.0/16", "10.1.2.0/24", "10.1.2.0/25", "10.1.2.7/32"]
+            .iter()
+            .map(|text| text.parse().unwrap())
+            .collect();
     let mut table = Dir24::new();
     for (i, &prefix) in prefixes.iter().enumerate() {
         table.insert(prefix, i as NextHop + 1).unwrap();

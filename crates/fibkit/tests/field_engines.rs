@@ -39,7 +39,8 @@ fn prefix_strategy() -> impl Strategy<Value = Prefix4> {
             Prefix4::truncating(base | (bits >> shortest), len)
         }),
         // The edges of the address space.
-        prop_oneof![Just(0u32), Just(u32::MAX)].prop_flat_map(|addr| (Just(addr), 0u8..=32))
+        prop_oneof![Just(0u32), Just(u32::MAX)]
+            .prop_flat_map(|addr| (Just(addr), 0u8..=32))
             .prop_map(|(addr, len)| Prefix4::truncating(addr, len)),
     ]
 }
@@ -174,7 +175,9 @@ fn lulea_widens_base_indices_past_65535_level2_pointers() {
     // 300 /16s of 256 /24s with alternating next hops: very dense chunks
     // with 256 pointers each, 76,800 pointers in level 2.
     let rib: Rib4 = (0..300u32)
-        .flat_map(|slash16| (0..256u32).map(move |i| (Prefix4::truncating((slash16 << 16) | (i << 8), 24), 1 + i % 2)))
+        .flat_map(|slash16| {
+            (0..256u32).map(move |i| (Prefix4::truncating((slash16 << 16) | (i << 8), 24), 1 + i % 2))
+        })
         .collect();
     let fib = build("lulea", &rib);
     assert_eq!(figure(fib.as_ref(), "variant"), Figure::Text("wide-base".into()));

@@ -35,6 +35,9 @@
 //! The table is 64 MiB plus 1 KiB per group, the lookup one or two memory
 //! reads.
 
+mod build;
+mod lookup;
+mod stats;
 mod update;
 
 use crate::engine::{BuildError, BuildOptions, Fib4, Stats};
@@ -132,83 +135,6 @@ impl std::fmt::Debug for Dir24 {
 impl Default for Dir24 {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl Dir24 {
-    /// An empty table (64 MiB of zeroed `tbl24`, touched lazily).
-    pub fn new() -> Self {
-        let tbl24 = vec![Entry::INVALID; TBL24_ENTRIES].into_boxed_slice().try_into().expect("2^24 entries");
-        Dir24 { tbl24, tbl8: Vec::new(), free_groups: Vec::new(), rules: Rib4::new() }
-    }
-
-    /// Builds the table by inserting every route of `rib`.
-    ///
-    /// # Errors
-    /// If a next hop exceeds 24 bits.
-    pub fn build(rib: &Rib4) -> Result<Self, BuildError> {
-        let mut table = Dir24::new();
-        for (prefix, next_hop) in rib.iter() {
-            table.insert(prefix, next_hop)?;
-        }
-        table.tbl8.shrink_to_fit();
-        Ok(table)
-    }
-
-    /// Longest-prefix match: one `tbl24` read, one group read if extended.
-    #[inline]
-    pub fn lookup(&self, addr: u32) -> NextHop {
-        let mut entry = self.tbl24[(addr >> 8) as usize];
-        if entry.is_extended() {
-            entry = self.tbl8[(entry.value() as usize) << 8 | (addr & 0xff) as usize];
-        }
-        entry.value()
-    }
-
-    /// Groups holding entries now.
-    pub fn groups_in_use(&self) -> usize {
-        self.tbl8.len() / GROUP_ENTRIES - self.free_groups.len()
-    }
-
-    /// Groups allocated (in use or free for reuse).
-    pub fn groups_allocated(&self) -> usize {
-        self.tbl8.len() / GROUP_ENTRIES
-    }
-
-    /// The routes the table holds.
-    pub fn rules(&self) -> &Rib4 {
-        &self.rules
-    }
-
-    /// Bytes of `tbl24` and the allocated groups.
-    pub fn footprint(&self) -> usize {
-        std::mem::size_of::<[Entry; TBL24_ENTRIES]>() + self.tbl8.len() * std::mem::size_of::<Entry>()
-    }
-
-    /// The statistics report: groups and footprint.
-    pub fn report(&self) -> Stats {
-        let bytes = self.footprint();
-        let prefixes = self.rules.len();
-        let mut stats = Stats::default();
-        stats
-            .text("engine", "dir24-8")
-            .count("prefixes", prefixes as u64)
-            .count("groups_used", self.groups_in_use() as u64)
-            .count("groups_allocated", self.groups_allocated() as u64)
-            .count("bytes_tbl24", std::mem::size_of::<[Entry; TBL24_ENTRIES]>() as u64)
-            .count("bytes_tbl8", (self.tbl8.len() * 4) as u64)
-            .count("bytes_total", bytes as u64);
-        stats.report = format!(
-            "DIR-24-8-BASIC: {prefixes} prefixes, {} tbl8 groups in use ({} allocated)\n\
-             tbl24 {} KiB + tbl8 {} KiB = {:.1} MiB ({:.1} bytes/prefix)",
-            self.groups_in_use(),
-            self.groups_allocated(),
-            TBL24_ENTRIES * 4 / 1024,
-            self.tbl8.len() * 4 / 1024,
-            bytes as f64 / (1024.0 * 1024.0),
-            bytes as f64 / prefixes.max(1) as f64
-        );
-        stats
     }
 }
 

@@ -73,7 +73,8 @@ impl Builder<'_> {
         let mut start = lo;
         while start < hi {
             let child_slot = slot_of(self.keys[start]);
-            let end = start + self.keys[start..hi].iter().take_while(|&&key| slot_of(key) == child_slot).count();
+            let end =
+                start + self.keys[start..hi].iter().take_while(|&&key| slot_of(key) == child_slot).count();
             self.subtrie(start, end, first + child_slot as u32, slot, depth + 1);
             start = end;
         }
@@ -164,7 +165,9 @@ mod tests {
         // 2 of 4 slots (50%) pass the 30% fill factor, 2 of 8 do not.
         assert_eq!((root.pos, root.bits, root.key, root.slen), (22, 2, 0x0a00_0000, 24));
         assert_eq!(trie.nodes[root.first as usize + 2].key, 0x0a80_0000, "10.128/9 in slot 0b10");
-        assert!(trie.nodes[root.first as usize + 1].is_empty() && trie.nodes[root.first as usize + 3].is_empty());
+        assert!(
+            trie.nodes[root.first as usize + 1].is_empty() && trie.nodes[root.first as usize + 3].is_empty()
+        );
         let leaf = trie.nodes[root.first as usize];
         assert_eq!((leaf.key, leaf.aliases, leaf.slen), (0x0a00_0000, 2, 24));
         let aliases = &trie.aliases[leaf.first as usize..][..2];

@@ -17,9 +17,8 @@
 
 use super::maptable::{self, SINGLE_HEAD};
 use super::{
-    Base16, Base24, BaseIndex, ChunkLevel, CodeWord, DenseChunk, Lulea, PointerWord, SparseChunk,
-    Summary, Variant, VeryDenseChunk, DIRECT_LIMIT, KIND_DENSE, KIND_NEXT_HOP, KIND_SPARSE,
-    KIND_VERY_DENSE,
+    Base16, Base24, BaseIndex, ChunkLevel, CodeWord, DenseChunk, Lulea, PointerWord, SparseChunk, Summary,
+    Variant, VeryDenseChunk, DIRECT_LIMIT, KIND_DENSE, KIND_NEXT_HOP, KIND_SPARSE, KIND_VERY_DENSE,
 };
 use crate::addr::Prefix4;
 use crate::engine::{BuildError, BuildOptions, Fib4};
@@ -92,7 +91,9 @@ fn expand(
     let split = inside.partition_point(|(prefix, _)| prefix.addr() < right_first);
     for (child_first, part) in [(first, &inside[..split]), (right_first, &inside[split..])] {
         let (next_hop, rest) = match part.first() {
-            Some(&(prefix, next_hop)) if prefix.addr() == child_first && prefix.prefix_len() == prefix_len + 1 => {
+            Some(&(prefix, next_hop))
+                if prefix.addr() == child_first && prefix.prefix_len() == prefix_len + 1 =>
+            {
                 (next_hop, &part[1..])
             }
             _ => (inherited, part),
@@ -196,7 +197,10 @@ impl Builder {
                 index += 1;
             } else {
                 let end = index
-                    + leaves[index..].iter().take_while(|other| (other.first >> shift) & positions == pos).count();
+                    + leaves[index..]
+                        .iter()
+                        .take_while(|other| (other.first >> shift) & positions == pos)
+                        .count();
                 let target = self.chunk(&leaves[index..end], level + 1);
                 heads.push(Head { pos, target });
                 index = end;
@@ -312,7 +316,8 @@ pub fn build(rib: &Rib4, options: &BuildOptions) -> Result<Built, BuildError> {
     let leaves = complete_tree_leaves(rib);
     let mut builder = Builder { levels: [DraftLevel::default(), DraftLevel::default()] };
     let heads = builder.heads(&leaves, 1);
-    let (codes, bases, level1_pointers) = encode_code_words(&heads, 4096, 4).expect("offsets within 4 masks fit");
+    let (codes, bases, level1_pointers) =
+        encode_code_words(&heads, 4096, 4).expect("offsets within 4 masks fit");
     assert!(level1_pointers.len() <= 1 << 16, "level 1 has at most 2^16 heads");
 
     let mut summary = Summary {
@@ -327,9 +332,10 @@ pub fn build(rib: &Rib4, options: &BuildOptions) -> Result<Built, BuildError> {
     let mut pointer_bits = 16;
     if max_next_hop >= paper_index_limit {
         pointer_bits = 32;
-        summary
-            .widening_reasons
-            .push(format!("next hop {max_next_hop} exceeds the 14-bit pointer index (limit {})", paper_index_limit - 1));
+        summary.widening_reasons.push(format!(
+            "next hop {max_next_hop} exceeds the 14-bit pointer index (limit {})",
+            paper_index_limit - 1
+        ));
     }
     for (level, draft_level) in builder.levels.iter().enumerate() {
         for (kind, count) in draft_level.chunk_counts() {
@@ -495,7 +501,10 @@ mod tests {
 
     #[test]
     fn large_next_hops_escape_into_a_pointer() {
-        let heads = [Head { pos: 0, target: Draft::next_hop(DIRECT_LIMIT) }, Head { pos: 16, target: Draft::next_hop(3) }];
+        let heads = [
+            Head { pos: 0, target: Draft::next_hop(DIRECT_LIMIT) },
+            Head { pos: 16, target: Draft::next_hop(3) },
+        ];
         let (codes, _, pointers) = encode_code_words(&heads, 2, 4).unwrap();
         assert_eq!(CodeWord(codes[0]).ten(), super::super::ESCAPE_ROW);
         assert_eq!(CodeWord(codes[0]).direct_next_hop(), None);

@@ -52,7 +52,9 @@
 //! Lookup follows the paper's Figure 10 at each level.
 
 mod build;
+mod lookup;
 pub mod maptable;
+mod stats;
 
 use std::fmt;
 
@@ -270,63 +272,6 @@ pub struct ChunkLevel<P, B> {
     pub pointers: Vec<P>,
 }
 
-impl<P: PointerWord, B: BaseIndex> ChunkLevel<P, B> {
-    /// Bytes of the level.
-    pub fn footprint(&self) -> usize {
-        use std::mem::size_of;
-        self.sparse.len() * size_of::<SparseChunk<P>>()
-            + self.dense.len() * size_of::<DenseChunk<B>>()
-            + self.very_dense.len() * size_of::<VeryDenseChunk<B>>()
-            + self.pointers.len() * size_of::<P>()
-    }
-
-    /// Searches the chunk `pointer` designates for position `key`; returns
-    /// the pointer found there (a next hop or a chunk of the next level).
-    #[inline(always)]
-    fn search(&self, pointer: P, key: u8) -> P {
-        let index = pointer.index() as usize;
-        match pointer.kind() {
-            KIND_SPARSE => self.sparse[index].search(key),
-            KIND_DENSE => {
-                let chunk = &self.dense[index];
-                let code = CodeWord(u16::from_le_bytes(chunk.code[usize::from(key >> 4)]));
-                self.resolve(code, chunk.base.get(), u32::from(key & 15))
-            }
-            _ => {
-                let chunk = &self.very_dense[index];
-                let code = CodeWord(u16::from_le_bytes(chunk.code[usize::from(key >> 4)]));
-                self.resolve(code, chunk.base[usize::from(key >> 6)].get(), u32::from(key & 15))
-            }
-        }
-    }
-
-    /// Figure 10 inside a chunk: code word, base index, maptable, pointer.
-    #[inline(always)]
-    fn resolve(&self, code: CodeWord, base: usize, bit: u32) -> P {
-        let ten = code.ten();
-        if ten >= maptable::DIRECT_ROW {
-            return match code.direct_next_hop() {
-                Some(next_hop) => P::pack(KIND_NEXT_HOP, next_hop),
-                None => self.pointers[base + code.six()],
-            };
-        }
-        self.pointers[base + code.six() + maptable::offset(ten, bit)]
-    }
-}
-
-impl<P: PointerWord> SparseChunk<P> {
-    /// The pointer of the last head at or before `key`: the fourth head
-    /// decides between the first and the last four, then a linear scan.
-    #[inline(always)]
-    fn search(&self, key: u8) -> P {
-        let mut slot = if key >= self.heads[3] { 0 } else { 4 };
-        while self.heads[slot] > key {
-            slot += 1;
-        }
-        self.pointers[slot]
-    }
-}
-
 /// Which encoding a table was built with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Variant {
@@ -399,131 +344,6 @@ pub struct Lulea<P, B> {
     pub summary: Summary,
 }
 
-impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
-    /// Longest-prefix match, as in the paper's Figure 10 on each level.
-    #[inline]
-    pub fn lookup(&self, addr: u32) -> NextHop {
-        let code = CodeWord(self.code[(addr >> 20) as usize]);
-        let ten = code.ten();
-        let pointer = if ten >= maptable::DIRECT_ROW {
-            match code.direct_next_hop() {
-                Some(next_hop) => return next_hop,
-                None => self.level1_escape(addr, code),
-            }
-        } else {
-            let pix = usize::from(self.base[(addr >> 22) as usize])
-                + code.six()
-                + maptable::offset(ten, (addr >> 16) & 15);
-            self.pointers[pix]
-        };
-        if pointer.kind() == KIND_NEXT_HOP {
-            return pointer.index();
-        }
-        let pointer = self.level2.search(pointer, (addr >> 8) as u8);
-        if pointer.kind() == KIND_NEXT_HOP {
-            return pointer.index();
-        }
-        self.level3.search(pointer, addr as u8).index()
-    }
-
-    #[cold]
-    fn level1_escape(&self, addr: u32, code: CodeWord) -> P {
-        self.pointers[usize::from(self.base[(addr >> 22) as usize]) + code.six()]
-    }
-
-    /// Bytes of the maptable and level 1 without its pointers (the paper's
-    /// fixed 15.3 KB).
-    pub fn fixed_footprint(&self) -> usize {
-        std::mem::size_of_val(&maptable::MAPTABLE) + 4096 * 2 + 1024 * 2
-    }
-
-    /// Bytes of the whole table.
-    pub fn footprint(&self) -> usize {
-        self.fixed_footprint()
-            + self.pointers.len() * std::mem::size_of::<P>()
-            + self.level2.footprint()
-            + self.level3.footprint()
-    }
-
-    /// The statistics report with the paper's Table 1 columns.
-    pub fn report(&self) -> Stats {
-        let summary = &self.summary;
-        let (l2, l3) = (&self.level2, &self.level3);
-        let sparse = l2.sparse.len() + l3.sparse.len();
-        let dense = l2.dense.len() + l3.dense.len();
-        let very_dense = l2.very_dense.len() + l3.very_dense.len();
-        let level3_chunks = l3.sparse.len() + l3.dense.len() + l3.very_dense.len();
-        let bytes = self.footprint();
-        let mut stats = Stats::default();
-        stats
-            .text("engine", "lulea")
-            .text("variant", self.variant.name())
-            .count("pointer_bits", u64::from(self.variant.pointer_bits))
-            .count("base_bits", u64::from(self.variant.base_bits))
-            .count("routing_entries", summary.routing_entries as u64)
-            .count("leaves", summary.leaves as u64)
-            .count("next_hops", summary.next_hops as u64)
-            .count("bytes_total", bytes as u64)
-            .count("sparse_chunks", sparse as u64)
-            .count("dense_chunks", dense as u64)
-            .count("very_dense_chunks", very_dense as u64)
-            .count("level3_chunks", level3_chunks as u64)
-            .count("level2_sparse", l2.sparse.len() as u64)
-            .count("level2_dense", l2.dense.len() as u64)
-            .count("level2_very_dense", l2.very_dense.len() as u64)
-            .count("level3_sparse", l3.sparse.len() as u64)
-            .count("level3_dense", l3.dense.len() as u64)
-            .count("level3_very_dense", l3.very_dense.len() as u64)
-            .count("level1_pointers", self.pointers.len() as u64)
-            .count("level2_pointers", l2.pointers.len() as u64)
-            .count("level3_pointers", l3.pointers.len() as u64)
-            .count("bytes_fixed", self.fixed_footprint() as u64)
-            .count("bytes_level1_pointers", (self.pointers.len() * std::mem::size_of::<P>()) as u64)
-            .count("bytes_level2", l2.footprint() as u64)
-            .count("bytes_level3", l3.footprint() as u64);
-        let per_prefix = bytes as f64 / summary.routing_entries.max(1) as f64;
-        let mut report = String::new();
-        report.push_str(&format!("Lulea: {}\n", self.variant));
-        for reason in &summary.widening_reasons {
-            report.push_str(&format!("  widened because {reason}\n"));
-        }
-        report.push_str(&format!(
-            "{:>8} {:>8} {:>9} {:>9} {:>7} {:>7} {:>7} {:>8}\n",
-            "entries", "leaves", "next-hops", "size(KB)", "sparse", "dense", "dense+", "level-3"
-        ));
-        report.push_str(&format!(
-            "{:>8} {:>8} {:>9} {:>9.1} {:>7} {:>7} {:>7} {:>8}\n",
-            summary.routing_entries,
-            summary.leaves,
-            summary.next_hops,
-            bytes as f64 / 1024.0,
-            sparse,
-            dense,
-            very_dense,
-            level3_chunks
-        ));
-        report.push_str(&format!(
-            "level 1: {} pointers; level 2: {}/{}/{} sparse/dense/dense+ chunks, {} pointers; \
-             level 3: {}/{}/{} chunks, {} pointers\n",
-            self.pointers.len(),
-            l2.sparse.len(),
-            l2.dense.len(),
-            l2.very_dense.len(),
-            l2.pointers.len(),
-            l3.sparse.len(),
-            l3.dense.len(),
-            l3.very_dense.len(),
-            l3.pointers.len()
-        ));
-        report.push_str(&format!(
-            "{bytes} bytes ({per_prefix:.2} bytes/prefix; fixed {} bytes: maptable, code words, base indices)",
-            self.fixed_footprint()
-        ));
-        stats.report = report;
-        stats
-    }
-}
-
 impl<P: PointerWord, B: BaseIndex> Fib4 for Lulea<P, B> {
     fn name(&self) -> &str {
         "lulea"
@@ -552,4 +372,62 @@ pub fn build_boxed(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Fib4>, 
         Built::WideBase(table) => Box::new(table),
         Built::Wide(table) => Box::new(table),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_words_pack_ten_and_six() {
+        let code = CodeWord::row(675, 63);
+        assert_eq!((code.ten(), code.six(), code.0), (675, 63, 675 << 6 | 63));
+        assert_eq!(CodeWord::direct(0).0, 676 << 6, "next hop 0 (no route) is direct too");
+        for next_hop in [0, 1, 63, 64, 16_383, DIRECT_LIMIT - 1] {
+            let code = CodeWord::direct(next_hop);
+            assert!(code.ten() >= maptable::DIRECT_ROW && code.ten() < ESCAPE_ROW);
+            assert_eq!(code.direct_next_hop(), Some(next_hop));
+        }
+        assert_eq!(DIRECT_LIMIT, (1023 - 676) * 64);
+        let escape = CodeWord::escape(17);
+        assert_eq!((escape.ten(), escape.six(), escape.direct_next_hop()), (ESCAPE_ROW, 17, None));
+    }
+
+    #[test]
+    fn pointers_keep_two_kind_bits_on_top() {
+        let narrow = <u16 as PointerWord>::pack(KIND_VERY_DENSE, 0x3fff);
+        assert_eq!(narrow, 0xffff);
+        assert_eq!((narrow.kind(), narrow.index()), (KIND_VERY_DENSE, 0x3fff));
+        assert_eq!(<u16 as PointerWord>::pack(KIND_SPARSE, 5), 0x4005);
+        assert_eq!(<u16 as PointerWord>::INDEX_LIMIT, 1 << 14);
+        let wide = <u32 as PointerWord>::pack(KIND_DENSE, (1 << 30) - 1);
+        assert_eq!((wide.kind(), wide.index()), (KIND_DENSE, (1 << 30) - 1));
+        assert_eq!(<u32 as PointerWord>::pack(KIND_NEXT_HOP, 7), 7);
+    }
+
+    #[test]
+    fn base_indices_round_trip_in_two_and_three_bytes() {
+        for value in [0, 1, 0xff, 0x1234, 0xffff] {
+            assert_eq!(Base16::pack(value).get(), value as usize);
+        }
+        for value in [0, 0x1_0000, 0xab_cdef, 0xff_ffff] {
+            assert_eq!(Base24::pack(value).get(), value as usize);
+        }
+        assert_eq!(Base24::pack(0x12_3456).0, [0x56, 0x34, 0x12]);
+    }
+
+    #[test]
+    fn sparse_chunks_find_the_last_head_at_or_before_the_key() {
+        // Three heads (0, 50, 200): slots beyond repeat head 0.
+        let few = SparseChunk { heads: [200, 50, 0, 0, 0, 0, 0, 0], pointers: [3u16, 2, 1, 1, 1, 1, 1, 1] };
+        let found: Vec<u16> = [0u8, 49, 50, 199, 200, 255].iter().map(|&key| few.search(key)).collect();
+        assert_eq!(found, vec![1, 1, 2, 2, 3, 3]);
+        // Eight heads: the fourth (index 3) splits the scan.
+        let full =
+            SparseChunk { heads: [240, 200, 160, 120, 80, 40, 20, 0], pointers: [8u32, 7, 6, 5, 4, 3, 2, 1] };
+        for key in 0..=255u8 {
+            let expected = full.heads.iter().position(|&head| head <= key).unwrap();
+            assert_eq!(full.search(key), full.pointers[expected], "key {key}");
+        }
+    }
 }
