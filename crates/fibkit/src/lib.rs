@@ -6,6 +6,10 @@
 //!
 //! - [`dxr`]: DXR (Zec, Rizzo, Mikuc), D16R..D22R: a direct table on the top
 //!   K bits and binary search over sorted ranges;
+//! - [`lulea`]: Luleå (Degermark, Brodnik, Carlsson, Pink): a three-level
+//!   cut of the complete prefix tree in code words, base indices and chunks;
+//! - [`dir24`]: DIR-24-8-BASIC as DPDK's `rte_lpm`, the DRAM-bound baseline;
+//! - [`lctrie`]: the level- and path-compressed trie of Linux's `fib_trie`;
 //! - [`radix`]: the RIB's own path-compressed trie, the reference.
 //!
 //! Every engine implements [`engine::Fib4`] and is listed in

@@ -216,6 +216,19 @@ fn lulea_refuses_next_hops_no_pointer_holds() {
     assert!(error.message.contains("30-bit"), "{}", error.message);
 }
 
+#[test]
+fn dir24_refuses_next_hops_beyond_24_bits_and_lctrie_takes_any() {
+    let mut rib = Rib4::new();
+    rib.insert(p("10.0.0.0/8"), 1);
+    let error = engine::build4("dir24-8", &rib, &BuildOptions { max_next_hop: 1 << 24 }).err().unwrap();
+    assert_eq!(error.engine, "dir24-8");
+    assert!(error.message.contains("24-bit"), "{}", error.message);
+    rib.insert(p("10.1.0.0/16"), u32::MAX);
+    let fib = build("lctrie", &rib);
+    assert_eq!(fib.lookup(0x0a01_0000), u32::MAX);
+    assert_eq!(fib.lookup(0x0a02_0000), 1);
+}
+
 // ------------------------------------------------------- the 2014 table
 
 /// The 2014 RouteViews table with values mapped `asn % 239 + 1`, or `None`
