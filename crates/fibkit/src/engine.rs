@@ -180,6 +180,9 @@ pub const ENGINES: &[EngineSpec] = &[
     EngineSpec { name: "poptrie0", summary: "Poptrie, s = 0", build: crate::poptrie::build_boxed::<0> },
     EngineSpec { name: "poptrie16", summary: "Poptrie, s = 16", build: crate::poptrie::build_boxed::<16> },
     EngineSpec { name: "poptrie18", summary: "Poptrie, s = 18", build: crate::poptrie::build_boxed::<18> },
+    EngineSpec { name: "lulea", summary: "Lulea (Degermark et al., SIGCOMM 1997)", build: crate::lulea::build_boxed },
+    EngineSpec { name: "dir24-8", summary: "DIR-24-8-BASIC as DPDK's rte_lpm", build: crate::dir24::build_boxed },
+    EngineSpec { name: "lctrie", summary: "LC-trie (Nilsson-Karlsson), Linux fib_trie's shape", build: crate::lctrie::build_boxed },
     EngineSpec {
         name: "radix",
         summary: "the RIB's path-compressed binary trie (reference)",
