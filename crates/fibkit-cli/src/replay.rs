@@ -386,6 +386,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             "publish_us_p99": publish_p99,
             "publish_us_max": publish_max,
             "full_rebuilds": stats.full_rebuilds,
+            "relocations": stats.relocations,
             "bytes_per_update": bytes_per_update,
             "readers": args.readers,
             "reader_mlps_idle": reader_mlps_idle,
@@ -409,8 +410,8 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         );
         println!("per update:  median {update_median:.3} us, p99 {update_p99:.3} us, max {update_max:.1} us");
         println!(
-            "per publish: median {publish_median:.3} us, p99 {publish_p99:.3} us, max {publish_max:.1} us ({} publishes, {} full rebuilds)",
-            stats.publishes, stats.full_rebuilds
+            "per publish: median {publish_median:.3} us, p99 {publish_p99:.3} us, max {publish_max:.1} us ({} publishes, {} full rebuilds, {} relocations)",
+            stats.publishes, stats.full_rebuilds, stats.relocations
         );
         println!("bytes rewritten per update: {bytes_per_update:.1}");
         if let (Some(idle), Some(during)) = (reader_mlps_idle, reader_mlps_during) {

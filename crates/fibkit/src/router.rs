@@ -98,9 +98,13 @@ pub struct ApplyContext {
 /// What an updater did with a batch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Applied {
-    /// It built a new structure ([`Updater::fib`] changed) instead of
-    /// updating in place.
+    /// It rebuilt the structure from the RIB ([`Updater::fib`] changed)
+    /// instead of updating in place.
     pub rebuilt: bool,
+    /// It copied the structure into larger arrays (out of free space while
+    /// readers held old space) and updated the copy ([`Updater::fib`]
+    /// changed): much cheaper than a rebuild.
+    pub relocated: bool,
     /// Bytes of the lookup structure written (entries rewritten in place, or
     /// the whole structure after a rebuild).
     pub bytes_written: u64,
@@ -166,7 +170,7 @@ impl Updater for FullRebuild {
         let fib: Arc<dyn Fib4> = Arc::from((self.spec.build)(rib, &options)?);
         let bytes_written = fib.footprint() as u64;
         self.fib = fib;
-        Ok(Applied { rebuilt: true, bytes_written })
+        Ok(Applied { rebuilt: true, bytes_written, ..Applied::default() })
     }
 }
 
@@ -376,6 +380,8 @@ pub struct Published {
     pub changed: usize,
     /// The engine rebuilt the structure instead of updating it in place.
     pub rebuilt: bool,
+    /// The engine copied the structure into larger arrays.
+    pub relocated: bool,
     /// Bytes of the lookup structure written.
     pub bytes_written: u64,
 }
@@ -391,6 +397,8 @@ pub struct RouterStats {
     pub publishes: u64,
     /// Publishes that came from a full rebuild.
     pub full_rebuilds: u64,
+    /// Publishes of a structure copied into larger arrays.
+    pub relocations: u64,
     /// Bytes of lookup structures written.
     pub bytes_written: u64,
     /// Updates rejected (in rejected batches).
@@ -555,11 +563,13 @@ impl Router {
         self.stats.changes += self.changed.len() as u64;
         self.stats.bytes_written += applied.bytes_written;
         self.stats.full_rebuilds += u64::from(applied.rebuilt);
+        self.stats.relocations += u64::from(applied.relocated);
         Ok(Published {
             generation: self.generation,
             updates: batch.len(),
             changed: self.changed.len(),
             rebuilt: applied.rebuilt,
+            relocated: applied.relocated,
             bytes_written: applied.bytes_written,
         })
     }

@@ -152,6 +152,8 @@ trait Cell: Send + Sync {
     type Word: Copy + Ord + std::hash::Hash + TryFrom<usize> + Into<u64>;
     /// A cell holding `word`.
     fn new(word: Self::Word) -> Self;
+    /// A cell holding zero (free space).
+    fn empty() -> Self;
     /// Reads the word (`Relaxed`: the direct entry's `Acquire` orders it).
     fn get(&self) -> Self::Word;
     /// Writes the word (`Relaxed`: the direct entry's `Release` publishes it).
@@ -165,6 +167,9 @@ macro_rules! cell {
             #[inline(always)]
             fn new(word: $word) -> Self {
                 <$atomic>::new(word)
+            }
+            fn empty() -> Self {
+                <$atomic>::new(0)
             }
             #[inline(always)]
             fn get(&self) -> $word {

@@ -19,13 +19,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::build::{cut_chunks, header_word, range_entry, Bookkeeping, Builder, Encoder, Encoding, StoredChunk};
 use super::{
     Cell, DirectEntry, Dxr, LongEntry, ShortEntry, WideEntry, BASE_MAX, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT,
-    FORMAT_SHORT, FRAGS_MASK, FRAGS_XL,
+    FORMAT_SHORT, FORMAT_WIDE, FRAGS_MASK, FRAGS_XL,
 };
 use crate::addr::Prefix4;
 use crate::engine::{BuildError, Fib4};
@@ -142,8 +142,12 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
             free.free(used as u32, (capacity - used) as u32);
         }
         let mut by_hash = HashMap::with_capacity_and_hasher(stored.len() * 2, BuildHasherDefault::default());
-        let mut references = vec![0; capacity];
-        let mut hashes = vec![0; capacity];
+        // Written out (not calloc'd) so that their pages fault in here, at
+        // build time, rather than on the update path.
+        let mut references = Vec::with_capacity(capacity);
+        references.resize(capacity, 0);
+        let mut hashes = Vec::with_capacity(capacity);
+        hashes.resize(capacity, 0);
         for (content, chunk) in stored {
             let hash = content_hash(content.iter().copied());
             by_hash.entry(hash).or_insert((chunk.base, content.len() as u32));
@@ -242,6 +246,27 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         self.limbo.push_back((generation, base as u32, len as u32));
     }
 
+    /// A copy of `table` with room to grow (half the entries in use, plus
+    /// 8,192) in which every retired segment is free: no reader will search
+    /// the copy before the updater publishes it, and its direct entries
+    /// never point at retired segments.
+    fn grown<C: Cell<Word = W>>(&mut self, table: &[C]) -> Box<[C]> {
+        let capacity = (self.live + self.live / 2 + 8192).max(self.capacity).min(BASE_MAX as usize + 1);
+        let mut cells = Vec::with_capacity(capacity);
+        cells.extend(table.iter().map(|cell| C::new(cell.get())));
+        cells.resize_with(capacity, C::empty);
+        while let Some((_, base, len)) = self.limbo.pop_front() {
+            self.free.free(base, len);
+        }
+        if capacity > self.capacity {
+            self.free.free(self.capacity as u32, (capacity - self.capacity) as u32);
+        }
+        self.references.resize(capacity, 0);
+        self.hashes.resize(capacity, 0);
+        self.capacity = capacity;
+        cells.into_boxed_slice()
+    }
+
     /// Whether the chunks in use fill less than half of a table worth
     /// compacting.
     fn sparse(&self) -> bool {
@@ -275,6 +300,8 @@ pub struct DxrUpdater<const K: u32> {
     /// The bookkeeping no longer matches the structure (after a failed
     /// batch): the next batch starts with a full rebuild.
     stale: bool,
+    /// The batch being applied moved to a larger copy of the structure.
+    relocated: bool,
 }
 
 impl<const K: u32> DxrUpdater<K> {
@@ -303,6 +330,7 @@ impl<const K: u32> DxrUpdater<K> {
             spans: Vec::new(),
             pending: Vec::new(),
             stale: false,
+            relocated: false,
         }
     }
 
@@ -322,13 +350,29 @@ impl<const K: u32> DxrUpdater<K> {
             Ok((fib, bookkeeping)) => {
                 let bytes_written = fib.footprint() as u64;
                 *self = Self::from_parts(fib, bookkeeping);
-                Ok(Applied { rebuilt: true, bytes_written })
+                Ok(Applied { rebuilt: true, bytes_written, ..Applied::default() })
             }
             Err(error) => {
                 self.stale = true;
                 Err(error)
             }
         }
+    }
+
+    /// Moves to a copy of the structure with larger range tables and every
+    /// retired segment free (published at the end of the batch).
+    fn relocate(&mut self, bytes_written: &mut u64) {
+        let fib = &*self.fib;
+        let relocated = Dxr {
+            direct: fib.direct.iter().map(|entry| AtomicU32::new(entry.load(Ordering::Relaxed))).collect(),
+            range_long: self.long.grown(&fib.range_long),
+            range_short: self.short.grown(&fib.range_short),
+            range_wide: self.wide.grown(&fib.range_wide),
+            prefixes: AtomicUsize::new(fib.prefixes.load(Ordering::Relaxed)),
+        };
+        *bytes_written += relocated.footprint() as u64;
+        self.fib = Arc::new(relocated);
+        self.relocated = true;
     }
 
     /// Encodes chunk `chunk` anew and queues its direct entry if it changed.
@@ -339,23 +383,27 @@ impl<const K: u32> DxrUpdater<K> {
         generation: u64,
         bytes_written: &mut u64,
     ) -> Result<(), Stop> {
-        let fib = &*self.fib;
         let count = fragments.len();
-        let entry = match self.encoder.encode(fragments).map_err(Stop::Error)? {
-            Encoding::Direct(next_hop) => next_hop << BASE_SHIFT,
-            Encoding::Short => {
-                let base = self.short.acquire(&self.encoder.short, &fib.range_short, bytes_written);
-                range_entry(FORMAT_SHORT, base.map_err(Stop::Error)?.ok_or(Stop::Full)?, count)
-            }
-            Encoding::Long => {
-                let base = self.long.acquire(&self.encoder.long, &fib.range_long, bytes_written);
-                range_entry(FORMAT_LONG, base.map_err(Stop::Error)?.ok_or(Stop::Full)?, count)
-            }
-            Encoding::Wide => {
-                let base = self.wide.acquire(&self.encoder.wide, &fib.range_wide, bytes_written);
-                range_entry(super::FORMAT_WIDE, base.map_err(Stop::Error)?.ok_or(Stop::Full)?, count)
+        let encoding = self.encoder.encode(fragments).map_err(Stop::Error)?;
+        let entry = loop {
+            let fib = &*self.fib;
+            let (format, base) = match encoding {
+                Encoding::Direct(next_hop) => break next_hop << BASE_SHIFT,
+                Encoding::Short => {
+                    (FORMAT_SHORT, self.short.acquire(&self.encoder.short, &fib.range_short, bytes_written))
+                }
+                Encoding::Long => (FORMAT_LONG, self.long.acquire(&self.encoder.long, &fib.range_long, bytes_written)),
+                Encoding::Wide => (FORMAT_WIDE, self.wide.acquire(&self.encoder.wide, &fib.range_wide, bytes_written)),
+            };
+            match base.map_err(Stop::Error)? {
+                Some(base) => break range_entry(format, base, count),
+                // Out of space (readers still hold retired segments): move
+                // to a larger copy once per batch, then rebuild.
+                None if !self.relocated => self.relocate(bytes_written),
+                None => return Err(Stop::Full),
             }
         };
+        let fib = &*self.fib;
         let old = fib.direct[chunk as usize].load(Ordering::Relaxed);
         if old & FRAGS_MASK != 0 {
             match (old >> FORMAT_SHIFT) & 3 {
@@ -506,6 +554,7 @@ impl<const K: u32> Updater for DxrUpdater<K> {
         if self.stale {
             return self.rebuild(rib);
         }
+        self.relocated = false;
         self.long.reclaim(context.oldest_held);
         self.short.reclaim(context.oldest_held);
         self.wide.reclaim(context.oldest_held);
@@ -550,7 +599,7 @@ impl<const K: u32> Updater for DxrUpdater<K> {
         if self.long.sparse() || self.short.sparse() || self.wide.sparse() {
             return self.rebuild(rib);
         }
-        Ok(Applied { rebuilt: false, bytes_written })
+        Ok(Applied { rebuilt: false, relocated: self.relocated, bytes_written })
     }
 }
 

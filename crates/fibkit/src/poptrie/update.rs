@@ -23,7 +23,7 @@
 //! router rebuilds it instead ([`crate::router::FullRebuild`]).
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::build::{build_slot, Prepared};
@@ -60,6 +60,10 @@ pub struct PoptrieUpdater<L: Leaf, const S: u32> {
     pending: Vec<(u32, u32)>,
     /// The bookkeeping no longer matches the structure: rebuild first.
     stale: bool,
+    /// The batch being applied moved to a larger copy of the structure.
+    relocated: bool,
+    /// Nodes and leaves in use (for the size of a relocated copy).
+    live: [usize; 2],
 }
 
 impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
@@ -102,6 +106,8 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
             slots: Vec::new(),
             pending: Vec::new(),
             stale: false,
+            relocated: false,
+            live: used,
         })
     }
 
@@ -114,13 +120,60 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
         match Self::new(rib) {
             Ok(fresh) => {
                 *self = fresh;
-                Ok(Applied { rebuilt: true, bytes_written: self.fib.footprint() as u64 })
+                Ok(Applied { rebuilt: true, bytes_written: self.fib.footprint() as u64, ..Applied::default() })
             }
             Err(error) => {
                 self.stale = true;
                 Err(error)
             }
         }
+    }
+
+    /// Moves to a copy of the structure with larger node and leaf arrays in
+    /// which every replaced segment is free (no reader searches the copy
+    /// before it is published, and its direct entries never point at
+    /// replaced subtrees).
+    fn relocate(&mut self, bytes_written: &mut u64) {
+        let fib = Arc::clone(&self.fib);
+        let grow = |live: usize, capacity: usize| (live + live / 2 + 8192).max(capacity);
+        let node_capacity = grow(self.live[0], fib.nodes.len());
+        let leaf_capacity = grow(self.live[1], fib.leaves.len());
+        let mut nodes = Vec::with_capacity(node_capacity);
+        nodes.extend(fib.nodes.iter().map(|cell| super::NodeCell::new(cell.get())));
+        nodes.resize_with(node_capacity, super::NodeCell::default);
+        let mut leaves = Vec::with_capacity(leaf_capacity);
+        leaves.extend(fib.leaves.iter().map(|cell| L::cell(L::load(cell))));
+        leaves.resize_with(leaf_capacity, || L::cell(L::default()));
+        while let Some((_, segment)) = self.limbo.pop_front() {
+            self.free_segment(segment);
+        }
+        if node_capacity > fib.nodes.len() {
+            self.node_space.free(fib.nodes.len() as u32, (node_capacity - fib.nodes.len()) as u32);
+        }
+        if leaf_capacity > fib.leaves.len() {
+            self.leaf_space.free(fib.leaves.len() as u32, (leaf_capacity - fib.leaves.len()) as u32);
+        }
+        let relocated = Poptrie {
+            direct: fib.direct.iter().map(|entry| AtomicU32::new(entry.load(Ordering::Relaxed))).collect(),
+            nodes: nodes.into_boxed_slice(),
+            leaves: leaves.into_boxed_slice(),
+            summary: fib.summary.clone(),
+            family: std::marker::PhantomData,
+        };
+        *bytes_written += relocated.footprint() as u64;
+        self.fib = Arc::new(relocated);
+        self.relocated = true;
+    }
+
+    fn free_segment(&mut self, segment: Segment) {
+        if segment.nodes.1 > 0 {
+            self.node_space.free(segment.nodes.0, segment.nodes.1);
+        }
+        if segment.leaves.1 > 0 {
+            self.leaf_space.free(segment.leaves.0, segment.leaves.1);
+        }
+        self.live[0] -= segment.nodes.1 as usize;
+        self.live[1] -= segment.leaves.1 as usize;
     }
 
     /// Writes the subtree in the scratch vectors into free segments;
@@ -150,6 +203,8 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
             L::store(&fib.leaves[leaf_base as usize + offset], leaf);
         }
         *bytes_written += u64::from(node_count) * 24 + u64::from(leaf_count) * u64::from(L::BITS / 8);
+        self.live[0] += node_count as usize;
+        self.live[1] += leaf_count as usize;
         Some(Segment { nodes: (node_base, node_count), leaves: (leaf_base, leaf_count) })
     }
 }
@@ -187,13 +242,9 @@ where
                 break;
             }
             self.limbo.pop_front();
-            if segment.nodes.1 > 0 {
-                self.node_space.free(segment.nodes.0, segment.nodes.1);
-            }
-            if segment.leaves.1 > 0 {
-                self.leaf_space.free(segment.leaves.0, segment.leaves.1);
-            }
+            self.free_segment(segment);
         }
+        self.relocated = false;
         let shift = 32 - S;
         self.slots.clear();
         for prefix in changed {
@@ -213,10 +264,19 @@ where
                     let message = format!("next hop {next_hop} exceeds the direct array's 31 bits");
                     return Err(BuildError { engine: self.name().to_string(), message });
                 }
-                Ok(None) => match self.write_subtree(&mut bytes_written) {
-                    Some(segment) if segment.nodes.0 <= DIRECT_MAX => (segment.nodes.0, segment),
-                    _ => return self.rebuild(rib),
-                },
+                Ok(None) => {
+                    let mut written = self.write_subtree(&mut bytes_written);
+                    if written.is_none() && !self.relocated {
+                        // Out of space while readers hold replaced subtrees:
+                        // move to a larger copy once per batch, then rebuild.
+                        self.relocate(&mut bytes_written);
+                        written = self.write_subtree(&mut bytes_written);
+                    }
+                    match written {
+                        Some(segment) if segment.nodes.0 <= DIRECT_MAX => (segment.nodes.0, segment),
+                        _ => return self.rebuild(rib),
+                    }
+                }
                 Err(message) => {
                     self.stale = true;
                     return Err(BuildError { engine: self.name().to_string(), message });
@@ -232,6 +292,6 @@ where
             self.fib.direct[slot as usize].store(entry, Ordering::Release);
         }
         bytes_written += 4 * self.pending.len() as u64;
-        Ok(Applied { rebuilt: false, bytes_written })
+        Ok(Applied { rebuilt: false, relocated: self.relocated, bytes_written })
     }
 }
