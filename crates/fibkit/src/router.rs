@@ -53,7 +53,10 @@
 //! may see one old and one new answer), as in a router's FIB.
 //!
 //! Poptrie with direct pointing replaces the subtrees of the direct entries
-//! an update touches ([`crate::poptrie::PoptrieUpdater`]), the same way.
+//! an update touches ([`crate::poptrie::PoptrieUpdater`]), the same way;
+//! DIR-24-8 rewrites the `tbl24` entries and groups of the /24 blocks an
+//! update touches, filling new groups before the entries pointing to them
+//! ([`crate::dir24::Dir24Updater`]).
 //!
 //! Engines without incremental updates (Luleå, the LC-trie, the radix
 //! reference, Poptrie without direct pointing) are rebuilt from the RIB for every batch and published whole
@@ -188,6 +191,7 @@ pub fn updater(name: &str, rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn
         "poptrie16" => Box::new(PoptrieUpdater::<u16, 16>::new(rib)?),
         "poptrie18" if wide_leaves() => Box::new(PoptrieUpdater::<u32, 18>::new(rib)?),
         "poptrie18" => Box::new(PoptrieUpdater::<u16, 18>::new(rib)?),
+        "dir24-8" => Box::new(crate::dir24::Dir24Updater::new(rib)?),
         "d16r" => Box::new(DxrUpdater::<16>::new(rib)?),
         "d17r" => Box::new(DxrUpdater::<17>::new(rib)?),
         "d18r" => Box::new(DxrUpdater::<18>::new(rib)?),

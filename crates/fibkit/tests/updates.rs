@@ -470,7 +470,7 @@ fn readers_racing_the_real_trace_on_the_2014_table() {
         })
         .collect();
     assert_eq!(updates.len(), 23_446);
-    for engine in ["d16r", "d20r", "poptrie18"] {
+    for engine in ["d16r", "d20r", "poptrie18", "dir24-8"] {
         let batches: Vec<Vec<Update>> = updates.chunks(4).map(<[Update]>::to_vec).collect();
         let lookups = stress(engine, table.v4.clone(), table.next_hops.clone(), batches, 1);
         eprintln!("{engine}: {lookups} racing lookups on the 2014 table checked");

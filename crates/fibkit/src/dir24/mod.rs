@@ -34,11 +34,23 @@
 //!
 //! The table is 64 MiB plus 1 KiB per group, the lookup one or two memory
 //! reads.
+//!
+//! Entries are stored as `AtomicU32`: the `tbl24` entry is loaded with
+//! `Acquire`, a group entry with `Relaxed` (plain loads on x86-64), so that
+//! [`Dir24Updater`] can rewrite a table readers are searching: a new group
+//! is filled before the `tbl24` entry pointing to it is stored (`Release`),
+//! and a group no longer pointed to is reused only once no reader can still
+//! hold the old `tbl24` entry ([`crate::router`]'s reclamation).
 
 mod build;
+mod live;
 mod lookup;
 mod stats;
 mod update;
+
+pub use live::Dir24Updater;
+
+use std::sync::atomic::AtomicU32;
 
 use crate::engine::{BuildError, BuildOptions, Fib4, Stats};
 use crate::rib::Rib4;
@@ -57,6 +69,18 @@ pub const MAX_NEXT_HOP: NextHop = (1 << 24) - 1;
 pub struct Entry(pub u32);
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 4);
+const _: () = assert!(
+    std::mem::size_of::<AtomicU32>() == 4 && std::mem::align_of::<AtomicU32>() == std::mem::align_of::<u32>()
+);
+
+/// The entries of `cells` as plain entries, for a writer that holds the
+/// table exclusively.
+fn entries_mut(cells: &mut [AtomicU32]) -> &mut [Entry] {
+    // SAFETY: `AtomicU32` has the same size, alignment and bit validity as
+    // `u32` (asserted above), `Entry` is a `repr(transparent)` `u32`, and the
+    // `&mut` borrow excludes every other access for its lifetime.
+    unsafe { std::slice::from_raw_parts_mut(cells.as_mut_ptr().cast::<Entry>(), cells.len()) }
+}
 
 impl Entry {
     const VALID: u32 = 1 << 24;
@@ -112,14 +136,21 @@ impl Entry {
 
 /// A DIR-24-8-BASIC table.
 pub struct Dir24 {
-    /// One entry per /24.
-    tbl24: Box<[Entry; TBL24_ENTRIES]>,
+    /// One entry per /24 (2^24 of them).
+    tbl24: Box<[AtomicU32]>,
     /// The groups, 256 entries each (freed ones included).
-    tbl8: Vec<Entry>,
+    tbl8: Vec<AtomicU32>,
     /// Groups free for reuse.
     free_groups: Vec<u32>,
     /// The routes, to find covering prefixes on removal.
     rules: Rib4,
+}
+
+impl Dir24 {
+    /// `tbl24` for a writer holding the table exclusively.
+    fn tbl24_mut(&mut self) -> &mut [Entry] {
+        entries_mut(&mut self.tbl24)
+    }
 }
 
 impl std::fmt::Debug for Dir24 {

@@ -1,6 +1,8 @@
 //! Incremental insertion and removal, as `rte_lpm_add` / `rte_lpm_delete`.
 
-use super::{Dir24, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
+use std::sync::atomic::AtomicU32;
+
+use super::{entries_mut, Dir24, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
 use crate::addr::Prefix4;
 use crate::engine::BuildError;
 use crate::{NextHop, NO_ROUTE};
@@ -37,7 +39,7 @@ impl Dir24 {
         let first = (prefix.addr() >> 8) as usize;
         if prefix_len <= 24 {
             for index in first..first + (1 << (24 - prefix_len)) {
-                let current = self.tbl24[index];
+                let current = self.tbl24_mut()[index];
                 if current.is_extended() {
                     for slot in self.group_mut(current.value()) {
                         if slot.yields_to(prefix_len) {
@@ -45,16 +47,16 @@ impl Dir24 {
                         }
                     }
                 } else if current.yields_to(prefix_len) {
-                    self.tbl24[index] = entry;
+                    self.tbl24_mut()[index] = entry;
                 }
             }
         } else {
-            let current = self.tbl24[first];
+            let current = self.tbl24_mut()[first];
             let group = if current.is_extended() {
                 current.value()
             } else {
                 let group = self.allocate_group(current);
-                self.tbl24[first] = Entry::group(group);
+                self.tbl24_mut()[first] = Entry::group(group);
                 group
             };
             let start = (prefix.addr() & 0xff) as usize;
@@ -83,7 +85,7 @@ impl Dir24 {
         let first = (prefix.addr() >> 8) as usize;
         if prefix_len <= 24 {
             for index in first..first + (1 << (24 - prefix_len)) {
-                let current = self.tbl24[index];
+                let current = self.tbl24_mut()[index];
                 if current.is_extended() {
                     for slot in self.group_mut(current.value()) {
                         if written_by_prefix(*slot) {
@@ -91,11 +93,11 @@ impl Dir24 {
                         }
                     }
                 } else if written_by_prefix(current) {
-                    self.tbl24[index] = replacement;
+                    self.tbl24_mut()[index] = replacement;
                 }
             }
         } else {
-            let current = self.tbl24[first];
+            let current = self.tbl24_mut()[first];
             assert!(current.is_extended(), "a route longer than /24 has a group");
             let group = current.value();
             let start = (prefix.addr() & 0xff) as usize;
@@ -109,7 +111,7 @@ impl Dir24 {
             if uniform.prefix_len() <= 24 && slots.iter().all(|&slot| slot == uniform) {
                 slots.fill(Entry::INVALID);
                 self.free_groups.push(group);
-                self.tbl24[first] = uniform;
+                self.tbl24_mut()[first] = uniform;
             }
         }
         Some(removed)
@@ -124,7 +126,7 @@ impl Dir24 {
 
     fn group_mut(&mut self, group: u32) -> &mut [Entry] {
         let start = group as usize * GROUP_ENTRIES;
-        &mut self.tbl8[start..start + GROUP_ENTRIES]
+        &mut entries_mut(&mut self.tbl8)[start..start + GROUP_ENTRIES]
     }
 
     /// A group whose entries all start as `fill` (a non-extended entry).
@@ -137,7 +139,7 @@ impl Dir24 {
             }
             None => {
                 let group = (self.tbl8.len() / GROUP_ENTRIES) as u32;
-                self.tbl8.resize(self.tbl8.len() + GROUP_ENTRIES, fill);
+                self.tbl8.resize_with(self.tbl8.len() + GROUP_ENTRIES, || AtomicU32::new(fill.0));
                 group
             }
         }
@@ -181,7 +183,7 @@ mod tests {
         assert_eq!(table.groups_in_use(), 1);
         assert_eq!(table.remove(p("10.1.2.0/28")), Some(4));
         assert_eq!(table.groups_in_use(), 0, "the group held only /24 entries");
-        assert!(!table.tbl24[0x0a_0102].is_extended());
+        assert!(!table.tbl24_mut()[0x0a_0102].is_extended());
         assert_eq!(table.lookup(0x0a01_0201), 2);
         assert_eq!(table.remove(p("10.1.2.0/24")), Some(2));
         assert_eq!(table.lookup(0x0a01_0201), 1);
