@@ -91,8 +91,12 @@
 //! A structure built by [`Dxr::build`] has no free space; one built for
 //! updates ([`DxrUpdater::new`]) keeps a quarter of each range table (at
 //! least 4,096 entries) free. When a chunk finds no free segment big
-//! enough, the updater rebuilds the whole structure from the RIB and the
-//! router publishes the new one (a "full rebuild", counted).
+//! enough (readers holding old generations keep retired space from reuse),
+//! the updater copies the structure into larger range tables in which all
+//! retired space is free, and the router publishes the copy (a
+//! "relocation", counted); if even that fails, it rebuilds the whole
+//! structure from the RIB (a "full rebuild", counted). When the chunks in
+//! use fill less than half of a range table, it rebuilds to compact.
 //!
 //! The build bookkeeping (sharing of identical chunks with reference counts,
 //! free space) lives in the builder and the updater, never in [`Dxr`].

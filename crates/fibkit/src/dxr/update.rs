@@ -13,9 +13,11 @@
 //! served while they were live, until the router reports that no reader
 //! holds that generation any more.
 //!
-//! A full rebuild from the RIB (published as a new structure) happens when
-//! a chunk finds no free segment large enough, and when the chunks in use
-//! fill less than half of a range table (compaction).
+//! A chunk that finds no free segment large enough moves the batch to a
+//! copy of the structure with larger range tables in which every retired
+//! segment is free (a relocation, published as a new structure); a full
+//! rebuild from the RIB happens when even that copy has no room, and when
+//! the chunks in use fill less than half of a range table (compaction).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
