@@ -234,7 +234,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     if args.batch == Some(0) {
         bail!("--batch must be at least 1");
     }
-    if args.window.is_some_and(|ms| !(ms > 0.0)) {
+    if args.window.is_some_and(|ms| ms.is_nan() || ms <= 0.0) {
         bail!("--window must be a positive number of milliseconds");
     }
     let window = match args.window {

@@ -280,13 +280,13 @@ mod updates {
             let mut router = router(striped_rib(stripes, step, first_hop), "d16r");
             let step_len = 32 - step.trailing_zeros() as u8;
             let changes = [
-                Update::Announce(Prefix4::new(0x0b00_0000 | 10 * step, step_len).unwrap(), hop(900)),
+                Update::Announce(Prefix4::new(0x0b00_0000 | (10 * step), step_len).unwrap(), hop(900)),
                 Update::Announce(Prefix4::new(0x0b00_0000, step_len).unwrap(), hop(901)),
                 Update::Announce(Prefix4::new(0x0b00_ff00, 24).unwrap(), hop(902)),
                 Update::Announce(p("11.0.255.0/24"), hop(903)),
                 Update::Announce(p("11.1.0.0/24"), hop(904)),
                 Update::Announce(p("10.255.255.0/24"), hop(905)),
-                Update::Withdraw(Prefix4::new(0x0b00_0000 | 3 * step, step_len).unwrap()),
+                Update::Withdraw(Prefix4::new(0x0b00_0000 | (3 * step), step_len).unwrap()),
                 Update::Withdraw(p("11.0.0.0/16")),
             ];
             for update in changes {

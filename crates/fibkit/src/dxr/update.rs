@@ -146,8 +146,10 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         let mut by_hash = HashMap::with_capacity_and_hasher(stored.len() * 2, BuildHasherDefault::default());
         // Written out (not calloc'd) so that their pages fault in here, at
         // build time, rather than on the update path.
+        #[allow(clippy::slow_vector_initialization)]
         let mut references = Vec::with_capacity(capacity);
         references.resize(capacity, 0);
+        #[allow(clippy::slow_vector_initialization)]
         let mut hashes = Vec::with_capacity(capacity);
         hashes.resize(capacity, 0);
         for (content, chunk) in stored {
@@ -519,7 +521,7 @@ impl<const K: u32> DxrUpdater<K> {
         let before = fragments.partition_point(|&(offset, _)| offset < low);
         patched.extend_from_slice(&fragments[..before]);
         let push = |patched: &mut Vec<(u32, NextHop)>, offset: u32, next_hop: NextHop| {
-            if patched.last().is_none_or(|&(_, last_hop)| last_hop != next_hop) {
+            if patched.last().map_or(true, |&(_, last_hop)| last_hop != next_hop) {
                 patched.push((offset, next_hop));
             }
         };
