@@ -1,0 +1,99 @@
+//! `fibkit replay` through the binary: a small table and trace, verified
+//! after every publish, the JSON keys the issue lists, and bad input.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A file in a fresh temporary directory of this test process.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fibkit-replay-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn replay(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fibkit")).arg("replay").args(args).output().unwrap()
+}
+
+const TABLE: &str = "10.0.0.0/8\t1\n10.1.0.0/16\t2\n10.1.2.0/24\t3\n192.168.0.0/16\t4\n";
+
+const TRACE: &str = "\
+1418774413 a 10.1.3.0/24 195.66.226.74
+1418774413 w 10.1.2.0/24 0.0.0.0
+1418774414 a 10.1.2.128/25 195.66.225.88
+1418774414 a 10.0.0.0/8 195.66.224.21
+1418774415 w 192.168.0.0/16 0.0.0.0
+1418774415 w 172.16.0.0/12 0.0.0.0
+1418774416 a 0.0.0.0/0 195.66.226.74
+";
+
+#[test]
+fn replays_verifies_and_reports_json_for_every_updater_kind() {
+    let table = temp_file("table.ipasn", TABLE);
+    let trace = temp_file("trace.updates", TRACE);
+    for engine in ["d16r", "d22r", "poptrie18", "dir24-8", "lulea", "radix"] {
+        for batching in [["--batch", "1"], ["--batch", "3"], ["--window", "1500"]] {
+            let output = replay(&[
+                "--engine",
+                engine,
+                batching[0],
+                batching[1],
+                "--verify",
+                "--json",
+                "--readers",
+                "1",
+                "--idle-seconds",
+                "0.05",
+                "--nexthops",
+                "239",
+                table.to_str().unwrap(),
+                trace.to_str().unwrap(),
+            ]);
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                output.status.success(),
+                "{engine} {batching:?}: {stdout}{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            for key in [
+                "\"engine\"",
+                "\"updates\": 7",
+                "\"updates_per_s\"",
+                "\"update_us_median\"",
+                "\"update_us_p99\"",
+                "\"publishes\"",
+                "\"full_rebuilds\"",
+                "\"reader_mlps_idle\"",
+                "\"reader_mlps_during\"",
+                "\"verified\": true",
+                "\"mismatches\": 0",
+                "\"announces\": 4",
+                "\"withdraws\": 3",
+            ] {
+                assert!(stdout.contains(key), "{engine} {batching:?}: no {key} in {stdout}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_trace_lines_are_errors_naming_file_and_line() {
+    let table = temp_file("table2.ipasn", TABLE);
+    for (text, problem) in [
+        ("1 a 10.0.0.1/8 1.2.3.4\n", "host bits set"),
+        ("1 a 10.0.0.0/8 1.2.3.4\n1 x 10.0.0.0/8 1.2.3.4\n", "unknown update kind"),
+        ("1 a 10.0.0.0/8 1.2.3.4\nnot-a-line\n", "expected `UNIXTIME a|w PREFIX NEXTHOP`"),
+        ("1 a 10.0.0.0/8 1.2.3.4\nsoon a 10.0.0.0/8 1.2.3.4\n", "bad time \"soon\""),
+        ("1 a 10.0.0.0/8 1.2.3.4\n1 a 10.0.0.0/8\n", "announce without a next hop"),
+    ] {
+        let trace = temp_file("bad.updates", text);
+        let output = replay(&[table.to_str().unwrap(), trace.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success());
+        let line = text.lines().count();
+        assert!(stderr.contains(&format!("bad.updates:{line}: ")), "{stderr}");
+        assert!(stderr.contains(problem), "{stderr}");
+    }
+}
