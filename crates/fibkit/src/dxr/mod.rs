@@ -1,7 +1,134 @@
-//! DXR.
+//! DXR (Zec, Rizzo, Mikuc): a direct table on the top K bits and binary
+//! search over sorted address ranges, D16R..D22R.
+//!
+//! The address space is cut into 2^K chunks of 2^(32-K) addresses. The top
+//! K bits of a key index the `direct` table. A chunk that one next hop
+//! covers entirely is resolved right there; any other chunk's entry points
+//! into a `range` table holding the chunk's ranges ("fragments") as a sorted
+//! array of (start, next hop) pairs, searched by binary search. Adjacent
+//! ranges with equal next hops are merged; identical chunks are stored once
+//! and shared by every direct entry that needs them.
+//!
+//! ```text
+//!  key:  | K bits: chunk | 32-K bits: offset |
+//!              |
+//!              v
+//!  direct[2^K] ---- frags == 0 ----------------------> next hop (base)
+//!        |
+//!        +-- frags = n, long  --> range_long[base .. base+n]   (4 bytes each)
+//!        |                         | start << K | next hop |    sorted by start
+//!        +-- frags = n, short --> range_short[base .. base+n]  (2 bytes each)
+//!                                  | start >> 8 | next hop |   starts /24-aligned
+//! ```
+//!
+//! # Direct entry (`u32`)
+//!
+//! | bits   | field   | meaning                                                        |
+//! |--------|---------|----------------------------------------------------------------|
+//! | 0..=8  | `frags` | 0: resolved here; 2..=510: fragments in the chunk; 511: more, the count is in `range_long[base]` and the fragments follow it |
+//! | 9      | `short` | the chunk's fragments are in `range_short` (else `range_long`)  |
+//! | 10..=31| `base`  | the next hop (`frags == 0`) or the chunk's first index in its range table |
+//!
+//! # Long range entry (`u32`), any chunk
+//!
+//! | bits        | field      | meaning                                            |
+//! |-------------|------------|----------------------------------------------------|
+//! | 0..K        | `next_hop` | next hop of the range (K bits: 16 bits for D16R, 22 for D22R) |
+//! | K..=31      | `start`    | first address of the range, as offset in the chunk  |
+//!
+//! # Short range entry (`u16`), chunks whose ranges all start on /24
+//! boundaries and whose next hops all fit in 8 bits
+//!
+//! | bits  | field      | meaning                                      |
+//! |-------|------------|----------------------------------------------|
+//! | 0..=7 | `next_hop` | next hop of the range                        |
+//! | 8..=15| `start`    | first address of the range in the chunk, in /24 units |
+//!
+//! Because the next-hop field sits below the start, the binary search
+//! compares whole entries with `offset << K | (2^K - 1)`: the last entry not
+//! above that probe is the range holding the offset.
+//!
+//! # Structural limits
+//!
+//! | what                          | limit            | when exceeded        |
+//! |-------------------------------|------------------|----------------------|
+//! | next hop in a long fragment   | 2^K - 1          | build error naming the next hop and a K that takes it |
+//! | next hop resolved directly    | 2^22 - 1         | build error          |
+//! | entries per range table       | 2^22 (each)      | build error suggesting a smaller K |
+//! | fragments in one chunk        | none: past 510 the count moves into a header word (`frags = 511`) | - |
+//!
+//! The frozen structure ([`Dxr`]) holds only the three arrays; the build
+//! bookkeeping (sharing of identical chunks) lives in the builder.
+
+mod build;
+mod lookup;
+mod stats;
+
+pub use stats::{chunk_histogram, HistogramRow, HISTOGRAM_BUCKETS};
+
 use crate::engine::{BuildError, BuildOptions, Fib4};
 use crate::rib::Rib4;
-/// Registry builder.
-pub fn build_boxed<const K: u32>(_rib: &Rib4, _options: &BuildOptions) -> Result<Box<dyn Fib4>, BuildError> {
-    unimplemented!()
+
+/// Bits of the `frags` field of a direct entry.
+const FRAGS_BITS: u32 = 9;
+/// Mask of the `frags` field.
+const FRAGS_MASK: u32 = (1 << FRAGS_BITS) - 1;
+/// `frags` value of a chunk whose fragment count is stored in a header.
+const FRAGS_XL: u32 = FRAGS_MASK;
+/// The `short` flag of a direct entry.
+const SHORT_FLAG: u32 = 1 << FRAGS_BITS;
+/// Where `base` starts in a direct entry.
+const BASE_SHIFT: u32 = FRAGS_BITS + 1;
+/// Largest `base` (next hop or range-table index) a direct entry holds.
+const BASE_MAX: u32 = u32::MAX >> BASE_SHIFT;
+
+const _: () = assert!(std::mem::size_of::<u32>() == 4 && BASE_SHIFT == 10 && BASE_MAX == (1 << 22) - 1);
+
+/// A DXR forwarding structure with `K` direct bits (16..=22).
+#[derive(Clone, Debug)]
+pub struct Dxr<const K: u32> {
+    /// 2^K direct entries (layout in the module docs).
+    direct: Box<[u32]>,
+    /// Long-format fragments of all chunks, chunk after chunk.
+    range_long: Box<[u32]>,
+    /// Short-format fragments of all chunks, chunk after chunk.
+    range_short: Box<[u16]>,
+    /// Figures gathered while building, for [`Fib4::stats`].
+    summary: stats::Summary,
 }
+
+impl<const K: u32> Dxr<K> {
+    /// Rejects K outside 16..=22 at compile time.
+    const VALID_K: () = assert!(K >= 16 && K <= 22, "DXR supports K = 16..=22");
+    /// Bits of a key below the chunk index.
+    const SHIFT: u32 = 32 - K;
+    /// Mask of a key's offset inside its chunk.
+    const OFFSET_MASK: u32 = (1 << (32 - K)) - 1;
+    /// Mask of the next-hop field of a long fragment.
+    const LONG_HOP_MASK: u32 = (1 << K) - 1;
+
+    /// Compiles `rib` into a DXR structure.
+    pub fn build(rib: &Rib4) -> Result<Self, BuildError> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::VALID_K;
+        build::Builder::<K>::new().build(rib)
+    }
+
+    /// The registry name of this configuration (`d16r` ... `d22r`).
+    pub fn engine_name() -> &'static str {
+        ["d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r"][(K - 16) as usize]
+    }
+
+    /// Bytes of the direct table and the two range tables.
+    pub fn footprint(&self) -> usize {
+        self.direct.len() * 4 + self.range_long.len() * 4 + self.range_short.len() * 2
+    }
+}
+
+/// Registry builder for `d16r` ... `d22r`.
+pub fn build_boxed<const K: u32>(rib: &Rib4, _options: &BuildOptions) -> Result<Box<dyn Fib4>, BuildError> {
+    Ok(Box::new(Dxr::<K>::build(rib)?))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,85 @@
+//! The DXR hot path: one direct-table load, then (for a minority of keys)
+//! a branch-free binary search in the chunk's fragments.
+
+use super::{Dxr, BASE_SHIFT, FRAGS_MASK, FRAGS_XL, SHORT_FLAG};
+use crate::engine::{Fib4, Stats};
+use crate::NextHop;
+
+impl<const K: u32> Dxr<K> {
+    /// Longest-prefix match for `addr`.
+    #[inline(always)]
+    pub fn lookup(&self, addr: u32) -> NextHop {
+        let chunk = (addr >> Self::SHIFT) as usize;
+        debug_assert!(chunk < self.direct.len());
+        // SAFETY: `direct` has exactly 2^K entries and `chunk < 2^K`.
+        let entry = unsafe { *self.direct.get_unchecked(chunk) };
+        if entry & FRAGS_MASK == 0 {
+            return entry >> BASE_SHIFT;
+        }
+        self.search(entry, addr & Self::OFFSET_MASK)
+    }
+
+    /// Binary search of the chunk that `entry` describes for `offset`.
+    #[inline(always)]
+    fn search(&self, entry: u32, offset: u32) -> NextHop {
+        let base = (entry >> BASE_SHIFT) as usize;
+        let count = entry & FRAGS_MASK;
+        if entry & SHORT_FLAG != 0 {
+            let probe = (offset | 0xff) as u16;
+            let fragment = search_sorted(&self.range_short, base, count as usize, probe);
+            return NextHop::from(fragment & 0xff);
+        }
+        if count == FRAGS_XL {
+            return self.search_xl(base, offset);
+        }
+        let probe = offset << K | Self::LONG_HOP_MASK;
+        search_sorted(&self.range_long, base, count as usize, probe) & Self::LONG_HOP_MASK
+    }
+
+    /// A chunk of more than 510 fragments: the count is in a header word.
+    #[cold]
+    #[inline(never)]
+    fn search_xl(&self, header: usize, offset: u32) -> NextHop {
+        let count = self.range_long[header] as usize;
+        let probe = offset << K | Self::LONG_HOP_MASK;
+        search_sorted(&self.range_long, header + 1, count, probe) & Self::LONG_HOP_MASK
+    }
+}
+
+/// The last of `table[base..base + count]` that is `<= probe` (the first
+/// entry always is: it starts at offset 0).
+#[inline(always)]
+fn search_sorted<T: Copy + Ord>(table: &[T], base: usize, count: usize, probe: T) -> T {
+    debug_assert!(count >= 1 && base + count <= table.len());
+    let mut low = base;
+    let mut remaining = count;
+    while remaining > 1 {
+        let half = remaining / 2;
+        // SAFETY: low + half < base + count <= table.len() (checked above in
+        // debug builds; the builder guarantees it for every direct entry).
+        let middle = unsafe { *table.get_unchecked(low + half) };
+        low = if middle <= probe { low + half } else { low };
+        remaining -= half;
+    }
+    // SAFETY: low lies in base..base + count.
+    unsafe { *table.get_unchecked(low) }
+}
+
+impl<const K: u32> Fib4 for Dxr<K> {
+    fn name(&self) -> &str {
+        Self::engine_name()
+    }
+
+    #[inline]
+    fn lookup(&self, addr: u32) -> NextHop {
+        Dxr::lookup(self, addr)
+    }
+
+    fn footprint(&self) -> usize {
+        Dxr::footprint(self)
+    }
+
+    fn stats(&self) -> Stats {
+        self.report()
+    }
+}

@@ -1,0 +1,166 @@
+//! DXR's statistics, as its authors' `rt.stat` prints them, and the
+//! distribution of chunk lengths for K = 16..22 (the DXR web page's table).
+
+use super::Dxr;
+use crate::engine::Stats;
+use crate::rib::Rib4;
+
+/// Figures counted while building.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Summary {
+    pub prefixes: usize,
+    pub next_hops: usize,
+    pub direct_chunks: usize,
+    pub longest_chunk: usize,
+    pub physical_short_chunks: usize,
+    pub physical_long_chunks: usize,
+    pub physical_short_fragments: usize,
+    pub physical_long_fragments: usize,
+    pub aggregated_short_chunks: usize,
+    pub aggregated_long_chunks: usize,
+    pub aggregated_short_fragments: usize,
+    pub aggregated_long_fragments: usize,
+}
+
+impl<const K: u32> Dxr<K> {
+    /// Share of the address space the direct table resolves on its own.
+    pub fn direct_coverage(&self) -> f64 {
+        self.summary.direct_chunks as f64 / (1u64 << K) as f64
+    }
+
+    pub(super) fn report(&self) -> Stats {
+        let summary = &self.summary;
+        let direct_bytes = self.direct.len() * 4;
+        let range_bytes = self.range_long.len() * 4 + self.range_short.len() * 2;
+        let total = direct_bytes + range_bytes;
+        let per_prefix = total as f64 / summary.prefixes.max(1) as f64;
+        let mut stats = Stats::default();
+        stats
+            .text("engine", Self::engine_name())
+            .count("k", u64::from(K))
+            .count("prefixes", summary.prefixes as u64)
+            .count("unique_next_hops", summary.next_hops as u64)
+            .count("bytes_direct", direct_bytes as u64)
+            .count("bytes_range", range_bytes as u64)
+            .count("bytes_total", total as u64)
+            .real("bytes_per_prefix", per_prefix)
+            .real("direct_coverage", self.direct_coverage())
+            .count("longest_chunk", summary.longest_chunk as u64)
+            .count("physical_chunks_short", summary.physical_short_chunks as u64)
+            .count("physical_chunks_long", summary.physical_long_chunks as u64)
+            .count("physical_fragments_short", summary.physical_short_fragments as u64)
+            .count("physical_fragments_long", summary.physical_long_fragments as u64)
+            .count("aggregated_chunks_short", summary.aggregated_short_chunks as u64)
+            .count("aggregated_chunks_long", summary.aggregated_long_chunks as u64)
+            .count("aggregated_fragments_short", summary.aggregated_short_fragments as u64)
+            .count("aggregated_fragments_long", summary.aggregated_long_fragments as u64);
+        stats.report = format!(
+            "DXR (D{K}R): {} prefixes, {} unique nexthops\n\
+             Lookup tables: {direct_bytes} bytes direct, {range_bytes} bytes range ({per_prefix:.1} bytes/prefix)\n\
+             Direct table resolves {:.1}% of IPv4 address space\n\
+             Longest range chunk contains {} fragments\n\
+             Physical chunks: {} short, {} long\n\
+             Physical fragments: {} short, {} long\n\
+             Aggregated chunks: {} short, {} long\n\
+             Aggregated fragments: {} short, {} long",
+            summary.prefixes,
+            summary.next_hops,
+            self.direct_coverage() * 100.0,
+            summary.longest_chunk,
+            summary.physical_short_chunks,
+            summary.physical_long_chunks,
+            summary.physical_short_fragments,
+            summary.physical_long_fragments,
+            summary.aggregated_short_chunks,
+            summary.aggregated_long_chunks,
+            summary.aggregated_short_fragments,
+            summary.aggregated_long_fragments,
+        );
+        stats
+    }
+}
+
+/// Bucket labels of [`chunk_histogram`]: chunk lengths in fragments (the
+/// DXR web page's buckets, plus one for chunks longer than 256).
+pub const HISTOGRAM_BUCKETS: [&str; 10] =
+    ["1", "2", "3-4", "5-8", "9-16", "17-32", "33-64", "65-128", "129-256", ">256"];
+
+/// The distribution of chunk lengths for one K.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistogramRow {
+    /// Direct bits.
+    pub k: u32,
+    /// Number of chunks in each bucket of [`HISTOGRAM_BUCKETS`].
+    pub chunks: [u64; 10],
+    /// Share of all 2^K chunks in each bucket.
+    pub shares: [f64; 10],
+}
+
+fn bucket(fragments: u64) -> usize {
+    // 1 -> 0, 2 -> 1, 3-4 -> 2, 5-8 -> 3, ..., 129-256 -> 8, more -> 9.
+    if fragments <= 1 {
+        0
+    } else {
+        ((64 - (fragments - 1).leading_zeros()) as usize).min(9)
+    }
+}
+
+/// For K = 16..=22, how many chunks have how many fragments (merged
+/// ranges), from one walk of the RIB.
+pub fn chunk_histogram(rib: &Rib4) -> Vec<HistogramRow> {
+    let mut starts = Vec::new();
+    rib.for_each_run(0, u32::MAX, |start, _| starts.push(start));
+    (16..=22)
+        .map(|k: u32| {
+            let shift = 32 - k;
+            let total = 1u64 << k;
+            let mut chunks = [0u64; 10];
+            let mut counted = 0u64;
+            let mut index = 0;
+            while index < starts.len() {
+                let chunk = starts[index] >> shift;
+                let mut fragments = u64::from(starts[index] & ((1 << shift) - 1) != 0);
+                while index < starts.len() && starts[index] >> shift == chunk {
+                    fragments += 1;
+                    index += 1;
+                }
+                chunks[bucket(fragments)] += 1;
+                counted += 1;
+            }
+            // Chunks with no change point inside are one range.
+            chunks[0] += total - counted;
+            let shares = chunks.map(|count| count as f64 / total as f64);
+            HistogramRow { k, chunks, shares }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_follow_the_dxr_page() {
+        let expected = [(1, 0), (2, 1), (3, 2), (4, 2), (5, 3), (8, 3), (9, 4), (16, 4), (17, 5), (128, 7)];
+        for (fragments, index) in expected {
+            assert_eq!(bucket(fragments), index, "{fragments} fragments");
+        }
+        assert_eq!(bucket(129), 8);
+        assert_eq!(bucket(256), 8);
+        assert_eq!(bucket(257), 9);
+    }
+
+    #[test]
+    fn histogram_counts_chunks() {
+        let mut rib = Rib4::new();
+        rib.insert("10.0.0.0/8".parse().unwrap(), 1);
+        rib.insert("10.1.2.0/24".parse().unwrap(), 2);
+        let rows = chunk_histogram(&rib);
+        let d16 = &rows[0];
+        assert_eq!(d16.k, 16);
+        // 10.1/16 holds three ranges; every other chunk one.
+        assert_eq!(d16.chunks[2], 1);
+        assert_eq!(d16.chunks[0], (1 << 16) - 1);
+        assert!((d16.shares.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    }
+}
