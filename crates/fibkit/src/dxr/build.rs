@@ -3,33 +3,75 @@
 //! One in-order walk of the RIB yields the change points of the whole
 //! address space (where the effective next hop changes). They are cut at
 //! chunk boundaries; each chunk becomes a direct next hop (one range) or a
-//! short or long fragment array, looked up first in the table of chunks
-//! already stored so identical chunks are shared.
+//! short, long or wide fragment array, looked up first among the chunks
+//! already stored so that identical chunks are shared.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 
-use super::stats::Summary;
-use super::{Dxr, BASE_MAX, BASE_SHIFT, FRAGS_MASK, FRAGS_XL, SHORT_FLAG};
+use super::stats::{FormatCounts, Summary};
+use super::{
+    Dxr, LongEntry, ShortEntry, WideEntry, BASE_MAX, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT,
+    FORMAT_WIDE, FRAGS_XL,
+};
 use crate::engine::BuildError;
 use crate::rib::Rib4;
 use crate::{NextHop, NO_ROUTE};
 
-/// Build bookkeeping: the arrays being filled and the index of chunks
-/// already stored (for sharing). Never touched by lookups.
+/// One range table being filled, with the index of the chunks it already
+/// holds (for sharing) and its counts.
+struct RangeStore<T> {
+    table: Vec<T>,
+    stored: HashMap<Box<[T]>, u32>,
+    counts: FormatCounts,
+}
+
+impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
+    fn new() -> Self {
+        RangeStore { table: Vec::new(), stored: HashMap::new(), counts: FormatCounts::default() }
+    }
+
+    /// Stores `fragments` (or finds an identical chunk) and returns its
+    /// `base`; chunks of more than 254 fragments get a header entry holding
+    /// the count.
+    fn store(&mut self, fragments: &[T], name: &str) -> Result<u32, String> {
+        self.counts.aggregated_chunks += 1;
+        self.counts.aggregated_fragments += fragments.len();
+        if let Some(&base) = self.stored.get(fragments) {
+            return Ok(base);
+        }
+        let base = self.table.len();
+        let header = fragments.len() >= FRAGS_XL as usize;
+        if base + usize::from(header) + fragments.len() > BASE_MAX as usize + 1 {
+            return Err(format!("the {name} range table exceeds {} entries", BASE_MAX as usize + 1));
+        }
+        if header {
+            let count = T::try_from(fragments.len())
+                .map_err(|_| format!("a {name} chunk of {} fragments", fragments.len()))?;
+            self.table.push(count);
+        }
+        self.table.extend_from_slice(fragments);
+        self.stored.insert(fragments.into(), base as u32);
+        self.counts.physical_chunks += 1;
+        self.counts.physical_fragments += fragments.len();
+        Ok(base as u32)
+    }
+}
+
+/// Build bookkeeping: the arrays being filled and the chunks already
+/// stored. Never touched by lookups.
 pub(super) struct Builder<const K: u32> {
     direct: Vec<u32>,
-    range_long: Vec<u32>,
-    range_short: Vec<u16>,
-    /// Long chunks stored so far: fragments -> first index.
-    long_chunks: HashMap<Box<[u32]>, u32>,
-    /// Short chunks stored so far: fragments -> first index.
-    short_chunks: HashMap<Box<[u16]>, u32>,
+    long: RangeStore<LongEntry>,
+    short: RangeStore<ShortEntry>,
+    wide: RangeStore<WideEntry>,
     summary: Summary,
     /// Fragments of the chunk being cut: (offset in chunk, next hop).
     fragments: Vec<(u32, NextHop)>,
-    /// Encoding scratch space.
-    long_scratch: Vec<u32>,
-    short_scratch: Vec<u16>,
+    /// Encoding scratch space, one per format.
+    long_scratch: Vec<LongEntry>,
+    short_scratch: Vec<ShortEntry>,
+    wide_scratch: Vec<WideEntry>,
     /// Next hops seen, for the unique next-hop count.
     seen_hops: Vec<bool>,
 }
@@ -38,14 +80,14 @@ impl<const K: u32> Builder<K> {
     pub(super) fn new() -> Self {
         Builder {
             direct: Vec::with_capacity(1 << K),
-            range_long: Vec::new(),
-            range_short: Vec::new(),
-            long_chunks: HashMap::new(),
-            short_chunks: HashMap::new(),
+            long: RangeStore::new(),
+            short: RangeStore::new(),
+            wide: RangeStore::new(),
             summary: Summary::default(),
             fragments: Vec::with_capacity(256),
             long_scratch: Vec::with_capacity(256),
             short_scratch: Vec::with_capacity(256),
+            wide_scratch: Vec::new(),
             seen_hops: Vec::new(),
         }
     }
@@ -61,17 +103,18 @@ impl<const K: u32> Builder<K> {
             }
             let start_chunk = start >> shift;
             if start_chunk != chunk {
-                if let Err(error) = self.finish_chunk() {
+                // Finish the chunk being cut, then those inside the previous run.
+                let mut finished = self.finish_chunk();
+                for _ in chunk + 1..start_chunk {
+                    if finished.is_err() {
+                        break;
+                    }
+                    self.fragments.push((0, last_hop));
+                    finished = self.finish_chunk();
+                }
+                if let Err(error) = finished {
                     failure = Some(error);
                     return;
-                }
-                // Chunks entirely inside the previous run.
-                for _ in chunk + 1..start_chunk {
-                    self.fragments.push((0, last_hop));
-                    if let Err(error) = self.finish_chunk() {
-                        failure = Some(error);
-                        return;
-                    }
                 }
                 chunk = start_chunk;
                 if start & Dxr::<K>::OFFSET_MASK != 0 {
@@ -91,20 +134,16 @@ impl<const K: u32> Builder<K> {
         }
         self.summary.prefixes = rib.len();
         self.summary.next_hops = self.seen_hops.iter().filter(|&&seen| seen).count();
+        self.summary.long = self.long.counts;
+        self.summary.short = self.short.counts;
+        self.summary.wide = self.wide.counts;
         Ok(Dxr {
             direct: self.direct.into_boxed_slice(),
-            range_long: self.range_long.into_boxed_slice(),
-            range_short: self.range_short.into_boxed_slice(),
+            range_long: self.long.table.into_boxed_slice(),
+            range_short: self.short.table.into_boxed_slice(),
+            range_wide: self.wide.table.into_boxed_slice(),
             summary: self.summary,
         })
-    }
-
-    fn note_hop(&mut self, next_hop: NextHop) {
-        let index = next_hop as usize;
-        if self.seen_hops.len() <= index {
-            self.seen_hops.resize(index + 1, false);
-        }
-        self.seen_hops[index] = next_hop != NO_ROUTE;
     }
 
     fn error(message: String) -> BuildError {
@@ -112,102 +151,54 @@ impl<const K: u32> Builder<K> {
     }
 
     /// Encodes the fragments gathered for the next chunk into a direct
-    /// entry, storing (or sharing) its fragment array.
+    /// entry, storing (or sharing) its fragment array in the narrowest
+    /// format that holds it.
     fn finish_chunk(&mut self) -> Result<(), BuildError> {
         debug_assert!(!self.fragments.is_empty() && self.fragments[0].0 == 0);
-        let fragments = std::mem::take(&mut self.fragments);
-        for &(_, next_hop) in &fragments {
-            self.note_hop(next_hop);
+        let mut widest_hop = NO_ROUTE;
+        let mut all_on_24 = true;
+        for &(offset, next_hop) in &self.fragments {
+            let index = next_hop as usize;
+            if self.seen_hops.len() <= index {
+                self.seen_hops.resize(index + 1, false);
+            }
+            self.seen_hops[index] |= next_hop != NO_ROUTE;
+            widest_hop = widest_hop.max(next_hop);
+            all_on_24 &= offset & 0xff == 0;
         }
-        let entry = if let [(_, next_hop)] = fragments[..] {
+        let entry = if let [(_, next_hop)] = self.fragments[..] {
             if next_hop > BASE_MAX {
                 return Err(Self::error(format!(
-                    "next hop {next_hop} exceeds the direct table's {BASE_MAX}"
+                    "next hop {next_hop} exceeds the {BASE_MAX} a direct entry holds"
                 )));
             }
             self.summary.direct_chunks += 1;
             next_hop << BASE_SHIFT
         } else {
-            self.summary.longest_chunk = self.summary.longest_chunk.max(fragments.len());
-            let short = fragments.iter().all(|&(offset, next_hop)| offset & 0xff == 0 && next_hop <= 0xff);
-            if short {
-                self.store_short(&fragments)?
+            let count = self.fragments.len();
+            self.summary.longest_chunk = self.summary.longest_chunk.max(count);
+            let (format, stored) = if all_on_24 && widest_hop <= 0xff {
+                self.short_scratch.clear();
+                self.short_scratch.extend(
+                    self.fragments.iter().map(|&(offset, next_hop)| ((offset >> 8) << 8 | next_hop) as ShortEntry),
+                );
+                (FORMAT_SHORT, self.short.store(&self.short_scratch, "short"))
+            } else if widest_hop <= Dxr::<K>::LONG_HOP_MASK {
+                self.long_scratch.clear();
+                self.long_scratch.extend(self.fragments.iter().map(|&(offset, next_hop)| offset << K | next_hop));
+                (FORMAT_LONG, self.long.store(&self.long_scratch, "long"))
             } else {
-                self.store_long(&fragments)?
-            }
+                self.wide_scratch.clear();
+                self.wide_scratch.extend(
+                    self.fragments.iter().map(|&(offset, next_hop)| WideEntry::from(offset) << 32 | WideEntry::from(next_hop)),
+                );
+                (FORMAT_WIDE, self.wide.store(&self.wide_scratch, "wide"))
+            };
+            let base = stored.map_err(Self::error)?;
+            base << BASE_SHIFT | format << FORMAT_SHIFT | (count as u32).min(FRAGS_XL)
         };
         self.direct.push(entry);
-        self.fragments = fragments;
         self.fragments.clear();
         Ok(())
-    }
-
-    fn store_short(&mut self, fragments: &[(u32, NextHop)]) -> Result<u32, BuildError> {
-        self.short_scratch.clear();
-        self.short_scratch
-            .extend(fragments.iter().map(|&(offset, next_hop)| ((offset >> 8) << 8 | next_hop) as u16));
-        let count = fragments.len() as u32;
-        // A short chunk has at most 2^(24-K) <= 256 fragments: no header.
-        debug_assert!(count < FRAGS_XL);
-        self.summary.aggregated_short_chunks += 1;
-        self.summary.aggregated_short_fragments += fragments.len();
-        let base = match self.short_chunks.get(self.short_scratch.as_slice()) {
-            Some(&base) => base,
-            None => {
-                let base = self.range_short.len();
-                if base + fragments.len() > BASE_MAX as usize + 1 {
-                    return Err(Self::error(format!(
-                        "short range table exceeds {} entries; use a larger K",
-                        BASE_MAX as usize + 1
-                    )));
-                }
-                self.range_short.extend_from_slice(&self.short_scratch);
-                self.short_chunks.insert(self.short_scratch.clone().into_boxed_slice(), base as u32);
-                self.summary.physical_short_chunks += 1;
-                self.summary.physical_short_fragments += fragments.len();
-                base as u32
-            }
-        };
-        Ok(base << BASE_SHIFT | SHORT_FLAG | count)
-    }
-
-    fn store_long(&mut self, fragments: &[(u32, NextHop)]) -> Result<u32, BuildError> {
-        let hop_mask = Dxr::<K>::LONG_HOP_MASK;
-        self.long_scratch.clear();
-        for &(offset, next_hop) in fragments {
-            if next_hop > hop_mask {
-                return Err(Self::error(format!(
-                    "next hop {next_hop} does not fit the {K}-bit next-hop field of long fragments \
-                     (at most {hop_mask}); map the values onto fewer next hops (--nexthops) or use \
-                     a larger K"
-                )));
-            }
-            self.long_scratch.push(offset << K | next_hop);
-        }
-        let count = fragments.len() as u32;
-        self.summary.aggregated_long_chunks += 1;
-        self.summary.aggregated_long_fragments += fragments.len();
-        let base = match self.long_chunks.get(self.long_scratch.as_slice()) {
-            Some(&base) => base,
-            None => {
-                let header = usize::from(count >= FRAGS_XL);
-                let base = self.range_long.len();
-                if base + header + fragments.len() > BASE_MAX as usize + 1 {
-                    return Err(Self::error(format!(
-                        "long range table exceeds {} entries; use a smaller K",
-                        BASE_MAX as usize + 1
-                    )));
-                }
-                if header == 1 {
-                    self.range_long.push(count);
-                }
-                self.range_long.extend_from_slice(&self.long_scratch);
-                self.long_chunks.insert(self.long_scratch.clone().into_boxed_slice(), base as u32);
-                self.summary.physical_long_chunks += 1;
-                self.summary.physical_long_fragments += fragments.len();
-                base as u32
-            }
-        };
-        Ok(base << BASE_SHIFT | count.min(FRAGS_MASK))
     }
 }

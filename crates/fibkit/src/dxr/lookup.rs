@@ -1,7 +1,7 @@
 //! The DXR hot path: one direct-table load, then (for a minority of keys)
 //! a branch-free binary search in the chunk's fragments.
 
-use super::{Dxr, BASE_SHIFT, FRAGS_MASK, FRAGS_XL, SHORT_FLAG};
+use super::{Dxr, DirectEntry, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL};
 use crate::engine::{Fib4, Stats};
 use crate::NextHop;
 
@@ -21,28 +21,59 @@ impl<const K: u32> Dxr<K> {
 
     /// Binary search of the chunk that `entry` describes for `offset`.
     #[inline(always)]
-    fn search(&self, entry: u32, offset: u32) -> NextHop {
+    fn search(&self, entry: DirectEntry, offset: u32) -> NextHop {
         let base = (entry >> BASE_SHIFT) as usize;
         let count = entry & FRAGS_MASK;
-        if entry & SHORT_FLAG != 0 {
-            let probe = (offset | 0xff) as u16;
-            let fragment = search_sorted(&self.range_short, base, count as usize, probe);
-            return NextHop::from(fragment & 0xff);
-        }
         if count == FRAGS_XL {
-            return self.search_xl(base, offset);
+            return self.search_rare(entry, offset);
         }
-        let probe = offset << K | Self::LONG_HOP_MASK;
-        search_sorted(&self.range_long, base, count as usize, probe) & Self::LONG_HOP_MASK
+        match (entry >> FORMAT_SHIFT) & 3 {
+            FORMAT_SHORT => {
+                let probe = (offset | 0xff) as u16;
+                NextHop::from(search_sorted(&self.range_short, base, count as usize, probe) & 0xff)
+            }
+            FORMAT_LONG => {
+                let probe = offset << K | Self::LONG_HOP_MASK;
+                search_sorted(&self.range_long, base, count as usize, probe) & Self::LONG_HOP_MASK
+            }
+            _ => self.search_rare(entry, offset),
+        }
     }
 
-    /// A chunk of more than 510 fragments: the count is in a header word.
+    /// Chunks of the wide format, or of more than 254 fragments (the count
+    /// then is in a header entry at `base`).
     #[cold]
     #[inline(never)]
-    fn search_xl(&self, header: usize, offset: u32) -> NextHop {
-        let count = self.range_long[header] as usize;
-        let probe = offset << K | Self::LONG_HOP_MASK;
-        search_sorted(&self.range_long, header + 1, count, probe) & Self::LONG_HOP_MASK
+    fn search_rare(&self, entry: DirectEntry, offset: u32) -> NextHop {
+        let mut base = (entry >> BASE_SHIFT) as usize;
+        let header = entry & FRAGS_MASK == FRAGS_XL;
+        let mut count = (entry & FRAGS_MASK) as usize;
+        match (entry >> FORMAT_SHIFT) & 3 {
+            FORMAT_SHORT => {
+                if header {
+                    count = usize::from(self.range_short[base]);
+                    base += 1;
+                }
+                let fragment = search_sorted(&self.range_short, base, count, (offset | 0xff) as u16);
+                NextHop::from(fragment & 0xff)
+            }
+            FORMAT_LONG => {
+                if header {
+                    count = self.range_long[base] as usize;
+                    base += 1;
+                }
+                let probe = offset << K | Self::LONG_HOP_MASK;
+                search_sorted(&self.range_long, base, count, probe) & Self::LONG_HOP_MASK
+            }
+            _ => {
+                if header {
+                    count = self.range_wide[base] as usize;
+                    base += 1;
+                }
+                let probe = u64::from(offset) << 32 | u64::from(u32::MAX);
+                search_sorted(&self.range_wide, base, count, probe) as NextHop
+            }
+        }
     }
 }
 

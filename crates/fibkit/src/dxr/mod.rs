@@ -23,13 +23,13 @@
 //!
 //! # Direct entry (`u32`)
 //!
-//! | bits   | field   | meaning                                                        |
-//! |--------|---------|----------------------------------------------------------------|
-//! | 0..=8  | `frags` | 0: resolved here; 2..=510: fragments in the chunk; 511: more, the count is in `range_long[base]` and the fragments follow it |
-//! | 9      | `short` | the chunk's fragments are in `range_short` (else `range_long`)  |
-//! | 10..=31| `base`  | the next hop (`frags == 0`) or the chunk's first index in its range table |
+//! | bits   | field    | meaning                                                        |
+//! |--------|----------|----------------------------------------------------------------|
+//! | 0..=7  | `frags`  | 0: resolved here; 2..=254: fragments in the chunk; 255: more, the count is in a header entry at `base` and the fragments follow it |
+//! | 8..=9  | `format` | 0: long, 1: short, 2: wide (which range table holds the chunk)  |
+//! | 10..=31| `base`   | the next hop (`frags == 0`) or the chunk's first index in its range table |
 //!
-//! # Long range entry (`u32`), any chunk
+//! # Long range entry (`u32`), any chunk whose next hops fit in K bits
 //!
 //! | bits        | field      | meaning                                            |
 //! |-------------|------------|----------------------------------------------------|
@@ -44,6 +44,17 @@
 //! | 0..=7 | `next_hop` | next hop of the range                        |
 //! | 8..=15| `start`    | first address of the range in the chunk, in /24 units |
 //!
+//! # Wide range entry (`u64`), chunks with a next hop wider than K bits
+//!
+//! | bits    | field      | meaning                                      |
+//! |---------|------------|----------------------------------------------|
+//! | 0..=31  | `next_hop` | next hop of the range                        |
+//! | 32..=63 | `start`    | first address of the range, as offset in the chunk |
+//!
+//! The wide format lifts the next-hop limit of long fragments (65,535 for
+//! D16R) for tables with many distinct route values, such as origin ASNs
+//! kept apart (about 75,000 in a current table); router FIBs never need it.
+//!
 //! Because the next-hop field sits below the start, the binary search
 //! compares whole entries with `offset << K | (2^K - 1)`: the last entry not
 //! above that probe is the range holding the offset.
@@ -52,10 +63,10 @@
 //!
 //! | what                          | limit            | when exceeded        |
 //! |-------------------------------|------------------|----------------------|
-//! | next hop in a long fragment   | 2^K - 1          | build error naming the next hop and a K that takes it |
-//! | next hop resolved directly    | 2^22 - 1         | build error          |
-//! | entries per range table       | 2^22 (each)      | build error suggesting a smaller K |
-//! | fragments in one chunk        | none: past 510 the count moves into a header word (`frags = 511`) | - |
+//! | next hop in a fragment        | 2^32 - 1 (long: 2^K - 1, else the chunk goes wide) | - |
+//! | next hop resolved directly    | 2^22 - 1         | build error naming the next hop |
+//! | entries per range table       | 2^22 (each)      | build error naming the table |
+//! | fragments in one chunk        | none: past 254 the count moves into a header entry (`frags = 255`) | - |
 //!
 //! The frozen structure ([`Dxr`]) holds only the three arrays; the build
 //! bookkeeping (sharing of identical chunks) lives in the builder.
@@ -70,29 +81,50 @@ use crate::engine::{BuildError, BuildOptions, Fib4};
 use crate::rib::Rib4;
 
 /// Bits of the `frags` field of a direct entry.
-const FRAGS_BITS: u32 = 9;
+const FRAGS_BITS: u32 = 8;
 /// Mask of the `frags` field.
 const FRAGS_MASK: u32 = (1 << FRAGS_BITS) - 1;
 /// `frags` value of a chunk whose fragment count is stored in a header.
 const FRAGS_XL: u32 = FRAGS_MASK;
-/// The `short` flag of a direct entry.
-const SHORT_FLAG: u32 = 1 << FRAGS_BITS;
+/// Where the `format` field starts in a direct entry.
+const FORMAT_SHIFT: u32 = FRAGS_BITS;
+/// `format` of a chunk in `range_long`.
+const FORMAT_LONG: u32 = 0;
+/// `format` of a chunk in `range_short`.
+const FORMAT_SHORT: u32 = 1;
+/// `format` of a chunk in `range_wide`.
+const FORMAT_WIDE: u32 = 2;
 /// Where `base` starts in a direct entry.
-const BASE_SHIFT: u32 = FRAGS_BITS + 1;
+const BASE_SHIFT: u32 = FRAGS_BITS + 2;
 /// Largest `base` (next hop or range-table index) a direct entry holds.
 const BASE_MAX: u32 = u32::MAX >> BASE_SHIFT;
 
-const _: () = assert!(std::mem::size_of::<u32>() == 4 && BASE_SHIFT == 10 && BASE_MAX == (1 << 22) - 1);
+const _: () = assert!(BASE_SHIFT == 10 && BASE_MAX == (1 << 22) - 1);
+const _: () = assert!(std::mem::size_of::<DirectEntry>() == 4);
+const _: () = assert!(std::mem::size_of::<LongEntry>() == 4);
+const _: () = assert!(std::mem::size_of::<ShortEntry>() == 2);
+const _: () = assert!(std::mem::size_of::<WideEntry>() == 8);
+
+/// A direct-table entry (bits in the module docs).
+type DirectEntry = u32;
+/// A long fragment: `start << K | next_hop`.
+type LongEntry = u32;
+/// A short fragment: `start / 256 << 8 | next_hop`.
+type ShortEntry = u16;
+/// A wide fragment: `start << 32 | next_hop`.
+type WideEntry = u64;
 
 /// A DXR forwarding structure with `K` direct bits (16..=22).
 #[derive(Clone, Debug)]
 pub struct Dxr<const K: u32> {
     /// 2^K direct entries (layout in the module docs).
-    direct: Box<[u32]>,
+    direct: Box<[DirectEntry]>,
     /// Long-format fragments of all chunks, chunk after chunk.
-    range_long: Box<[u32]>,
+    range_long: Box<[LongEntry]>,
     /// Short-format fragments of all chunks, chunk after chunk.
-    range_short: Box<[u16]>,
+    range_short: Box<[ShortEntry]>,
+    /// Wide-format fragments of all chunks, chunk after chunk.
+    range_wide: Box<[WideEntry]>,
     /// Figures gathered while building, for [`Fib4::stats`].
     summary: stats::Summary,
 }
@@ -119,9 +151,14 @@ impl<const K: u32> Dxr<K> {
         ["d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r"][(K - 16) as usize]
     }
 
-    /// Bytes of the direct table and the two range tables.
+    /// Bytes of the direct table and the range tables.
     pub fn footprint(&self) -> usize {
-        self.direct.len() * 4 + self.range_long.len() * 4 + self.range_short.len() * 2
+        self.direct.len() * 4 + self.range_bytes()
+    }
+
+    /// Bytes of the range tables.
+    pub fn range_bytes(&self) -> usize {
+        self.range_long.len() * 4 + self.range_short.len() * 2 + self.range_wide.len() * 8
     }
 }
 

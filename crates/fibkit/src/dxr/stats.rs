@@ -5,6 +5,16 @@ use super::Dxr;
 use crate::engine::Stats;
 use crate::rib::Rib4;
 
+/// Chunks and fragments of one range format: physical (stored once) and
+/// aggregated (counted once per direct entry that refers to them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct FormatCounts {
+    pub physical_chunks: usize,
+    pub physical_fragments: usize,
+    pub aggregated_chunks: usize,
+    pub aggregated_fragments: usize,
+}
+
 /// Figures counted while building.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Summary {
@@ -12,14 +22,9 @@ pub(super) struct Summary {
     pub next_hops: usize,
     pub direct_chunks: usize,
     pub longest_chunk: usize,
-    pub physical_short_chunks: usize,
-    pub physical_long_chunks: usize,
-    pub physical_short_fragments: usize,
-    pub physical_long_fragments: usize,
-    pub aggregated_short_chunks: usize,
-    pub aggregated_long_chunks: usize,
-    pub aggregated_short_fragments: usize,
-    pub aggregated_long_fragments: usize,
+    pub short: FormatCounts,
+    pub long: FormatCounts,
+    pub wide: FormatCounts,
 }
 
 impl<const K: u32> Dxr<K> {
@@ -31,7 +36,7 @@ impl<const K: u32> Dxr<K> {
     pub(super) fn report(&self) -> Stats {
         let summary = &self.summary;
         let direct_bytes = self.direct.len() * 4;
-        let range_bytes = self.range_long.len() * 4 + self.range_short.len() * 2;
+        let range_bytes = self.range_bytes();
         let total = direct_bytes + range_bytes;
         let per_prefix = total as f64 / summary.prefixes.max(1) as f64;
         let mut stats = Stats::default();
@@ -46,35 +51,51 @@ impl<const K: u32> Dxr<K> {
             .real("bytes_per_prefix", per_prefix)
             .real("direct_coverage", self.direct_coverage())
             .count("longest_chunk", summary.longest_chunk as u64)
-            .count("physical_chunks_short", summary.physical_short_chunks as u64)
-            .count("physical_chunks_long", summary.physical_long_chunks as u64)
-            .count("physical_fragments_short", summary.physical_short_fragments as u64)
-            .count("physical_fragments_long", summary.physical_long_fragments as u64)
-            .count("aggregated_chunks_short", summary.aggregated_short_chunks as u64)
-            .count("aggregated_chunks_long", summary.aggregated_long_chunks as u64)
-            .count("aggregated_fragments_short", summary.aggregated_short_fragments as u64)
-            .count("aggregated_fragments_long", summary.aggregated_long_fragments as u64);
+            .count("physical_chunks_short", summary.short.physical_chunks as u64)
+            .count("physical_chunks_long", summary.long.physical_chunks as u64)
+            .count("physical_chunks_wide", summary.wide.physical_chunks as u64)
+            .count("physical_fragments_short", summary.short.physical_fragments as u64)
+            .count("physical_fragments_long", summary.long.physical_fragments as u64)
+            .count("physical_fragments_wide", summary.wide.physical_fragments as u64)
+            .count("aggregated_chunks_short", summary.short.aggregated_chunks as u64)
+            .count("aggregated_chunks_long", summary.long.aggregated_chunks as u64)
+            .count("aggregated_chunks_wide", summary.wide.aggregated_chunks as u64)
+            .count("aggregated_fragments_short", summary.short.aggregated_fragments as u64)
+            .count("aggregated_fragments_long", summary.long.aggregated_fragments as u64)
+            .count("aggregated_fragments_wide", summary.wide.aggregated_fragments as u64);
+        // The wide format is fibkit's own; show it only where it is used.
+        let wide = |counts: FormatCounts, figure: fn(&FormatCounts) -> usize| {
+            if summary.wide.aggregated_chunks > 0 {
+                format!(", {} wide", figure(&counts))
+            } else {
+                String::new()
+            }
+        };
         stats.report = format!(
             "DXR (D{K}R): {} prefixes, {} unique nexthops\n\
              Lookup tables: {direct_bytes} bytes direct, {range_bytes} bytes range ({per_prefix:.1} bytes/prefix)\n\
              Direct table resolves {:.1}% of IPv4 address space\n\
              Longest range chunk contains {} fragments\n\
-             Physical chunks: {} short, {} long\n\
-             Physical fragments: {} short, {} long\n\
-             Aggregated chunks: {} short, {} long\n\
-             Aggregated fragments: {} short, {} long",
+             Physical chunks: {} short, {} long{}\n\
+             Physical fragments: {} short, {} long{}\n\
+             Aggregated chunks: {} short, {} long{}\n\
+             Aggregated fragments: {} short, {} long{}",
             summary.prefixes,
             summary.next_hops,
             self.direct_coverage() * 100.0,
             summary.longest_chunk,
-            summary.physical_short_chunks,
-            summary.physical_long_chunks,
-            summary.physical_short_fragments,
-            summary.physical_long_fragments,
-            summary.aggregated_short_chunks,
-            summary.aggregated_long_chunks,
-            summary.aggregated_short_fragments,
-            summary.aggregated_long_fragments,
+            summary.short.physical_chunks,
+            summary.long.physical_chunks,
+            wide(summary.wide, |counts| counts.physical_chunks),
+            summary.short.physical_fragments,
+            summary.long.physical_fragments,
+            wide(summary.wide, |counts| counts.physical_fragments),
+            summary.short.aggregated_chunks,
+            summary.long.aggregated_chunks,
+            wide(summary.wide, |counts| counts.aggregated_chunks),
+            summary.short.aggregated_fragments,
+            summary.long.aggregated_fragments,
+            wide(summary.wide, |counts| counts.aggregated_fragments),
         );
         stats
     }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::addr::Prefix4;
-use crate::NO_ROUTE;
+use crate::{NextHop, NO_ROUTE};
 
 fn p(text: &str) -> Prefix4 {
     text.parse().unwrap()
@@ -33,10 +33,11 @@ fn short_and_long_chunks() {
     rib.insert(p("10.3.0.0/24"), 300); // long chunk: next hop over 8 bits
     let dxr = check_all_boundaries::<16>(&rib);
     let summary = &dxr.summary;
-    assert_eq!(summary.physical_short_chunks, 1);
-    assert_eq!(summary.physical_long_chunks, 2);
-    assert_eq!(summary.physical_short_fragments, 3);
-    assert_eq!(summary.physical_long_fragments, 3 + 2);
+    assert_eq!(summary.short.physical_chunks, 1);
+    assert_eq!(summary.long.physical_chunks, 2);
+    assert_eq!(summary.short.physical_fragments, 3);
+    assert_eq!(summary.long.physical_fragments, 3 + 2);
+    assert_eq!(summary.wide.aggregated_chunks, 0);
     assert_eq!(dxr.lookup(0x0a02_0380), 3);
     assert_eq!(dxr.lookup(0x0a02_037f), 1);
     assert_eq!(dxr.lookup(0x0a03_00ff), 300);
@@ -52,36 +53,64 @@ fn identical_chunks_are_shared() {
         rib.insert(prefix, 5);
     }
     let dxr = check_all_boundaries::<16>(&rib);
-    assert_eq!(dxr.summary.aggregated_short_chunks, 100);
-    assert_eq!(dxr.summary.physical_short_chunks, 1);
+    assert_eq!(dxr.summary.short.aggregated_chunks, 100);
+    assert_eq!(dxr.summary.short.physical_chunks, 1);
     assert_eq!(dxr.range_short.len(), 3);
 }
 
-#[test]
-fn huge_chunks_use_a_header() {
-    // 1,000 alternating /32s inside one /16: more than 510 fragments.
+/// A chunk at 11.0/16 of `2 * stripes + 1` alternating ranges, `step`
+/// addresses each, with next hops `first_hop` and `first_hop + 1`.
+fn striped_rib(stripes: u32, step: u32, first_hop: NextHop) -> Rib4 {
     let mut rib = Rib4::new();
-    for host in 0..1000u32 {
-        rib.insert(Prefix4::new(0x0b00_0000 | host * 2, 32).unwrap(), 1 + host % 2);
+    let prefix_len = 32 - step.trailing_zeros() as u8;
+    for index in 0..stripes {
+        rib.insert(Prefix4::new(0x0b00_0000 | (2 * index + 1) * step, prefix_len).unwrap(), first_hop + 1);
     }
-    let dxr = check_all_boundaries::<16>(&rib);
-    assert_eq!(dxr.summary.longest_chunk, 2000);
-    assert_eq!(dxr.direct[0x0b00] & FRAGS_MASK, FRAGS_XL);
-    for addr in 0x0b00_0000..0x0b00_0800u32 {
-        assert_eq!(dxr.lookup(addr), rib.lookup(addr));
-    }
+    rib.insert(p("11.0.0.0/16"), first_hop);
+    rib
 }
 
 #[test]
-fn next_hops_too_wide_are_refused() {
+fn huge_chunks_use_a_header_in_every_format() {
+    // (stripes, spacing, first next hop, format): long, short, wide.
+    for (stripes, step, first_hop, format) in
+        [(1000, 1, 1, FORMAT_LONG), (127, 256, 1, FORMAT_SHORT), (300, 4, 100_000, FORMAT_WIDE)]
+    {
+        let rib = striped_rib(stripes, step, first_hop);
+        let dxr = check_all_boundaries::<16>(&rib);
+        assert_eq!(dxr.summary.longest_chunk, 2 * stripes as usize + 1);
+        let entry = dxr.direct[0x0b00];
+        assert_eq!(entry & FRAGS_MASK, FRAGS_XL);
+        assert_eq!((entry >> FORMAT_SHIFT) & 3, format);
+        for addr in (0x0b00_0000..0x0b01_0000u32).step_by(7) {
+            assert_eq!(dxr.lookup(addr), rib.lookup(addr), "{addr:#x}");
+        }
+    }
+    // 253 fragments still fit the entry; 255 need the header.
+    let entry = Dxr::<16>::build(&striped_rib(126, 256, 1)).unwrap().direct[0x0b00];
+    assert_eq!(entry & FRAGS_MASK, 253);
+}
+
+#[test]
+fn next_hops_wider_than_k_bits_go_wide() {
     let mut rib = Rib4::new();
     rib.insert(p("10.0.0.0/8"), 1);
     rib.insert(p("10.0.0.0/25"), 70_000);
-    let error = Dxr::<16>::build(&rib).unwrap_err();
-    assert!(error.message.contains("16-bit next-hop field"), "{error}");
+    rib.insert(p("10.0.1.0/24"), 3);
+    let dxr = check_all_boundaries::<16>(&rib);
+    assert_eq!(dxr.summary.wide.physical_chunks, 1);
+    assert_eq!(dxr.summary.wide.physical_fragments, 4);
+    assert_eq!(dxr.lookup(0x0a00_0000), 70_000);
+    assert!(crate::engine::Fib4::stats(&dxr).report.contains("1 wide"));
     // K = 17 stores 17-bit next hops in long fragments.
     let dxr = check_all_boundaries::<17>(&rib);
+    assert_eq!(dxr.summary.wide.physical_chunks, 0);
     assert_eq!(dxr.lookup(0x0a00_0000), 70_000);
+    // A next hop resolved in the direct table is limited to 22 bits.
+    let mut huge = Rib4::new();
+    huge.insert(p("10.0.0.0/8"), 1 << 22);
+    let error = Dxr::<16>::build(&huge).unwrap_err();
+    assert!(error.message.contains("direct entry"), "{error}");
 }
 
 #[test]

@@ -1,11 +1,87 @@
 //! Loading routing tables: text formats, compressed files, the synthetic
-//! default table.
+//! default table, and key files for replaying traffic.
+//!
+//! # Formats
+//!
+//! [`load_path`] reads a file, decompresses it when it starts with the gzip
+//! (`1f 8b`) or bzip2 (`BZh1`..`BZh9`) magic bytes, and detects the format
+//! from the content, never from the file name:
+//!
+//! | format | example line | notes |
+//! |---|---|---|
+//! | `.ipasn` (pyasn) | `1.0.64.0/18<TAB>18144` | `;` comment lines |
+//! | plain prefix text | `2600:2004::/32 2001:7f8:4::1a0b:1` | whitespace separated |
+//! | prefix CSV | `10.0.0.0/8,64500` | quoted fields allowed |
+//! | range CSV (ip-location-db) | `"1.0.0.0","1.0.0.255","13335","Cloudflare"` | quoted fields allowed |
+//! | range TSV (iptoasn) | `16777216<TAB>16777471<TAB>13335<TAB>US<TAB>CLOUDFLARENET` | fields split on tabs only |
+//!
+//! Lines that are blank or whose first non-blank character is `;` or `#`
+//! are comments everywhere. The first other line decides the format:
+//!
+//! - its first field ends at the first `,` (or the line starts with `"`):
+//!   comma separated values, parsed as CSV (quotes, `""` escapes and quoted
+//!   line breaks as RFC 4180 allows); otherwise, when the first field ends at
+//!   a tab and the line is a range line, tab separated; otherwise fields are
+//!   separated by any run of blanks;
+//! - a first field with a `/` makes a *prefix* file (`PREFIX VALUE`);
+//!   anything else a *range* file (`START END VALUE`). A range CSV may start
+//!   with one header line of words (such as `start,end,asn`); it is skipped.
+//!
+//! Columns after the value are ignored in every format (an `.ipasn` file has
+//! none; range files carry country codes and AS names there).
+//!
+//! Prefixes are parsed strictly ([`crate::addr::Prefix`]): host bits set, a
+//! length above 32 (128), a malformed address are errors. IPv4 and IPv6 lines
+//! may be mixed; they go to [`RouteTable::v4`] and [`RouteTable::v6`].
+//!
+//! A value is a decimal number (an ASN, a next-hop index) or an IPv4/IPv6
+//! next-hop address; it is interned through [`RouteTable::next_hops`], so a
+//! [`Mapping::Modulo`] (`--nexthops N`) applies to every format.
+//!
+//! Range addresses are dotted/colon notation or decimal numbers. A decimal
+//! range is IPv6 when any decimal address in the file exceeds `u32::MAX`
+//! (ip-location-db's `*-ipv6-num` files), IPv4 otherwise. Ranges are inclusive
+//! and turned into the fewest prefixes that cover them exactly, after
+//! adjacent ranges with the same value are merged. The value `0` in a range
+//! file means "not routed" (iptoasn marks unannounced space with AS 0): it
+//! covers its addresses with no route.
+//!
+//! # Conflicts: the later line wins
+//!
+//! Real files repeat prefixes and overlap ranges. The rule is the same for
+//! every format: **a later line replaces an earlier one for the addresses
+//! they share.** A prefix given twice keeps the value of its last line (the
+//! earlier line is dropped entirely, so its value does not count as a next
+//! hop); where a range overlaps earlier ranges, it takes over exactly the
+//! shared addresses and the earlier ranges keep the rest. Ranges that are
+//! merely out of order but disjoint are no conflict. Each conflict is
+//! recorded in [`RouteTable::warnings`] naming both line numbers; with
+//! [`LoadOptions::strict`] the first conflict is an error instead.
+//!
+//! # Errors
+//!
+//! Every [`LoadError`] names the file, the line (or, for binary garbage and
+//! compression errors, the byte offset or the whole file) and the problem. A
+//! file with no route at all is an error too.
+//!
+//! # Key files
+//!
+//! [`load_keys`] reads lookup keys for replaying traffic; see its docs.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use crate::nexthop::{Mapping, NextHopTable};
 use crate::rib::{Rib4, Rib6};
+
+mod keys;
+mod prefixes;
+mod ranges;
+pub mod synthetic;
+mod text;
+
+pub use keys::{keys_from_bytes, load_keys};
 
 /// A routing table as loaded: IPv4 and IPv6 RIBs sharing one next-hop table.
 #[derive(Clone, Debug)]
@@ -33,6 +109,16 @@ impl RouteTable {
             warnings: Vec::new(),
         }
     }
+
+    /// Number of routes, IPv4 and IPv6 together.
+    pub fn len(&self) -> usize {
+        self.v4.len() + self.v6.len()
+    }
+
+    /// Whether the table holds no route at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// Where in a file a problem is.
@@ -57,6 +143,21 @@ pub struct LoadError {
     pub message: String,
 }
 
+impl LoadError {
+    /// An error about `file` at `position`.
+    pub fn new(file: &Path, position: Position, message: impl Into<String>) -> Self {
+        LoadError { file: file.to_path_buf(), position, message: message.into() }
+    }
+
+    /// The line the error is on, if it is about a line.
+    pub fn line(&self) -> Option<usize> {
+        match self.position {
+            Position::Line(line) => Some(line),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.position {
@@ -77,3 +178,121 @@ pub struct LoadOptions {
     /// Whether warnings (duplicates, overlaps) are errors.
     pub strict: bool,
 }
+
+/// The name a table loaded from `path` goes by: the file's name.
+pub fn table_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned())
+}
+
+/// Loads a routing table file: format detected by content, `.gz` and `.bz2`
+/// detected by their magic bytes (see the [module docs](self)).
+pub fn load_path(path: &Path, options: &LoadOptions) -> Result<RouteTable, LoadError> {
+    let bytes = read_decompressed(path)?;
+    load_bytes(path, &bytes, options)
+}
+
+/// Loads a routing table from bytes already in memory; `file` names them in
+/// errors and becomes the table's name. Compressed bytes are decompressed.
+pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<RouteTable, LoadError> {
+    let decompressed;
+    let bytes = match Compression::detect(bytes) {
+        Compression::None => bytes,
+        compression => {
+            decompressed = decompress(file, bytes, compression)?;
+            &decompressed[..]
+        }
+    };
+    let text = text::as_text(file, bytes)?;
+    let mut table = RouteTable::new(table_name(file), options.mapping);
+    match text::detect(file, text)? {
+        (text::Layout::Prefix(separator), _) => prefixes::load(file, text, separator, options, &mut table)?,
+        (text::Layout::Range(separator), header) => {
+            ranges::load(file, text, separator, header, options, &mut table)?;
+        }
+    }
+    if table.is_empty() {
+        return Err(LoadError::new(file, Position::File, "no routes in the file"));
+    }
+    Ok(table)
+}
+
+/// A later line that replaced (part of) an earlier one.
+pub(crate) struct Conflict {
+    /// The later line.
+    line: usize,
+    /// What happened, naming the earlier line.
+    message: String,
+}
+
+/// Records conflicts as warnings in line order, or with `strict` fails on
+/// the first one.
+pub(crate) fn report_conflicts(
+    file: &Path,
+    mut conflicts: Vec<Conflict>,
+    options: &LoadOptions,
+    table: &mut RouteTable,
+) -> Result<(), LoadError> {
+    conflicts.sort_by_key(|conflict| conflict.line);
+    if options.strict {
+        if let Some(first) = conflicts.into_iter().next() {
+            return Err(LoadError::new(
+                file,
+                Position::Line(first.line),
+                format!("{} (an error in strict mode)", first.message),
+            ));
+        }
+        return Ok(());
+    }
+    table.warnings.extend(
+        conflicts.into_iter().map(|conflict| format!("{}:{}: {}", file.display(), conflict.line, conflict.message)),
+    );
+    Ok(())
+}
+
+/// Compression detected from a file's first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Compression {
+    None,
+    Gzip,
+    Bzip2,
+}
+
+impl Compression {
+    fn detect(bytes: &[u8]) -> Self {
+        match bytes {
+            [0x1f, 0x8b, ..] => Compression::Gzip,
+            [b'B', b'Z', b'h', b'1'..=b'9', ..] => Compression::Bzip2,
+            _ => Compression::None,
+        }
+    }
+}
+
+/// Reads `path` whole, decompressing gzip or bzip2 content.
+pub(crate) fn read_decompressed(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let raw = std::fs::read(path)
+        .map_err(|error| LoadError::new(path, Position::File, format!("cannot read: {error}")))?;
+    match Compression::detect(&raw) {
+        Compression::None => Ok(raw),
+        compression => decompress(path, &raw, compression),
+    }
+}
+
+fn decompress(file: &Path, raw: &[u8], compression: Compression) -> Result<Vec<u8>, LoadError> {
+    let mut out = Vec::with_capacity(raw.len().saturating_mul(4));
+    let (name, outcome) = match compression {
+        Compression::Gzip => ("gzip", flate2::read::MultiGzDecoder::new(raw).read_to_end(&mut out)),
+        Compression::Bzip2 => ("bzip2", bzip2::read::MultiBzDecoder::new(raw).read_to_end(&mut out)),
+        Compression::None => return Ok(raw.to_vec()),
+    };
+    outcome.map_err(|error| {
+        LoadError::new(
+            file,
+            Position::File,
+            format!("{name} data is corrupt or truncated after {} decompressed bytes: {error}", out.len()),
+        )
+    })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,264 @@
+//! Text handling shared by the table formats: the binary-data check, format
+//! detection, splitting lines into fields, and parsing values.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::Path;
+
+use super::{LoadError, Position};
+use crate::nexthop::Label;
+
+/// How the fields of a line are separated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Separator {
+    /// Any run of blanks (spaces and tabs).
+    Blank,
+    /// Tabs only (fields may contain spaces).
+    Tab,
+    /// Commas, with CSV quoting.
+    Comma,
+}
+
+/// What a file holds, as detected from its first data line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// `PREFIX VALUE` lines.
+    Prefix(Separator),
+    /// `START END VALUE` lines.
+    Range(Separator),
+}
+
+/// Checks that `bytes` are text (no control bytes but tab, CR, LF; UTF-8).
+pub(crate) fn as_text<'a>(file: &Path, bytes: &'a [u8]) -> Result<&'a str, LoadError> {
+    if let Some(kind) = known_binary_format(bytes) {
+        return Err(LoadError::new(
+            file,
+            Position::Offset(0),
+            format!("{kind} data is not supported (tables are text, optionally gzip or bzip2 compressed)"),
+        ));
+    }
+    if let Some(offset) = bytes.iter().position(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)
+    {
+        return Err(LoadError::new(
+            file,
+            Position::Offset(offset as u64),
+            format!("binary data (byte 0x{:02x}), not a text routing table", bytes[offset]),
+        ));
+    }
+    std::str::from_utf8(bytes).map_err(|error| {
+        LoadError::new(
+            file,
+            Position::Offset(error.valid_up_to() as u64),
+            "invalid UTF-8 (binary data?), not a text routing table",
+        )
+    })
+}
+
+/// Names a compressed or binary format we recognise but do not read.
+fn known_binary_format(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0xfd, b'7', b'z', b'X', b'Z', 0x00, ..] => Some("xz-compressed"),
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd-compressed"),
+        [b'P', b'K', 0x03, 0x04, ..] => Some("zip-archived"),
+        _ => None,
+    }
+}
+
+/// Whether `line` is blank or a comment (`;` or `#` first).
+#[inline]
+pub(crate) fn is_comment_or_blank(line: &str) -> bool {
+    match line.trim_start().as_bytes().first() {
+        None => true,
+        Some(b';' | b'#') => true,
+        Some(_) => false,
+    }
+}
+
+/// The lines of `text` with their 1-based numbers, without line ends.
+pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split('\n').enumerate().map(|(index, line)| (index + 1, line.strip_suffix('\r').unwrap_or(line)))
+}
+
+/// The first field of a data line and the separator that ends it.
+fn first_field(line: &str) -> (&str, Separator) {
+    let trimmed = line.trim_start();
+    if let Some(quoted) = trimmed.strip_prefix('"') {
+        let end = quoted.find('"').unwrap_or(quoted.len());
+        return (&quoted[..end], Separator::Comma);
+    }
+    match trimmed.find([',', '\t', ' ']) {
+        None => (trimmed, Separator::Blank),
+        Some(end) => {
+            let separator = match trimmed.as_bytes()[end] {
+                b',' => Separator::Comma,
+                b'\t' => Separator::Tab,
+                _ => Separator::Blank,
+            };
+            (&trimmed[..end], separator)
+        }
+    }
+}
+
+/// Whether `text` reads as a range address (dotted, colon or decimal).
+fn looks_like_address(text: &str) -> bool {
+    parse_range_addr(text).is_ok()
+}
+
+/// Whether a line is a header of column names (`start,end,asn`).
+fn is_header(line: &str) -> bool {
+    let (first, _) = first_field(line);
+    first.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && !looks_like_address(first)
+        && line.bytes().all(|b| b.is_ascii_alphanumeric() || b" _-\"\t,.".contains(&b))
+}
+
+/// Detects the layout from the first data line; returns it and, for a
+/// range file with a header, the header's line number.
+pub(crate) fn detect(file: &Path, text: &str) -> Result<(Layout, Option<usize>), LoadError> {
+    let mut header = None;
+    for (number, line) in numbered_lines(text) {
+        if is_comment_or_blank(line) {
+            continue;
+        }
+        let (first, separator) = first_field(line);
+        if first.contains('/') {
+            let separator = if separator == Separator::Comma { Separator::Comma } else { Separator::Blank };
+            if header.is_some() {
+                return Err(LoadError::new(
+                    file,
+                    Position::Line(number),
+                    "prefix files take no header line (found one before this line)",
+                ));
+            }
+            return Ok((Layout::Prefix(separator), None));
+        }
+        if looks_like_address(first) {
+            return Ok((Layout::Range(separator), header));
+        }
+        if header.is_none() && is_header(line) {
+            header = Some(number);
+            continue;
+        }
+        return Err(LoadError::new(
+            file,
+            Position::Line(number),
+            format!(
+                "not a routing table line: {:?} (expected PREFIX VALUE, or START END VALUE ranges)",
+                shorten(line)
+            ),
+        ));
+    }
+    Err(LoadError::new(file, Position::File, "no routes in the file (empty, or only comments)"))
+}
+
+/// `text` cut to a length fit for an error message.
+pub(crate) fn shorten(text: &str) -> String {
+    const MAX: usize = 60;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
+}
+
+/// Calls `visit(line, fields)` for every data line (comments, blank lines
+/// and the `skip` line left out). Stops at the first error.
+pub(crate) fn for_each_record<'a>(
+    file: &Path,
+    text: &'a str,
+    separator: Separator,
+    skip: Option<usize>,
+    mut visit: impl FnMut(usize, &[&str]) -> Result<(), LoadError>,
+) -> Result<(), LoadError> {
+    let mut fields: Vec<&'a str> = Vec::with_capacity(8);
+    match separator {
+        Separator::Blank | Separator::Tab => {
+            for (number, line) in numbered_lines(text) {
+                if is_comment_or_blank(line) || Some(number) == skip {
+                    continue;
+                }
+                fields.clear();
+                if separator == Separator::Blank {
+                    fields.extend(line.split_ascii_whitespace());
+                } else {
+                    fields.extend(line.split('\t').map(str::trim));
+                }
+                visit(number, &fields)?;
+            }
+            Ok(())
+        }
+        Separator::Comma => {
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .flexible(true)
+                .trim(csv::Trim::All)
+                .comment(Some(b'#'))
+                .from_reader(text.as_bytes());
+            let mut record = csv::StringRecord::new();
+            loop {
+                let more = reader.read_record(&mut record).map_err(|error| {
+                    let line = error.position().map_or(0, |position| position.line() as usize);
+                    LoadError::new(file, Position::Line(line), format!("malformed CSV: {error}"))
+                })?;
+                if !more {
+                    return Ok(());
+                }
+                let number = record.position().map_or(0, |position| position.line() as usize);
+                let first = record.get(0).unwrap_or("");
+                if Some(number) == skip || first.starts_with([';', '#']) {
+                    continue;
+                }
+                if record.len() == 1 && first.is_empty() {
+                    continue;
+                }
+                let fields: Vec<&str> = record.iter().collect();
+                visit(number, &fields)?;
+            }
+        }
+    }
+}
+
+/// Parses a route value: a decimal number or an IP address.
+pub(crate) fn parse_value(text: &str) -> Result<Label, String> {
+    if text.is_empty() {
+        return Err("missing value column".to_string());
+    }
+    if text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse::<u64>().map(Label::Number).map_err(|_| format!("value {text} is too large"));
+    }
+    text.parse::<IpAddr>().map(Label::Addr).map_err(|_| {
+        format!("non-numeric value {:?} (expected a number or an IP address)", shorten(text))
+    })
+}
+
+/// An address in a range file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RangeAddr {
+    /// Dotted IPv4.
+    V4(u32),
+    /// IPv6 notation.
+    V6(u128),
+    /// A decimal number (family decided per file).
+    Number(u128),
+}
+
+/// Parses a range address: dotted IPv4, IPv6 notation, or decimal.
+pub(crate) fn parse_range_addr(text: &str) -> Result<RangeAddr, String> {
+    if text.is_empty() {
+        return Err("missing address".to_string());
+    }
+    if text.bytes().all(|b| b.is_ascii_digit()) {
+        return text
+            .parse::<u128>()
+            .map(RangeAddr::Number)
+            .map_err(|_| format!("numeric address {} is out of range", shorten(text)));
+    }
+    let parsed = if text.contains(':') {
+        text.parse::<Ipv6Addr>().map(|addr| RangeAddr::V6(u128::from(addr))).ok()
+    } else {
+        text.parse::<Ipv4Addr>().map(|addr| RangeAddr::V4(u32::from(addr))).ok()
+    };
+    parsed.ok_or_else(|| format!("malformed address {:?}", shorten(text)))
+}
