@@ -2,11 +2,11 @@
 //! range boundary and a million random addresses. A peer that disagrees
 //! fails the test unless `KNOWN_WRONG` lists it with the reason.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
-use fibkit::addr::Prefix4;
 use fibkit::engine::BuildOptions;
+use fibkit::load::{self, LoadOptions};
+use fibkit::nexthop::Mapping;
 use fibkit::rib::Rib4;
 use fibkit::verify;
 use fibkit_peers::{heap, KNOWN_WRONG, PEERS};
@@ -21,23 +21,13 @@ fn table_path() -> PathBuf {
 /// The 2014 table with each distinct origin ASN as its own next hop.
 fn load_2014() -> Option<Rib4> {
     let path = table_path();
-    let Ok(file) = std::fs::File::open(&path) else {
+    if !path.exists() {
         eprintln!("skipped: {} not found", path.display());
         return None;
-    };
-    let mut rib = Rib4::new();
-    let mut next_hops = std::collections::HashMap::new();
-    for line in BufReader::new(flate2::read::GzDecoder::new(file)).lines() {
-        let line = line.expect("reading the 2014 table");
-        if line.starts_with(';') || line.trim().is_empty() {
-            continue;
-        }
-        let (prefix, asn) = line.split_once('\t').expect("PREFIX<TAB>ASN");
-        let fresh = next_hops.len() as u32 + 1;
-        let hop = *next_hops.entry(asn.to_string()).or_insert(fresh);
-        rib.insert(prefix.parse::<Prefix4>().expect("a prefix"), hop);
     }
-    Some(rib)
+    let table = load::load_path(&path, &LoadOptions { mapping: Mapping::Distinct, strict: false })
+        .expect("loading the 2014 table");
+    Some(table.v4)
 }
 
 #[test]
