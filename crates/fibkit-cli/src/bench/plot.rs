@@ -105,6 +105,13 @@ pub(super) fn dxr_path(path: &Path) -> PathBuf {
     path.with_file_name(format!("{stem}-dxr-k.png"))
 }
 
+/// A font size at most `largest` at which `text` fits `width` pixels
+/// (DejaVu Sans averages about 0.55 em a character).
+fn font_size(text: &str, width: u32, largest: u32) -> u32 {
+    let fitting = (f64::from(width) * 0.95 / (text.chars().count().max(1) as f64 * 0.55)) as u32;
+    fitting.clamp(9, largest)
+}
+
 fn drawing<T, E: Display>(outcome: std::result::Result<T, E>) -> Result<T> {
     outcome.map_err(|error| anyhow!("drawing the chart: {error}"))
 }
@@ -141,28 +148,39 @@ fn panel<DB: DrawingBackend>(
     caption: &str,
     x_desc: &str,
     x_range: (f64, f64),
+    legend_room: f64,
     lines: &[Line],
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     let top = lines.iter().flat_map(|line| line.points.iter().map(|point| point.3)).fold(0.0f64, f64::max);
-    let y_max = if top > 0.0 { top * 1.15 } else { 1.0 };
+    let y_max = if top > 0.0 { top * 1.1 } else { 1.0 };
+    // Room on the right for the legend (a share of the x range), so it
+    // never hides a line.
+    let x_end = x_range.1 + (x_range.1 - x_range.0) * legend_room;
+    let caption_size = font_size(caption, area.dim_in_pixel().0, 18);
     let mut chart = drawing(
         ChartBuilder::on(area)
-            .caption(caption, (FAMILY, 20))
+            .caption(caption, (FAMILY, caption_size))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(x_range.0..x_range.1, 0.0..y_max),
+            .build_cartesian_2d(x_range.0..x_end, 0.0..y_max),
     )?;
-    let integer_label = |x: &f64| if (x - x.round()).abs() < 1e-9 { format!("{x:.0}") } else { String::new() };
+    let integer_label = |x: &f64| {
+        if (x - x.round()).abs() < 1e-9 && *x < x_range.1 {
+            format!("{x:.0}")
+        } else {
+            String::new()
+        }
+    };
     drawing(
         chart
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc("million lookups / s")
-            .x_labels(((x_range.1 - x_range.0).round() as usize + 1).min(24))
+            .x_labels(((x_end - x_range.0).round() as usize + 1).min(40))
             .x_label_formatter(&integer_label)
             .label_style((FAMILY, 14))
             .draw(),
@@ -185,7 +203,7 @@ where
     drawing(
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(SeriesLabelPosition::UpperRight)
             .label_font((FAMILY, 13))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
@@ -197,8 +215,13 @@ where
 /// Throughput against threads: a panel per test, a line per engine (and
 /// batch length) of the selection.
 fn draw_threads(report: &Report, path: &Path) -> Result<()> {
-    let selected: Vec<&Measurement> =
-        report.measurements.iter().filter(|m| report.selected.contains(&m.engine)).collect();
+    // The selection's measurements of the tests asked for (the DXR sweep
+    // adds single-thread figures that belong to the K chart).
+    let selected: Vec<&Measurement> = report
+        .measurements
+        .iter()
+        .filter(|m| report.selected.contains(&m.engine) && report.tests.contains(&m.config.test))
+        .collect();
     let tests: BTreeSet<TestName> = selected.iter().map(|m| m.config.test).collect();
     // Series in report order; each keeps its color in every panel.
     let mut series: Vec<(usize, usize)> = selected
@@ -211,10 +234,12 @@ fn draw_threads(report: &Report, path: &Path) -> Result<()> {
     let panels = tests.len().max(1);
     let columns = panels.min(3);
     let rows = panels.div_ceil(columns);
-    let root = BitMapBackend::new(path, (640 * columns as u32, 560 * rows as u32)).into_drawing_area();
+    // At least 1000 pixels wide, so the title stays legible over one panel.
+    let width = (640 * columns as u32).max(1000);
+    let root = BitMapBackend::new(path, (width, 560 * rows as u32)).into_drawing_area();
     drawing(root.fill(&WHITE))?;
     let title = format!("fibkit bench: {} ({} prefixes, {})", report.table_name, report.prefixes, report.mapping);
-    let root = drawing(root.titled(&title, (FAMILY, 22)))?;
+    let root = drawing(root.titled(&title, (FAMILY, font_size(&title, width, 22))))?;
     let areas = root.split_evenly((rows, columns));
     for (test, area) in tests.iter().zip(&areas) {
         let lines: Vec<Line> = series
@@ -236,7 +261,7 @@ fn draw_threads(report: &Report, path: &Path) -> Result<()> {
             })
             .collect();
         let caption = format!("{} test, {}", test.title(), report.machine.cpu_model);
-        panel(area, &caption, "threads", (0.5, max_threads + 0.5), &lines)?;
+        panel(area, &caption, "threads", (0.5, max_threads + 0.5), 0.6, &lines)?;
     }
     drawing(root.present())?;
     Ok(())
@@ -268,11 +293,9 @@ fn draw_dxr_k(report: &Report, path: &Path) -> Result<bool> {
         .collect();
     let root = BitMapBackend::new(path, (900, 600)).into_drawing_area();
     drawing(root.fill(&WHITE))?;
-    let caption = format!(
-        "DXR, one thread, against K: {} ({}), {}",
-        report.table_name, report.mapping, report.machine.cpu_model
-    );
-    panel(&root, &caption, "K (bits of the direct table)", (k_min - 0.5, k_max + 0.5), &lines)?;
+    let root = drawing(root.titled("DXR, one thread: throughput against K", (FAMILY, 22)))?;
+    let caption = format!("{} ({}), {}", report.table_name, report.mapping, report.machine.cpu_model);
+    panel(&root, &caption, "K (bits of the direct table)", (k_min - 0.5, k_max + 0.5), 0.2, &lines)?;
     drawing(root.present())?;
     Ok(true)
 }
@@ -285,6 +308,14 @@ mod tests {
     fn dxr_chart_sits_beside_the_main_one() {
         assert_eq!(dxr_path(Path::new("out/bench.png")), PathBuf::from("out/bench-dxr-k.png"));
         assert_eq!(dxr_path(Path::new("b.png")), PathBuf::from("b-dxr-k.png"));
+    }
+
+    #[test]
+    fn long_titles_get_smaller_fonts() {
+        assert_eq!(font_size("short", 640, 22), 22);
+        let long = "x".repeat(110);
+        let size = font_size(&long, 640, 22);
+        assert!(size < 22 && f64::from(size) * 0.55 * 110.0 <= 640.0, "{size}");
     }
 
     #[test]
