@@ -92,6 +92,12 @@ pub fn build_timed(name: &str, table: &RouteTable) -> Result<(Box<dyn Fib4>, f64
 }
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`fibkit stat | head`), as Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: setting SIGPIPE's disposition to the default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Stat(args) => stat::run(&args),

@@ -18,11 +18,19 @@ use crate::engine::BuildError;
 use crate::rib::Rib4;
 use crate::{NextHop, NO_ROUTE};
 
+/// A chunk stored in a range table and how many direct entries refer to it.
+#[derive(Clone, Copy, Debug)]
+struct StoredChunk {
+    base: u32,
+    references: u32,
+}
+
 /// One range table being filled, with the index of the chunks it already
-/// holds (for sharing) and its counts.
+/// holds (for sharing, reference-counted so that an incremental update can
+/// tell when a chunk's last user is gone) and its counts.
 struct RangeStore<T> {
     table: Vec<T>,
-    stored: HashMap<Box<[T]>, u32>,
+    stored: HashMap<Box<[T]>, StoredChunk>,
     counts: FormatCounts,
 }
 
@@ -37,8 +45,9 @@ impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
     fn store(&mut self, fragments: &[T], name: &str) -> Result<u32, String> {
         self.counts.aggregated_chunks += 1;
         self.counts.aggregated_fragments += fragments.len();
-        if let Some(&base) = self.stored.get(fragments) {
-            return Ok(base);
+        if let Some(chunk) = self.stored.get_mut(fragments) {
+            chunk.references += 1;
+            return Ok(chunk.base);
         }
         let base = self.table.len();
         let header = fragments.len() >= FRAGS_XL as usize;
@@ -51,7 +60,7 @@ impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
             self.table.push(count);
         }
         self.table.extend_from_slice(fragments);
-        self.stored.insert(fragments.into(), base as u32);
+        self.stored.insert(fragments.into(), StoredChunk { base: base as u32, references: 1 });
         self.counts.physical_chunks += 1;
         self.counts.physical_fragments += fragments.len();
         Ok(base as u32)

@@ -96,6 +96,75 @@ fn search_sorted<T: Copy + Ord>(table: &[T], base: usize, count: usize, probe: T
     unsafe { *table.get_unchecked(low) }
 }
 
+/// Keys resolved together by [`Dxr::lookup_batch`]: their direct-table
+/// loads are all issued before any search starts.
+const GROUP: usize = 16;
+
+impl<const K: u32> Dxr<K> {
+    /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
+    ///
+    /// Keys go in groups of 16: first every direct entry of the group is
+    /// loaded (independent loads the CPU overlaps), and the line each range
+    /// search will probe first is prefetched; then the searches run. A
+    /// mispredicted direct/range branch then no longer throws away the
+    /// other keys' loads.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `keys`.
+    pub fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
+        assert!(out.len() >= keys.len(), "output shorter than keys");
+        let mut groups = keys.chunks_exact(GROUP);
+        let mut outs = out.chunks_exact_mut(GROUP);
+        for (group, slots) in (&mut groups).zip(&mut outs) {
+            let mut entries = [0 as DirectEntry; GROUP];
+            for (entry, &key) in entries.iter_mut().zip(group) {
+                let chunk = (key >> Self::SHIFT) as usize;
+                debug_assert!(chunk < self.direct.len());
+                // SAFETY: `direct` has exactly 2^K entries and `chunk < 2^K`.
+                *entry = unsafe { *self.direct.get_unchecked(chunk) };
+            }
+            for &entry in &entries {
+                self.prefetch_chunk(entry);
+            }
+            for ((slot, &entry), &key) in slots.iter_mut().zip(&entries).zip(group) {
+                *slot = if entry & FRAGS_MASK == 0 {
+                    entry >> BASE_SHIFT
+                } else {
+                    self.search(entry, key & Self::OFFSET_MASK)
+                };
+            }
+        }
+        let rest = groups.remainder();
+        for (slot, &key) in outs.into_remainder().iter_mut().zip(rest) {
+            *slot = self.lookup(key);
+        }
+    }
+
+    /// Prefetches the middle fragment of the chunk `entry` points to (the
+    /// binary search's first probe); nothing for direct entries.
+    #[inline(always)]
+    fn prefetch_chunk(&self, entry: DirectEntry) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let count = entry & FRAGS_MASK;
+            if count == 0 {
+                return;
+            }
+            let middle = (entry >> BASE_SHIFT) as usize + (count / 2) as usize;
+            let pointer = match (entry >> FORMAT_SHIFT) & 3 {
+                FORMAT_SHORT => self.range_short.as_ptr().wrapping_add(middle).cast::<i8>(),
+                FORMAT_LONG => self.range_long.as_ptr().wrapping_add(middle).cast::<i8>(),
+                _ => return,
+            };
+            // SAFETY: prefetching is a hint and never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(pointer) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = entry;
+    }
+}
+
 impl<const K: u32> Fib4 for Dxr<K> {
     fn name(&self) -> &str {
         Self::engine_name()
@@ -104,6 +173,10 @@ impl<const K: u32> Fib4 for Dxr<K> {
     #[inline]
     fn lookup(&self, addr: u32) -> NextHop {
         Dxr::lookup(self, addr)
+    }
+
+    fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
+        Dxr::lookup_batch(self, keys, out)
     }
 
     fn footprint(&self) -> usize {

@@ -64,7 +64,7 @@ fn striped_rib(stripes: u32, step: u32, first_hop: NextHop) -> Rib4 {
     let mut rib = Rib4::new();
     let prefix_len = 32 - step.trailing_zeros() as u8;
     for index in 0..stripes {
-        rib.insert(Prefix4::new(0x0b00_0000 | (2 * index + 1) * step, prefix_len).unwrap(), first_hop + 1);
+        rib.insert(Prefix4::new(0x0b00_0000 | ((2 * index + 1) * step), prefix_len).unwrap(), first_hop + 1);
     }
     rib.insert(p("11.0.0.0/16"), first_hop);
     rib
@@ -133,4 +133,31 @@ fn stats_report_like_rt_stat() {
     let stats = crate::engine::Fib4::stats(&dxr);
     assert!(stats.report.starts_with("DXR (D16R): 2 prefixes, 2 unique nexthops"), "{}", stats.report);
     assert_eq!(stats.get("bytes_total"), Some(&crate::engine::Figure::Count(4 << 16 | 6)));
+}
+
+#[test]
+fn batches_of_every_length_match_scalar_lookups() {
+    let mut rib = striped_rib(300, 4, 100_000); // wide, header
+    for (index, prefix) in ["10.0.0.0/8", "10.1.2.0/24", "10.2.3.128/25", "10.3.0.0/24"].iter().enumerate() {
+        rib.insert(p(prefix), index as NextHop + 1);
+    }
+    let dxr = Dxr::<16>::build(&rib).unwrap();
+    let mut rng = crate::workload::XorShift32::new(3);
+    let keys: Vec<u32> = (0..301)
+        .map(|index| match index % 3 {
+            0 => rng.next(),
+            1 => 0x0a00_0000 | (rng.next() & 0x03ff_ffff),
+            _ => 0x0b00_0000 | (rng.next() & 0xffff),
+        })
+        .collect();
+    for len in 0..=300 {
+        for start in [0, 1] {
+            let slice = &keys[start..start + len.min(keys.len() - start)];
+            let mut out = vec![u32::MAX; slice.len()];
+            dxr.lookup_batch(slice, &mut out);
+            for (&key, &got) in slice.iter().zip(&out) {
+                assert_eq!(got, dxr.lookup(key), "batch of {len} at {key:#x}");
+            }
+        }
+    }
 }

@@ -77,7 +77,8 @@ fn text_keys(bytes: &[u8]) -> Result<Vec<u32>, BadLine> {
             continue;
         }
         let key = if line.bytes().all(|b| b.is_ascii_digit()) {
-            line.parse::<u32>().map_err(|_| bad(format!("decimal key {} exceeds 32 bits", super::text::shorten(line))))?
+            line.parse::<u32>()
+                .map_err(|_| bad(format!("decimal key {} exceeds 32 bits", super::text::shorten(line))))?
         } else {
             line.parse::<Ipv4Addr>()
                 .map(u32::from)

@@ -24,8 +24,9 @@
 //!   a tab and the line is a range line, tab separated; otherwise fields are
 //!   separated by any run of blanks;
 //! - a first field with a `/` makes a *prefix* file (`PREFIX VALUE`);
-//!   anything else a *range* file (`START END VALUE`). A range CSV may start
-//!   with one header line of words (such as `start,end,asn`); it is skipped.
+//!   anything else a *range* file (`START END VALUE`). A CSV or TSV file may
+//!   start with one header line of words (such as `start,end,asn`); it is
+//!   skipped.
 //!
 //! Columns after the value are ignored in every format (an `.ipasn` file has
 //! none; range files carry country codes and AS names there).
@@ -205,7 +206,9 @@ pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Ro
     let text = text::as_text(file, bytes)?;
     let mut table = RouteTable::new(table_name(file), options.mapping);
     match text::detect(file, text)? {
-        (text::Layout::Prefix(separator), _) => prefixes::load(file, text, separator, options, &mut table)?,
+        (text::Layout::Prefix(separator), header) => {
+            prefixes::load(file, text, separator, header, options, &mut table)?;
+        }
         (text::Layout::Range(separator), header) => {
             ranges::load(file, text, separator, header, options, &mut table)?;
         }
@@ -238,7 +241,7 @@ pub(crate) fn report_conflicts(
             return Err(LoadError::new(
                 file,
                 Position::Line(first.line),
-                format!("{} (an error in strict mode)", first.message),
+                format!("{}; an error in strict mode", first.message),
             ));
         }
         return Ok(());
@@ -269,8 +272,8 @@ impl Compression {
 
 /// Reads `path` whole, decompressing gzip or bzip2 content.
 pub(crate) fn read_decompressed(path: &Path) -> Result<Vec<u8>, LoadError> {
-    let raw = std::fs::read(path)
-        .map_err(|error| LoadError::new(path, Position::File, format!("cannot read: {error}")))?;
+    let raw =
+        std::fs::read(path).map_err(|error| LoadError::new(path, Position::File, format!("cannot read: {error}")))?;
     match Compression::detect(&raw) {
         Compression::None => Ok(raw),
         compression => decompress(path, &raw, compression),

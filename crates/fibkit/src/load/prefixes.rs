@@ -8,6 +8,7 @@ use super::{report_conflicts, Conflict, LoadError, LoadOptions, Position, RouteT
 use crate::addr::{Address, Prefix};
 use crate::nexthop::{Label, NextHopTable};
 use crate::rib::Rib;
+use crate::NextHop;
 
 /// One parsed line.
 struct Entry<A: Address> {
@@ -21,18 +22,18 @@ pub(crate) fn load(
     file: &Path,
     text: &str,
     separator: Separator,
+    header: Option<usize>,
     options: &LoadOptions,
     table: &mut RouteTable,
 ) -> Result<(), LoadError> {
     let mut v4: Vec<Entry<u32>> = Vec::new();
     let mut v6: Vec<Entry<u128>> = Vec::new();
-    for_each_record(file, text, separator, None, |line, fields| {
+    for_each_record(file, text, separator, header, |line, fields| {
         let error = |message: String| LoadError::new(file, Position::Line(line), message);
         let prefix_text = fields.first().copied().unwrap_or("");
-        let value_text = fields
-            .get(1)
-            .copied()
-            .ok_or_else(|| error(format!("missing value column after {:?} (expected PREFIX VALUE)", shorten(prefix_text))))?;
+        let value_text = fields.get(1).copied().ok_or_else(|| {
+            error(format!("missing value column after {:?} (expected PREFIX VALUE)", shorten(prefix_text)))
+        })?;
         let label = parse_value(value_text).map_err(error)?;
         if prefix_text.contains(':') {
             let prefix = prefix_text.parse::<Prefix<u128>>().map_err(|problem| error(problem.to_string()))?;
@@ -94,10 +95,20 @@ fn insert_in_file_order(
 ) -> (Vec<usize>, Vec<usize>) {
     let (mut duplicates4, mut duplicates6) = (Vec::new(), Vec::new());
     let (mut i, mut j) = (0, 0);
+    // Neighbouring lines often share a value: skip the hash lookup then.
+    let mut last: Option<(Label, NextHop)> = None;
+    let mut intern = |next_hops: &mut NextHopTable, label: Label| match last {
+        Some((last_label, hop)) if last_label == label => hop,
+        _ => {
+            let hop = next_hops.intern(label);
+            last = Some((label, hop));
+            hop
+        }
+    };
     while i < v4.len() || j < v6.len() {
         if j == v6.len() || (i < v4.len() && v4[i].line < v6[j].line) {
             if !superseded4[i] {
-                let hop = table.next_hops.intern(v4[i].label);
+                let hop = intern(&mut table.next_hops, v4[i].label);
                 if table.v4.insert(v4[i].prefix, hop).is_some() {
                     duplicates4.push(i);
                 }
@@ -105,7 +116,7 @@ fn insert_in_file_order(
             i += 1;
         } else {
             if !superseded6[j] {
-                let hop = table.next_hops.intern(v6[j].label);
+                let hop = intern(&mut table.next_hops, v6[j].label);
                 if table.v6.insert(v6[j].prefix, hop).is_some() {
                     duplicates6.push(j);
                 }

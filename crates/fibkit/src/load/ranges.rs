@@ -125,12 +125,13 @@ fn resolve<A: Address>(spans: Vec<Span<A>>, conflicts: &mut Vec<Conflict>) -> Ve
     // Paint the spans in line order; the map holds disjoint spans by start.
     let mut painted: BTreeMap<A, Span<A>> = BTreeMap::new();
     for span in spans {
-        let overlapped: Vec<A> = painted
+        let mut overlapped: Vec<A> = painted
             .range(..=span.last)
             .rev()
             .take_while(|(_, old)| old.last >= span.first)
             .map(|(&start, _)| start)
             .collect();
+        overlapped.reverse();
         for start in overlapped {
             let old = painted.remove(&start).expect("key was just listed");
             let shared_first = old.first.max(span.first);
@@ -189,9 +190,7 @@ fn insert_merged<A: Address>(spans: &[Span<A>], rib: &mut Rib<A>, next_hops: &mu
             continue;
         };
         match pending {
-            Some((first, last, pending_label))
-                if pending_label == label && last.checked_next() == Some(span.first) =>
-            {
+            Some((first, last, pending_label)) if pending_label == label && last.checked_next() == Some(span.first) => {
                 pending = Some((first, span.last, label));
             }
             _ => {

@@ -4,18 +4,26 @@
 //! # The histogram
 //!
 //! [`HISTOGRAM_PER_MILLION`] gives, per million prefixes, how many have each
-//! prefix length. Its shape follows the public analyses of the default-free
-//! table: bgp.potaroo.net's AS65000 report for 2025 shows 1.00-1.04 million
-//! IPv4 FIB entries, an average prefix length of 22.9 and 72% of the address
-//! space advertised; the CIDR report and Huston's yearly "BGP in 2024" give
-//! /24s as about 60% of all entries, /22 and /23 next, and a few thousand
-//! routes longer than /24 in tables that accept them. The per-length counts
-//! below are our calibration to those totals, starting from the measured
-//! shape of the 2014 RouteViews table in `shared/data` (whose /16../21
-//! proportions changed little since) with the growth concentrated in /22-/24
-//! as RIR run-out policies made small blocks the norm; the average prefix
-//! length of this histogram is 22.91. No prefix is shorter than /8: real
-//! tables carry none (operators filter them; the 2014 table has none).
+//! prefix length. What it rests on:
+//!
+//! - totals read from bgp.potaroo.net's AS65000 BGP table report, 2025
+//!   (March, July and November snapshots): 1.00-1.04 million active IPv4
+//!   entries, an average prefix length of 22.90-22.93, 72.2-72.5% of the
+//!   address space advertised;
+//! - the shape the CIDR report and potaroo's prefix-length plots show for
+//!   today's table: /24 about 60% of all entries, /22 and /23 next, a few
+//!   thousand routes longer than /24 (where collectors accept them), a few
+//!   dozen /8-/10;
+//! - the measured per-length counts of the 2014 RouteViews table in
+//!   `shared/data` (512,621 prefixes), whose /8../21 proportions changed
+//!   little since; the growth since then sits mostly in /22-/24, as the RIRs'
+//!   run-out policies made small blocks the norm.
+//!
+//! The per-length counts are our calibration of the 2014 shape to the 2025
+//! totals, not a copy of one published snapshot: /24 is 60.0%, the average
+//! prefix length is 22.91 and 4,000 per million are longer than /24. No
+//! prefix is shorter than /8: real default-free tables carry none (operators
+//! filter them; the 2014 table has none either).
 //!
 //! | prefix_len | per million | | prefix_len | per million |
 //! |---:|---:|---|---:|---:|
@@ -54,7 +62,9 @@
 //!    ([`nested_per_mille`]: 0% of /8s, 24% of /16s, 55% of /24s, 98% of
 //!    those longer than /24); the rest are *standalone*.
 //! 2. Standalone prefixes come in runs (1 for short prefixes, up to 16
-//!    adjacent /21../24s, as an AS announcing a deaggregated block); runs of
+//!    adjacent /21../24s, as an AS announcing a deaggregated block; one /24
+//!    run in a hundred is a "swamp" of 64-256 /24s whose origin changes
+//!    every other prefix, as in legacy class C space); runs of
 //!    /12 and shorter are allocated first, the rest in shuffled order, from
 //!    the buddy allocator. After a run, some space of its size is left
 //!    unannounced, so holes are scattered as in the real table. A run has one
@@ -63,7 +73,8 @@
 //!    often belong to one AS), else a popular one.
 //! 3. More specifics, from /9 to /32: each run picks a covering prefix 1..8
 //!    (sometimes 9..16) bits shorter, a random position inside it, and adds
-//!    adjacent sub-prefixes there; its origin is the cover's (80%) or a
+//!    adjacent sub-prefixes there; its origin is the cover's (80% up to /23,
+//!    70% for /24, 60% beyond, close to the 2014 table's shares) or a
 //!    customer's. Covers include earlier more specifics, so nesting goes
 //!    several levels deep.
 //!
@@ -80,6 +91,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use super::RouteTable;
 use crate::addr::{range_to_prefixes, Prefix4};
 use crate::nexthop::{Label, Mapping};
+use crate::NextHop;
 
 /// Prefixes per million of each prefix length, `(prefix_len, count)`; the
 /// counts add up to 1,000,000. See the [module docs](self) for the sources.
@@ -137,8 +149,10 @@ pub struct SynthParams {
 }
 
 impl Default for SynthParams {
-    /// One million prefixes (a 2025 full table) and 75,000 origins (the
-    /// number of ASes originating IPv4 routes in 2025 is about 75-78k).
+    /// One million prefixes (a 2025 full table) and 75,000 origins: our
+    /// estimate of the origin ASes of a 2025 table, scaled from the 46,823
+    /// distinct origins of the 512,621-prefix 2014 table in `shared/data`
+    /// (ASes grew more slowly than prefixes).
     fn default() -> Self {
         SynthParams { seed: DEFAULT_SEED, prefixes: 1_000_000, next_hops: 75_000 }
     }
@@ -205,7 +219,7 @@ pub fn nested_per_mille(len: u8) -> u32 {
 }
 
 /// Per mille of more specifics that keep their cover's origin (2014 table:
-/// 70-90%).
+/// 74-94% up to /23, 70% for /24, 56-95% beyond).
 fn same_origin_per_mille(len: u8) -> u32 {
     match len {
         0..=23 => 800,
@@ -213,6 +227,9 @@ fn same_origin_per_mille(len: u8) -> u32 {
         _ => 600,
     }
 }
+
+/// The shortest run of a "swamp" block of /24s of mixed origins.
+const SWAMP_MIN_RUN: usize = 64;
 
 /// Per mille of standalone runs followed by an unannounced block of their
 /// size (scatters the 28% of unannounced space through the allocations).
@@ -224,8 +241,12 @@ pub fn generate_with_mapping(params: &SynthParams, mapping: Mapping) -> RouteTab
     let mut generator = Generator::new(params);
     let routes = generator.run();
     let mut table = RouteTable::new(synthetic_name(params), mapping);
+    // Each origin is interned once, at its first route in address order.
+    let mut hops: Vec<Option<NextHop>> = vec![None; generator.origins.asns.len()];
     for route in routes {
-        let hop = table.next_hops.intern(Label::Number(u64::from(generator.origins.asns[route.origin as usize])));
+        let hop = *hops[route.origin as usize].get_or_insert_with(|| {
+            table.next_hops.intern(Label::Number(u64::from(generator.origins.asns[route.origin as usize])))
+        });
         table.v4.insert(Prefix4::truncating(route.addr, route.len), hop);
     }
     table
@@ -467,7 +488,15 @@ impl Generator {
             nested[usize::from(len)] = inner;
             let mut standalone = count - inner;
             while standalone > 0 {
-                let run = self.run_length(len).min(standalone);
+                // One /24 run in a hundred is a "swamp" block: up to a whole
+                // /16 of /24s, many of them of different origins (legacy
+                // class C space, address leasing).
+                let run = if len == 24 && self.rng.chance(10) {
+                    SWAMP_MIN_RUN + self.rng.below(257 - SWAMP_MIN_RUN as u64) as usize
+                } else {
+                    self.run_length(len)
+                };
+                let run = run.min(standalone);
                 jobs.push((len, run));
                 standalone -= run;
             }
@@ -489,7 +518,11 @@ impl Generator {
             };
             let origin = origin.unwrap_or_else(|| self.origins.popular(&mut self.rng));
             previous_origin = Some(origin);
-            for _ in 0..run {
+            let mut origin = origin;
+            for index in 0..run {
+                if run >= SWAMP_MIN_RUN && index > 0 && self.rng.chance(500) {
+                    origin = self.origins.popular(&mut self.rng);
+                }
                 match self.allocator.allocate(len) {
                     Some(addr) => self.placed[usize::from(len)].push(Route { addr, len, origin }),
                     None => nested[usize::from(len)] += 1,
@@ -574,5 +607,134 @@ impl Generator {
             pick -= candidates.len();
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::Prefix4;
+    use crate::NO_ROUTE;
+
+    fn small(seed: u64, prefixes: usize) -> RouteTable {
+        generate(&SynthParams { seed, prefixes, next_hops: 5_000 })
+    }
+
+    fn routes(table: &RouteTable) -> Vec<(Prefix4, String)> {
+        table.v4.iter().map(|(prefix, hop)| (prefix, table.next_hops.describe(hop))).collect()
+    }
+
+    fn histogram(table: &RouteTable) -> [usize; 33] {
+        let mut counts = [0; 33];
+        for (prefix, _) in table.v4.iter() {
+            counts[usize::from(prefix.prefix_len())] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn counts_follow_the_histogram_and_add_up() {
+        let million = target_counts(1_000_000);
+        for &(len, per_million) in &HISTOGRAM_PER_MILLION {
+            assert_eq!(million[usize::from(len)], per_million as usize);
+        }
+        for prefixes in [0, 1, 7, 999, 123_457, 3_000_000] {
+            assert_eq!(target_counts(prefixes).iter().sum::<usize>(), prefixes);
+        }
+        assert_eq!(target_counts(1)[24], 1);
+        let average: f64 =
+            HISTOGRAM_PER_MILLION.iter().map(|&(len, count)| f64::from(len) * f64::from(count)).sum::<f64>() / 1e6;
+        assert!((22.85..22.95).contains(&average), "{average}");
+    }
+
+    #[test]
+    fn same_seed_same_table_other_seed_other_table() {
+        let first = small(7, 20_000);
+        assert_eq!(routes(&first), routes(&small(7, 20_000)));
+        let other = small(8, 20_000);
+        assert_ne!(routes(&first), routes(&other));
+        assert_eq!(first.v4.len(), 20_000);
+        assert_eq!(other.v4.len(), 20_000);
+        assert_eq!(first.name, "synthetic(seed=7, prefixes=20000, next_hops=5000)");
+    }
+
+    #[test]
+    fn histogram_is_met_and_a_sixty_percent_are_slash_24() {
+        let table = small(DEFAULT_SEED, 200_000);
+        assert_eq!(histogram(&table), target_counts(200_000));
+        let share = histogram(&table)[24] as f64 / table.v4.len() as f64;
+        assert!((0.59..0.61).contains(&share), "{share}");
+        assert!(histogram(&table)[25..].iter().sum::<usize>() >= 600);
+    }
+
+    #[test]
+    fn prefixes_nest_and_neighbours_share_origins() {
+        let table = small(3, 200_000);
+        // Walk in address order with a stack of enclosing routes.
+        let mut enclosing: Vec<Prefix4> = Vec::new();
+        let mut nested = 0usize;
+        let mut deepest = 0usize;
+        for (prefix, _) in table.v4.iter() {
+            while enclosing.last().is_some_and(|cover| !cover.covers(&prefix)) {
+                enclosing.pop();
+            }
+            nested += usize::from(!enclosing.is_empty());
+            enclosing.push(prefix);
+            deepest = deepest.max(enclosing.len());
+        }
+        let nested_share = nested as f64 / table.v4.len() as f64;
+        assert!((0.45..0.65).contains(&nested_share), "{nested_share}");
+        assert!(deepest >= 3, "nesting depth {deepest}");
+        // Adjacent /24s (consecutive in address space) mostly share an origin.
+        let slash24: Vec<(u32, NextHop)> =
+            table.v4.iter().filter(|(prefix, _)| prefix.prefix_len() == 24).map(|(p, hop)| (p.addr(), hop)).collect();
+        let adjacent: Vec<bool> =
+            slash24.windows(2).filter(|pair| pair[1].0 == pair[0].0 + 256).map(|pair| pair[0].1 == pair[1].1).collect();
+        let same = adjacent.iter().filter(|&&same| same).count() as f64 / adjacent.len() as f64;
+        assert!(adjacent.len() > 20_000 && same > 0.5, "{} adjacent, {same} same", adjacent.len());
+    }
+
+    #[test]
+    fn reserved_space_stays_unrouted() {
+        let table = small(11, 200_000);
+        for addr in ["10.1.2.3", "127.0.0.1", "192.168.1.1", "172.20.0.1", "100.64.0.1", "224.0.0.1", "240.1.1.1"] {
+            let key = u32::from(addr.parse::<std::net::Ipv4Addr>().unwrap());
+            assert_eq!(table.v4.lookup(key), NO_ROUTE, "{addr}");
+        }
+    }
+
+    #[test]
+    fn next_hop_count_and_mapping_apply() {
+        let table = generate(&SynthParams { seed: 1, prefixes: 50_000, next_hops: 777 });
+        assert_eq!(table.next_hops.len(), 777);
+        for (_, hop) in table.v4.iter() {
+            let asn: u64 = table.next_hops.describe(hop).parse().unwrap();
+            assert!((1..=64_495).contains(&asn) || asn >= 131_072, "{asn}");
+        }
+        let mapped =
+            generate_with_mapping(&SynthParams { seed: 1, prefixes: 50_000, next_hops: 777 }, Mapping::Modulo(13));
+        assert_eq!(mapped.next_hops.max_index(), 13);
+        assert!(mapped.v4.iter().all(|(_, hop)| (1..=13).contains(&hop)));
+        assert_eq!(mapped.v4.len(), 50_000);
+    }
+
+    #[test]
+    fn tiny_and_degenerate_parameters_work() {
+        assert!(generate(&SynthParams { seed: 0, prefixes: 0, next_hops: 0 }).v4.is_empty());
+        let one = generate(&SynthParams { seed: 0, prefixes: 1, next_hops: 0 });
+        assert_eq!(one.v4.len(), 1);
+        assert_eq!(one.next_hops.len(), 1);
+        let dense = generate(&SynthParams { seed: 5, prefixes: 3_000, next_hops: u32::MAX });
+        assert_eq!(dense.v4.len(), 3_000);
+    }
+
+    #[test]
+    fn the_pool_excludes_reserved_space() {
+        let pool = address_pool();
+        let size: u64 = pool.iter().map(|block| 1u64 << (32 - block.prefix_len())).sum();
+        // 224 /8s below 224/3, minus 0/8, 10/8, 127/8 and the smaller holes.
+        assert!(size < 221 << 24 && size > 219 << 24, "{size}");
+        assert!(pool.iter().all(|block| block.prefix_len() >= 8));
+        assert!(!pool.iter().any(|block| block.contains(0x0a00_0001) || block.contains(0xc0a8_0101)));
     }
 }

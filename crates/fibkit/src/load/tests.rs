@@ -1,16 +1,359 @@
 //! Unit tests of the loaders on in-memory bytes.
 
+use std::io::Write;
+use std::net::IpAddr;
 use std::path::Path;
 
 use super::*;
+use crate::addr::{Prefix4, Prefix6};
+use crate::nexthop::Label;
+use crate::NO_ROUTE;
 
 fn load_text(text: &str) -> Result<RouteTable, LoadError> {
     load_bytes(Path::new("test.txt"), text.as_bytes(), &LoadOptions::default())
 }
 
+fn load_strict(text: &str) -> Result<RouteTable, LoadError> {
+    load_bytes(Path::new("test.txt"), text.as_bytes(), &LoadOptions { strict: true, ..Default::default() })
+}
+
+fn v4(text: &str) -> u32 {
+    u32::from(text.parse::<std::net::Ipv4Addr>().unwrap())
+}
+
+fn v6(text: &str) -> u128 {
+    u128::from(text.parse::<std::net::Ipv6Addr>().unwrap())
+}
+
+/// The value the table gives `addr` (`"none"` without a route).
+fn value_at(table: &RouteTable, addr: &str) -> String {
+    let hop = if addr.contains(':') { table.v6.lookup(v6(addr)) } else { table.v4.lookup(v4(addr)) };
+    table.next_hops.describe(hop)
+}
+
+/// The table's IPv4 routes as `prefix value` lines, in address order.
+fn v4_routes(table: &RouteTable) -> Vec<String> {
+    table.v4.iter().map(|(prefix, hop)| format!("{prefix} {}", table.next_hops.describe(hop))).collect()
+}
+
+fn expect_error(text: &str, line: usize, needle: &str) {
+    let error = load_text(text).expect_err(&format!("{text:?} loaded"));
+    assert_eq!(error.position, Position::Line(line), "{error}");
+    assert!(error.message.contains(needle), "{error} lacks {needle:?}");
+    assert!(error.to_string().starts_with(&format!("test.txt:{line}: ")), "{error}");
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+fn bzip2(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+const IPASN: &str = "; IP-ASN32-DAT file\n; Prefixes : 4\n; \n\
+                     1.0.0.0/24\t15169\n1.0.4.0/22\t56203\n1.0.0.0/8\t1\n0.0.0.0/0\t7\n";
+
 #[test]
-fn ipasn_lines_load() {
-    let table = load_text("; comment\n1.0.0.0/24\t15169\n1.0.4.0/22\t56203\n").unwrap();
-    assert_eq!(table.v4.len(), 2);
-    assert_eq!(table.next_hops.describe(table.v4.lookup(0x0100_0401)), "56203");
+fn ipasn_lines_load_with_their_values() {
+    let table = load_text(IPASN).unwrap();
+    assert_eq!(table.v4.len(), 4);
+    assert_eq!(table.name, "test.txt");
+    assert!(table.warnings.is_empty());
+    assert_eq!(value_at(&table, "1.0.0.200"), "15169");
+    assert_eq!(value_at(&table, "1.0.5.1"), "56203");
+    assert_eq!(value_at(&table, "1.2.3.4"), "1");
+    assert_eq!(value_at(&table, "200.0.0.1"), "7");
+    // Interned in order of appearance.
+    assert_eq!(table.next_hops.describe(1), "15169");
+    assert_eq!(table.next_hops.len(), 4);
+}
+
+#[test]
+fn prefix_text_round_trips() {
+    let original = load_text(IPASN).unwrap();
+    let written: String = v4_routes(&original).iter().map(|line| format!("{line}\n")).collect();
+    let reloaded = load_text(&written).unwrap();
+    assert_eq!(v4_routes(&reloaded), v4_routes(&original));
+    let tabbed = written.replace(' ', "\t");
+    assert_eq!(v4_routes(&load_text(&tabbed).unwrap()), v4_routes(&original));
+    let csv = written.replace(' ', ",");
+    assert_eq!(v4_routes(&load_text(&csv).unwrap()), v4_routes(&original));
+    let with_header = format!("prefix,asn\n{csv}");
+    assert_eq!(v4_routes(&load_text(&with_header).unwrap()), v4_routes(&original));
+}
+
+#[test]
+fn plain_text_mixes_families_and_next_hop_kinds() {
+    let text = "# LINX style\r\n2600:2004::/32 2001:7f8:4::1a0b:1\r\n\r\n10.0.0.0/8   195.66.226.74\r\n\
+                192.168.0.0/16 42 extra columns are ignored\r\n::/0 2001:7f8:4::1\r\n";
+    let table = load_text(text).unwrap();
+    assert_eq!((table.v4.len(), table.v6.len()), (2, 2));
+    assert_eq!(value_at(&table, "2600:2004:1::1"), "2001:7f8:4::1a0b:1");
+    assert_eq!(value_at(&table, "2a00::1"), "2001:7f8:4::1");
+    assert_eq!(value_at(&table, "10.1.2.3"), "195.66.226.74");
+    assert_eq!(value_at(&table, "192.168.1.1"), "42");
+    assert_eq!(value_at(&table, "11.0.0.0"), "none");
+    let addr: IpAddr = "195.66.226.74".parse().unwrap();
+    assert!((1..=table.next_hops.max_index()).any(|hop| table.next_hops.describe(hop) == addr.to_string()));
+}
+
+#[test]
+fn nexthops_mapping_applies_to_every_format() {
+    let options = LoadOptions { mapping: Mapping::Modulo(239), strict: false };
+    let table = load_bytes(Path::new("t"), b"10.0.0.0/8 478\n11.0.0.0/8 240\n", &options).unwrap();
+    assert_eq!(table.v4.lookup(v4("10.0.0.1")), 1);
+    assert_eq!(table.v4.lookup(v4("11.0.0.1")), 2);
+    let ranges = load_bytes(Path::new("t"), b"10.0.0.0,10.0.0.255,478\n", &options).unwrap();
+    assert_eq!(ranges.v4.lookup(v4("10.0.0.1")), 1);
+}
+
+#[test]
+fn range_csv_with_quotes_header_and_extra_columns() {
+    let text = "start_ip,end_ip,asn,name\n\
+                \"1.0.0.0\",\"1.0.0.255\",\"13335\",\"Cloudflare, Inc.\"\n\
+                1.0.1.0,1.0.3.255,38803,\"Gtelecom \"\"Pty\"\" Ltd\"\n\
+                \"1.0.4.0\",\"1.0.4.6\",\"56203\"\n";
+    let table = load_text(text).unwrap();
+    assert_eq!(
+        v4_routes(&table),
+        [
+            "1.0.0.0/24 13335",
+            "1.0.1.0/24 38803",
+            "1.0.2.0/23 38803",
+            "1.0.4.0/30 56203",
+            "1.0.4.4/31 56203",
+            "1.0.4.6/32 56203"
+        ]
+    );
+}
+
+#[test]
+fn iptoasn_tsv_dotted_and_numeric() {
+    let dotted = "1.0.0.0\t1.0.0.255\t13335\tUS\tCLOUDFLARENET - Cloudflare, Inc.\n\
+                  1.0.1.0\t1.0.3.255\t0\tNone\tNot routed\n\
+                  1.0.4.0\t1.0.7.255\t38803\tAU\tGTELECOM-AUSTRALIA Gtelecom Pty Ltd\n";
+    let table = load_text(dotted).unwrap();
+    assert_eq!(v4_routes(&table), ["1.0.0.0/24 13335", "1.0.4.0/22 38803"]);
+    assert_eq!(value_at(&table, "1.0.2.1"), "none");
+    let numeric = "16777216\t16777471\t13335\tUS\tCLOUDFLARENET\n16778240\t16779263\t38803\tAU\tGTELECOM\n";
+    assert_eq!(v4_routes(&load_text(numeric).unwrap()), ["1.0.0.0/24 13335", "1.0.4.0/22 38803"]);
+}
+
+#[test]
+fn ipv6_ranges_dotted_and_numeric() {
+    let text = "2001:db8::,2001:db8::ffff,64500\n2001:db8:1::,2001:db8:1:ffff:ffff:ffff:ffff:ffff,64501\n";
+    let table = load_text(text).unwrap();
+    assert!(table.v4.is_empty());
+    let routes: Vec<String> = table.v6.iter().map(|(p, h)| format!("{p} {}", table.next_hops.describe(h))).collect();
+    assert_eq!(routes, ["2001:db8::/112 64500", "2001:db8:1::/48 64501"]);
+    // Decimal addresses beyond 32 bits make a file IPv6, even its small numbers.
+    let numeric = format!("0,255,1\n{},{},2\n", v6("2001:db8::"), v6("2001:db8::ff"));
+    let table = load_text(&numeric).unwrap();
+    assert!(table.v4.is_empty());
+    assert_eq!(
+        table.v6.get("::/120".parse::<Prefix6>().unwrap()).map(|h| table.next_hops.describe(h)),
+        Some("1".into())
+    );
+    assert_eq!(value_at(&table, "2001:db8::80"), "2");
+}
+
+#[test]
+fn range_file_round_trips_through_the_rib() {
+    let text = "1.0.0.0,1.0.0.0,1\n1.0.0.1,1.0.0.6,2\n1.0.0.7,1.255.255.255,3\n5.0.0.0,5.0.0.0,2\n";
+    let table = load_text(text).unwrap();
+    let written: String = table
+        .v4
+        .ranges(0, u32::MAX)
+        .into_iter()
+        .filter(|range| range.next_hop != NO_ROUTE)
+        .map(|range| format!("{},{},{}\n", range.first, range.last, table.next_hops.describe(range.next_hop)))
+        .collect();
+    let reloaded = load_text(&written).unwrap();
+    assert_eq!(v4_routes(&reloaded), v4_routes(&table));
+    assert_eq!(reloaded.v4.ranges(0, u32::MAX), table.v4.ranges(0, u32::MAX));
+}
+
+#[test]
+fn adjacent_equal_ranges_merge_into_fewer_prefixes() {
+    let table = load_text("10.0.0.0,10.0.0.127,5\n10.0.0.128,10.0.0.255,5\n").unwrap();
+    assert_eq!(v4_routes(&table), ["10.0.0.0/24 5"]);
+    assert!(table.warnings.is_empty());
+}
+
+#[test]
+fn bad_prefix_lines_name_line_and_problem() {
+    expect_error("1.0.0.0/24 1\n1.0.0.1/24 2\n", 2, "host bits set in 1.0.0.1/24 (did you mean 1.0.0.0/24?)");
+    expect_error("; c\n1.0.0.0/33\t1\n", 2, "prefix length 33 exceeds 32");
+    expect_error("2001:db8::/129 1\n", 1, "prefix length 129 exceeds 128");
+    expect_error("1.0.0.0/24 1\n\n1.0.0/24 1\n", 3, "malformed address \"1.0.0\"");
+    expect_error("1.0.0.0/24 1\n1.0.1.0/24\n", 2, "missing value column");
+    expect_error("1.0.0.0/24 1\n1.0.1.0/24 AS15169\n", 2, "non-numeric value \"AS15169\"");
+    expect_error("1.0.0.0/24 1\n1.0.1.0/24 99999999999999999999999\n", 2, "too large");
+    expect_error("1.0.0.0/24 1\n1.0.1.0 5\n", 2, "missing '/prefix_len'");
+    expect_error("1.0.0.0/24 1\n1.0.1.0/x 5\n", 2, "malformed prefix length");
+}
+
+#[test]
+fn bad_range_lines_name_line_and_problem() {
+    expect_error("1.0.0.0,1.0.0.255,1\n1.0.1.0,1.0.0.255,2\n", 2, "END 1.0.0.255 is before its START 1.0.1.0");
+    expect_error("1.0.0.0,1.0.0.255,1\n1.0.1.0,1.0.1.255\n", 2, "missing VALUE column");
+    expect_error("1.0.0.0\t1.0.0.255\t1\n1.0.1.0\n", 2, "missing END column");
+    expect_error("1.0.0.0,1.0.0.255,1\n1.0.1.0,1.0.1.256,2\n", 2, "END: malformed address \"1.0.1.256\"");
+    expect_error("1.0.0.0,1.0.0.255,1\n1.0.1.0,::1,2\n", 2, "not of the same kind");
+    expect_error("1.0.0.0,1.0.0.255,1\n1.0.1.0,1.0.1.255,US\n", 2, "non-numeric value \"US\"");
+    expect_error("1,2,3\n4,400000000000000000000000000000000000000000,5\n", 2, "out of range");
+}
+
+#[test]
+fn garbage_empty_and_binary_input_are_errors() {
+    let empty = load_text("").unwrap_err();
+    assert_eq!(empty.position, Position::File);
+    assert!(empty.message.contains("no routes"), "{empty}");
+    assert!(load_text("; only\n# comments\n\n").unwrap_err().message.contains("no routes"));
+    assert!(load_text("start,end,asn\n").unwrap_err().message.contains("no routes"));
+    let all_unrouted = load_text("1.0.0.0,1.0.0.255,0\n").unwrap_err();
+    assert!(all_unrouted.message.contains("no routes"), "{all_unrouted}");
+    expect_error("\n\nhello world\n", 3, "not a routing table line");
+    let binary = load_bytes(Path::new("b"), b"1.0.0.0/8 1\n\x00\x01\x02", &LoadOptions::default()).unwrap_err();
+    assert_eq!(binary.position, Position::Offset(12));
+    assert!(binary.message.contains("binary data"), "{binary}");
+    let latin1 = load_bytes(Path::new("b"), b"1.0.0.0/8 1 caf\xe9\n", &LoadOptions::default()).unwrap_err();
+    assert_eq!(latin1.position, Position::Offset(15));
+    let xz = load_bytes(Path::new("b"), b"\xfd7zXZ\x00rest", &LoadOptions::default()).unwrap_err();
+    assert!(xz.message.contains("xz-compressed data is not supported"), "{xz}");
+}
+
+#[test]
+fn duplicate_prefixes_warn_and_the_later_line_wins() {
+    let text = "10.0.0.0/8 1\n11.0.0.0/8 2\n10.0.0.0/8 3\n2001:db8::/32 4\n10.0.0.0/8 3\n2001:db8::/32 5\n";
+    let table = load_text(text).unwrap();
+    assert_eq!(value_at(&table, "10.1.1.1"), "3");
+    assert_eq!(value_at(&table, "2001:db8::1"), "5");
+    assert_eq!(
+        table.warnings,
+        [
+            "test.txt:3: 10.0.0.0/8 repeats line 1: value 3 replaces 1 (the later line wins)",
+            "test.txt:5: 10.0.0.0/8 repeats line 3 with the same value 3",
+            "test.txt:6: 2001:db8::/32 repeats line 4: value 5 replaces 4 (the later line wins)",
+        ]
+    );
+    // Values only on replaced lines are not next hops.
+    assert_eq!(table.next_hops.len(), 3);
+    let strict = load_strict(text).unwrap_err();
+    assert_eq!(strict.position, Position::Line(3));
+    assert!(strict.message.contains("repeats line 1") && strict.message.contains("strict"), "{strict}");
+    assert!(load_strict("10.0.0.0/8 1\n11.0.0.0/8 1\n").is_ok());
+}
+
+#[test]
+fn overlapping_ranges_warn_and_the_later_line_wins() {
+    // Line 2 punches a hole into line 1; line 3 covers line 2's end and beyond.
+    let text = "10.0.0.0,10.0.0.255,1\n10.0.0.64,10.0.0.127,2\n10.0.0.100,10.0.1.255,3\n";
+    let table = load_text(text).unwrap();
+    assert_eq!(value_at(&table, "10.0.0.63"), "1");
+    assert_eq!(value_at(&table, "10.0.0.64"), "2");
+    assert_eq!(value_at(&table, "10.0.0.99"), "2");
+    assert_eq!(value_at(&table, "10.0.0.100"), "3");
+    assert_eq!(value_at(&table, "10.0.0.255"), "3");
+    assert_eq!(value_at(&table, "10.0.1.255"), "3");
+    assert_eq!(value_at(&table, "10.0.2.0"), "none");
+    assert_eq!(
+        table.warnings,
+        [
+            "test.txt:2: range 10.0.0.64-10.0.0.127 overlaps line 1 (10.0.0.0-10.0.0.255) on \
+             10.0.0.64-10.0.0.127: value 2 replaces 1 (the later line wins)",
+            "test.txt:3: range 10.0.0.100-10.0.1.255 overlaps line 2 (10.0.0.64-10.0.0.127) on \
+             10.0.0.100-10.0.0.127: value 3 replaces 2 (the later line wins)",
+            "test.txt:3: range 10.0.0.100-10.0.1.255 overlaps line 1 (10.0.0.128-10.0.0.255) on \
+             10.0.0.128-10.0.0.255: value 3 replaces 1 (the later line wins)",
+        ]
+    );
+    let strict = load_strict(text).unwrap_err();
+    assert_eq!(strict.position, Position::Line(2));
+    // A later "not routed" range withdraws the shared addresses.
+    let withdrawn = load_text("10.0.0.0,10.0.0.255,1\n10.0.0.0,10.0.0.127,0\n").unwrap();
+    assert_eq!(v4_routes(&withdrawn), ["10.0.0.128/25 1"]);
+    assert_eq!(withdrawn.warnings.len(), 1);
+    assert!(withdrawn.warnings[0].contains("not routed replaces 1"), "{}", withdrawn.warnings[0]);
+}
+
+#[test]
+fn out_of_order_disjoint_ranges_are_no_conflict() {
+    let table = load_strict("10.0.1.0,10.0.1.255,2\n10.0.0.0,10.0.0.255,1\n").unwrap();
+    assert_eq!(v4_routes(&table), ["10.0.0.0/24 1", "10.0.1.0/24 2"]);
+    assert!(table.warnings.is_empty());
+}
+
+#[test]
+fn compressed_bytes_are_detected_by_magic() {
+    let plain = IPASN.as_bytes();
+    let expected = v4_routes(&load_text(IPASN).unwrap());
+    for compressed in [gzip(plain), bzip2(plain)] {
+        let table = load_bytes(Path::new("table.txt"), &compressed, &LoadOptions::default()).unwrap();
+        assert_eq!(v4_routes(&table), expected);
+    }
+    // Two gzip members in a row are one stream (as `cat a.gz b.gz`).
+    let mut two = gzip(b"10.0.0.0/8 1\n");
+    two.extend(gzip(b"11.0.0.0/8 2\n"));
+    assert_eq!(load_bytes(Path::new("t"), &two, &LoadOptions::default()).unwrap().v4.len(), 2);
+    for compressed in [gzip(plain), bzip2(plain)] {
+        let truncated = &compressed[..compressed.len() - 10];
+        let error = load_bytes(Path::new("t.gz"), truncated, &LoadOptions::default()).unwrap_err();
+        assert!(error.message.contains("corrupt or truncated"), "{error}");
+        assert_eq!(error.position, Position::File);
+    }
+}
+
+#[test]
+fn keys_as_text_raw_and_compressed() {
+    let file = Path::new("keys");
+    let text = b"# keys\n1.2.3.4\n\n16909060 # decimal\n255.255.255.255\r\n0\n";
+    let expected = vec![0x0102_0304, 0x0102_0304, u32::MAX, 0];
+    assert_eq!(keys_from_bytes(file, text).unwrap(), expected);
+    let raw: Vec<u8> = expected.iter().flat_map(|key| key.to_le_bytes()).collect();
+    assert_eq!(keys_from_bytes(file, &raw).unwrap(), expected);
+    assert_eq!(keys_from_bytes(file, &gzip(text)).unwrap(), expected);
+    assert_eq!(keys_from_bytes(file, &bzip2(&raw)).unwrap(), expected);
+}
+
+#[test]
+fn bad_key_files_name_the_problem() {
+    let file = Path::new("keys");
+    // A text file with a bad line stays a text file even at a length of 4k.
+    let typo = b"1.2.3.4\n1.2.3.x\n";
+    assert_eq!(typo.len() % 4, 0);
+    let error = keys_from_bytes(file, typo).unwrap_err();
+    assert_eq!(error.position, Position::Line(2));
+    assert!(error.message.contains("malformed IPv4 address \"1.2.3.x\""), "{error}");
+    let error = keys_from_bytes(file, b"1.2.3.4\n4294967296\n").unwrap_err();
+    assert!(error.message.contains("exceeds 32 bits") && error.message.contains("not a multiple of 4"), "{error}");
+    let error = keys_from_bytes(file, b"\x00\x01\x02\xff\xfe").unwrap_err();
+    assert!(error.message.contains("not a multiple of 4"), "{error}");
+    for empty in [&b""[..], b"# nothing\n\n"] {
+        let error = keys_from_bytes(file, empty).unwrap_err();
+        assert!(error.message.contains("no keys"), "{error}");
+    }
+}
+
+#[test]
+fn table_name_is_the_file_name() {
+    assert_eq!(table_name(Path::new("some/dir/rib.ipasn.gz")), "rib.ipasn.gz");
+    assert_eq!(table_name(Path::new("x")), "x");
+}
+
+#[test]
+fn ranges_become_exact_prefixes_for_ipv4_edges() {
+    let table = load_text("0.0.0.0,255.255.255.255,1\n").unwrap();
+    assert_eq!(v4_routes(&table), ["0.0.0.0/0 1"]);
+    let table = load_text("0,0,1\n4294967295,4294967295,2\n").unwrap();
+    assert_eq!(v4_routes(&table), ["0.0.0.0/32 1", "255.255.255.255/32 2"]);
+    let table = load_text("255.255.255.0,255.255.255.255,1\n255.255.255.128,255.255.255.255,2\n").unwrap();
+    assert_eq!(v4_routes(&table), ["255.255.255.0/25 1", "255.255.255.128/25 2"]);
+    assert!(table.v4.get("255.255.255.0/25".parse::<Prefix4>().unwrap()).is_some());
+    assert_eq!(Label::Number(2).to_string(), value_at(&table, "255.255.255.255"));
 }

@@ -36,8 +36,7 @@ pub(crate) fn as_text<'a>(file: &Path, bytes: &'a [u8]) -> Result<&'a str, LoadE
             format!("{kind} data is not supported (tables are text, optionally gzip or bzip2 compressed)"),
         ));
     }
-    if let Some(offset) = bytes.iter().position(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)
-    {
+    if let Some(offset) = bytes.iter().position(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f) {
         return Err(LoadError::new(
             file,
             Position::Offset(offset as u64),
@@ -103,16 +102,17 @@ fn looks_like_address(text: &str) -> bool {
     parse_range_addr(text).is_ok()
 }
 
-/// Whether a line is a header of column names (`start,end,asn`).
+/// Whether a line is a CSV or TSV header of column names (`start,end,asn`).
 fn is_header(line: &str) -> bool {
-    let (first, _) = first_field(line);
-    first.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+    let (first, separator) = first_field(line);
+    separator != Separator::Blank
+        && first.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
         && !looks_like_address(first)
         && line.bytes().all(|b| b.is_ascii_alphanumeric() || b" _-\"\t,.".contains(&b))
 }
 
 /// Detects the layout from the first data line; returns it and, for a
-/// range file with a header, the header's line number.
+/// CSV or TSV file with a header, the header's line number.
 pub(crate) fn detect(file: &Path, text: &str) -> Result<(Layout, Option<usize>), LoadError> {
     let mut header = None;
     for (number, line) in numbered_lines(text) {
@@ -122,14 +122,7 @@ pub(crate) fn detect(file: &Path, text: &str) -> Result<(Layout, Option<usize>),
         let (first, separator) = first_field(line);
         if first.contains('/') {
             let separator = if separator == Separator::Comma { Separator::Comma } else { Separator::Blank };
-            if header.is_some() {
-                return Err(LoadError::new(
-                    file,
-                    Position::Line(number),
-                    "prefix files take no header line (found one before this line)",
-                ));
-            }
-            return Ok((Layout::Prefix(separator), None));
+            return Ok((Layout::Prefix(separator), header));
         }
         if looks_like_address(first) {
             return Ok((Layout::Range(separator), header));
@@ -141,10 +134,7 @@ pub(crate) fn detect(file: &Path, text: &str) -> Result<(Layout, Option<usize>),
         return Err(LoadError::new(
             file,
             Position::Line(number),
-            format!(
-                "not a routing table line: {:?} (expected PREFIX VALUE, or START END VALUE ranges)",
-                shorten(line)
-            ),
+            format!("not a routing table line: {:?} (expected PREFIX VALUE, or START END VALUE ranges)", shorten(line)),
         ));
     }
     Err(LoadError::new(file, Position::File, "no routes in the file (empty, or only comments)"))
@@ -228,9 +218,9 @@ pub(crate) fn parse_value(text: &str) -> Result<Label, String> {
     if text.bytes().all(|b| b.is_ascii_digit()) {
         return text.parse::<u64>().map(Label::Number).map_err(|_| format!("value {text} is too large"));
     }
-    text.parse::<IpAddr>().map(Label::Addr).map_err(|_| {
-        format!("non-numeric value {:?} (expected a number or an IP address)", shorten(text))
-    })
+    text.parse::<IpAddr>()
+        .map(Label::Addr)
+        .map_err(|_| format!("non-numeric value {:?} (expected a number or an IP address)", shorten(text)))
 }
 
 /// An address in a range file.
