@@ -203,10 +203,12 @@ struct Plan {
 impl Plan {
     /// Checks the arguments and loads the key file; touches no table.
     fn new(args: &BenchArgs, cores: usize) -> Result<Plan> {
-        let engines = match &args.engines {
+        let mut engines = match &args.engines {
             Some(spec) => select_engines(spec)?,
             None => default_engines(),
         };
+        let mut seen = BTreeSet::new();
+        engines.retain(|name| seen.insert(*name));
         let mut tests: Vec<TestName> = args.tests.clone();
         if args.keys.is_some() && !tests.contains(&TestName::Keys) {
             tests.push(TestName::Keys);
@@ -864,7 +866,8 @@ mod tests {
 
     #[test]
     fn plot_adds_the_dxr_sweep() {
-        let plan = plan(&["--engines", "radix,d18r", "--tests", "rnd", "--threads", "2", "--plot", "x.png"]).unwrap();
+        let plan =
+            plan(&["--engines", "radix,d18r,radix", "--tests", "rnd", "--threads", "2", "--plot", "x.png"]).unwrap();
         assert_eq!(plan.engines, vec!["radix", "d18r"]);
         let names: Vec<&str> = plan.work.iter().map(|(name, _)| *name).collect();
         assert_eq!(names, vec!["radix", "d18r", "d16r", "d17r", "d19r", "d20r", "d21r", "d22r"]);
