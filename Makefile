@@ -1,5 +1,5 @@
-# fibkit: `make setup` installs what the build needs, `make bench` runs the
-# main job, `make test` runs every test.
+# fibkit: `make bench` runs the main job and `make test` every test; both first
+# run `make setup`, which installs what they need (crates, the plot font).
 CARGO ?= cargo
 
 .PHONY: setup bench test test-exhaustive lint
@@ -13,10 +13,10 @@ setup:
 	  { apt-get install -y fonts-dejavu-core || { apt-get update && apt-get install -y fonts-dejavu-core; }; }; } || \
 	  echo "warning: no DejaVu Sans: install fonts-dejavu-core or set FIBKIT_FONT for fibkit bench --plot"
 
-bench:
+bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench
 
-test:
+test: setup
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
 
