@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use fibkit::engine::{self, BuildOptions, Fib4};
+use fibkit::engine::{BuildOptions, Fib4};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::Mapping;
 
+mod bench;
 mod replay;
 mod stat;
 mod verify;
@@ -28,6 +29,8 @@ enum Command {
     Stat(stat::StatArgs),
     /// Compare an engine's answers with the RIB's.
     Verify(verify::VerifyArgs),
+    /// Measure lookup throughput (SEQ/RND/REP, threads, peers side by side).
+    Bench(bench::BenchArgs),
     /// Apply an update trace to a live FIB while readers look up.
     Replay(replay::ReplayArgs),
 }
@@ -68,15 +71,16 @@ impl TableArgs {
     }
 }
 
-/// Names of the engines `spec` selects: a comma-separated list or `all`.
+/// Names of the engines `spec` selects: a comma-separated list or `all`
+/// (fibkit's engines, then the third-party peers).
 pub fn select_engines(spec: &str) -> Result<Vec<&'static str>> {
     if spec == "all" {
-        return Ok(engine::ENGINES.iter().map(|engine| engine.name).collect());
+        return Ok(fibkit_peers::all_engines().map(|engine| engine.name).collect());
     }
     spec.split(',')
         .map(|name| {
-            engine::engine(name.trim()).map(|engine| engine.name).with_context(|| {
-                format!("unknown engine {:?} (known: {}, or all)", name.trim(), engine::engine_names())
+            fibkit_peers::find(name.trim()).map(|engine| engine.name).with_context(|| {
+                format!("unknown engine {:?} (known: {}, or all)", name.trim(), fibkit_peers::engine_names())
             })
         })
         .collect()
@@ -86,7 +90,7 @@ pub fn select_engines(spec: &str) -> Result<Vec<&'static str>> {
 pub fn build_timed(name: &str, table: &RouteTable) -> Result<(Box<dyn Fib4>, f64)> {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     let start = Instant::now();
-    let fib = engine::build4(name, &table.v4, &options)?;
+    let fib = fibkit_peers::build4(name, &table.v4, &options)?;
     Ok((fib, start.elapsed().as_secs_f64() * 1e3))
 }
 
@@ -101,6 +105,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Stat(args) => stat::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Replay(args) => replay::run(&args),
     };
     match outcome {
