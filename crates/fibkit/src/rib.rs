@@ -318,8 +318,17 @@ impl<A: Address> Rib<A> {
         }
         let effective = if node.next_hop != NO_ROUTE { node.next_hop } else { inherited };
         sink.point(node_first.max(first), effective);
-        for &child in &node.children {
+        for (side, &child) in node.children.iter().enumerate() {
             if child == NIL {
+                continue;
+            }
+            // A half of the node outside [first, last] holds nothing to
+            // visit (its after-point is at most a repeat of one already
+            // made): skip it without loading the child.
+            let len = node.prefix.prefix_len();
+            let half_first = if side == 1 { node_first | A::ONE << u32::from(A::BITS - 1 - len) } else { node_first };
+            let half_last = half_first | !A::mask(len + 1);
+            if half_last < first || half_first > last {
                 continue;
             }
             self.walk(child, effective, first, last, sink);

@@ -35,12 +35,23 @@ use crate::rib::Rib4;
 use crate::router::{Applied, ApplyContext, Updater};
 use crate::NextHop;
 
-/// Free segments of a range table: by start (to coalesce neighbours) and
-/// by length (best fit).
+/// Segments of up to this many entries are kept apart by exact length when
+/// freed, and handed out again as they are.
+const EXACT_MAX: usize = 512;
+
+/// Free segments of a range table (or of a node or leaf array).
+///
+/// A freed segment of up to [`EXACT_MAX`] entries goes to the list of its
+/// exact length: updates rewrite the same chunks again and again, so a
+/// later allocation of that length takes it back in O(1). Longer segments,
+/// and the short ones once an allocation finds nothing, live in two trees:
+/// by start (to coalesce neighbours) and by length (best fit).
 #[derive(Debug, Default)]
 pub(crate) struct FreeSpace {
     by_base: BTreeMap<u32, u32>,
     by_len: BTreeSet<(u32, u32)>,
+    /// `exact[len]`: free segments of exactly `len` entries, not coalesced.
+    exact: Vec<Vec<u32>>,
     pub(crate) entries: usize,
 }
 
@@ -55,10 +66,22 @@ impl FreeSpace {
         self.by_len.remove(&(len, base));
     }
 
-    /// The start of `len` free entries (the smallest segment that fits),
-    /// or `None` if no segment is large enough.
+    /// The start of `len` free entries (a freed segment of that length, else
+    /// the smallest segment that fits), or `None` if no segment is large
+    /// enough even with all free neighbours merged.
     pub(crate) fn allocate(&mut self, len: u32) -> Option<u32> {
-        let &(segment_len, base) = self.by_len.range((len, 0)..).next()?;
+        if let Some(base) = self.exact.get_mut(len as usize).and_then(Vec::pop) {
+            self.entries -= len as usize;
+            return Some(base);
+        }
+        let found = self.by_len.range((len, 0)..).next().copied();
+        let (segment_len, base) = match found {
+            Some(segment) => segment,
+            None => {
+                self.merge_exact();
+                *self.by_len.range((len, 0)..).next()?
+            }
+        };
         self.remove(base, segment_len);
         if segment_len > len {
             self.insert(base + len, segment_len - len);
@@ -67,9 +90,22 @@ impl FreeSpace {
         Some(base)
     }
 
-    /// Returns `len` entries at `base`, merged with free neighbours.
-    pub(crate) fn free(&mut self, mut base: u32, mut len: u32) {
+    /// Returns `len` entries at `base`.
+    pub(crate) fn free(&mut self, base: u32, len: u32) {
         self.entries += len as usize;
+        if (len as usize) <= EXACT_MAX {
+            if self.exact.len() <= len as usize {
+                self.exact.resize_with(len as usize + 1, Vec::new);
+            }
+            self.exact[len as usize].push(base);
+        } else {
+            self.coalesce(base, len);
+        }
+    }
+
+    /// Puts `len` entries at `base` into the trees, merged with free
+    /// neighbours there.
+    fn coalesce(&mut self, mut base: u32, mut len: u32) {
         if let Some((&before, &before_len)) = self.by_base.range(..base).next_back() {
             if before + before_len == base {
                 self.remove(before, before_len);
@@ -82,6 +118,17 @@ impl FreeSpace {
             len += after_len;
         }
         self.insert(base, len);
+    }
+
+    /// Moves every exact-length segment into the trees, coalescing.
+    fn merge_exact(&mut self) {
+        let mut exact = std::mem::take(&mut self.exact);
+        for (len, bases) in exact.iter_mut().enumerate() {
+            for base in bases.drain(..) {
+                self.coalesce(base, len as u32);
+            }
+        }
+        self.exact = exact;
     }
 }
 
@@ -612,21 +659,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn free_space_best_fit_and_coalescing() {
+    fn free_space_exact_reuse_best_fit_and_coalescing() {
         let mut free = FreeSpace::default();
-        free.free(100, 50);
+        free.free(100, 1000);
         assert_eq!(free.allocate(10), Some(100));
         assert_eq!(free.allocate(10), Some(110));
-        assert_eq!(free.allocate(31), None);
         free.free(100, 10);
-        // Best fit: the 10-entry hole, not the 30-entry tail.
-        assert_eq!(free.allocate(8), Some(100));
-        free.free(100, 8);
+        // A freed segment of the length asked for comes back first.
+        assert_eq!(free.allocate(10), Some(100));
+        free.free(100, 10);
         free.free(110, 10);
-        // All three pieces merged back into one segment.
-        assert_eq!(free.by_base.len(), 1);
-        assert_eq!(free.entries, 50);
-        assert_eq!(free.allocate(50), Some(100));
-        assert_eq!(free.entries, 0);
+        // Best fit in the trees: the 980-entry tail, split.
+        assert_eq!(free.allocate(8), Some(120));
+        free.free(120, 8);
+        // Nothing of 1,000 entries in the trees: the short segments merge
+        // back with the tail into one.
+        assert_eq!(free.allocate(1000), Some(100));
+        assert_eq!((free.entries, free.by_base.len()), (0, 0));
+        assert_eq!(free.allocate(1), None);
     }
 }
