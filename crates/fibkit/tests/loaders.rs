@@ -75,7 +75,7 @@ fn linx_2014_ipv6_rib_loads_20440_prefixes() {
 #[test]
 fn routeviews_2014_with_nexthops_239() {
     let Some(path) = shared_data("routeviews-2014-05-13.ipasn.gz") else { return };
-    let options = LoadOptions { mapping: Mapping::Modulo(239), strict: true };
+    let options = LoadOptions { mapping: Mapping::Modulo(239), strict: true, ..Default::default() };
     let table = load::load_path(&path, &options).unwrap();
     assert_eq!(table.v4.len(), 512_621);
     assert_eq!(table.next_hops.max_index(), 239);
