@@ -52,11 +52,21 @@ impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
         let base = self.table.len();
         let header = fragments.len() >= FRAGS_XL as usize;
         if base + usize::from(header) + fragments.len() > BASE_MAX as usize + 1 {
-            return Err(format!("the {name} range table exceeds {} entries", BASE_MAX as usize + 1));
+            return Err(format!(
+                "the {name} range table would exceed {} entries, the most the 22-bit base field of a direct \
+                 entry indexes; the radix engine has no such limit",
+                BASE_MAX as usize + 1
+            ));
         }
         if header {
             let count = T::try_from(fragments.len())
-                .map_err(|_| format!("a {name} chunk of {} fragments", fragments.len()))?;
+                .map_err(|_| {
+                    format!(
+                        "a {name} chunk of {} fragments is more than its header entry counts; the radix engine \
+                         has no such limit",
+                        fragments.len()
+                    )
+                })?;
             self.table.push(count);
         }
         self.table.extend_from_slice(fragments);
@@ -178,7 +188,9 @@ impl<const K: u32> Builder<K> {
         let entry = if let [(_, next_hop)] = self.fragments[..] {
             if next_hop > BASE_MAX {
                 return Err(Self::error(format!(
-                    "next hop {next_hop} exceeds the {BASE_MAX} a direct entry holds"
+                    "next hop {next_hop} exceeds {BASE_MAX}, the largest the 22-bit base field of a direct entry \
+                     holds; map the values onto fewer next hops (--nexthops N), or use the radix engine, which has \
+                     no such limit"
                 )));
             }
             self.summary.direct_chunks += 1;

@@ -14,6 +14,13 @@
 //! | prefix CSV | `10.0.0.0/8,64500` | quoted fields allowed |
 //! | range CSV (ip-location-db) | `"1.0.0.0","1.0.0.255","13335","Cloudflare"` | quoted fields allowed |
 //! | range TSV (iptoasn) | `16777216<TAB>16777471<TAB>13335<TAB>US<TAB>CLOUDFLARENET` | fields split on tabs only |
+//! | MRT (RFC 6396) | binary: RIB dumps, `BGP4MP` update files | see [`mrt`]: peers, values |
+//! | update stream | `1418774413 a 202.70.88.0/21 195.66.226.74` | see [`updates`]; replayed from an empty table |
+//!
+//! An MRT file is recognised by its first record header ([`mrt`]); a text
+//! file whose first data line is `UNIXTIME a|w PREFIX ...` is an update
+//! stream ([`updates`]). The rest of this section is about the other text
+//! formats.
 //!
 //! Lines that are blank or whose first non-blank character is `;` or `#`
 //! are comments everywhere. The first other line decides the format:
@@ -59,11 +66,22 @@
 //! recorded in [`RouteTable::warnings`] naming both line numbers; with
 //! [`LoadOptions::strict`] the first conflict is an error instead.
 //!
+//! # Truncated files
+//!
+//! A compressed stream that ends early (a cut-off download) keeps what was
+//! decompressed: text formats keep every complete line and drop the partial
+//! last one, MRT keeps every complete record; a warning names the byte
+//! offset where the complete data ends, and with [`LoadOptions::strict`] it
+//! is an error. A *corrupt* stream (bad checksum, invalid data) is an error:
+//! what came out of it cannot be trusted.
+//!
 //! # Errors
 //!
-//! Every [`LoadError`] names the file, the line (or, for binary garbage and
+//! Every [`LoadError`] names the file, the line (or, for binary data and
 //! compression errors, the byte offset or the whole file) and the problem. A
-//! file with no route at all is an error too.
+//! file with no route at all is an error too. No loader panics on any input,
+//! sizes an allocation by a length field it read, or loops without consuming
+//! input; the fuzz targets in `fuzz/` and the property tests check this.
 //!
 //! # Key files
 //!

@@ -109,7 +109,7 @@
 //! attributes of one peer; its errors do not carry the byte offset of the
 //! problem, which the house rules ask for; and a truncated last record is an
 //! error to it, where we keep every complete record. The subset fibkit
-//! needs is a few hundred lines over a bounds-checked [`Cursor`]: no length
+//! needs is a few hundred lines over a bounds-checked `Cursor`: no length
 //! read from the file is used for anything but slicing bytes that are
 //! present (never to size an allocation), and every loop consumes input, so
 //! no input can make it allocate without bound or loop forever.

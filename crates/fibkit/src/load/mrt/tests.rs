@@ -719,6 +719,43 @@ fn malformed_messages_name_the_offset() {
 
 // ---- Hostile bytes ---------------------------------------------------------------
 
+/// Writes the samples above as seeds of the `mrt` and `updates` fuzz
+/// targets (`cargo test -p fibkit --lib write_fuzz_seeds -- --ignored`).
+/// The `mrt` target reads its first byte as options: 0 is the default.
+#[test]
+#[ignore]
+fn write_fuzz_seeds() {
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
+    let mut add_path = Vec::new();
+    record(&mut add_path, 1, TABLE_DUMP_V2, 1, &peer_table(&[("192.0.2.1".parse().unwrap(), 64500)]));
+    let entries = [
+        (0, 9, rib_attributes(&[64500, 1], Hop::V4(v4("192.0.2.9")))),
+        (0, 3, rib_attributes(&[64500, 2], Hop::V4(v4("192.0.2.3")))),
+    ];
+    rib(&mut add_path, p("10.0.0.0/8"), &entries, true);
+    rib(&mut add_path, p("2001:db8::/32"), &[(0, 1, rib_attributes(&[64500], Hop::Full(v6("2001:db8::1"))))], true);
+    let mut v1 = Vec::new();
+    let mut body = vec![0, 0, 0, 1, 10, 0, 0, 0, 8, 1, 0, 0, 0, 1, 192, 0, 2, 1, 0xfb, 0xf4];
+    let mut attributes = Vec::new();
+    attribute(&mut attributes, ATTR_AS_PATH, &as_path(&[64500, 65000], false));
+    attribute(&mut attributes, ATTR_NEXT_HOP, &[192, 0, 2, 1]);
+    body.extend((attributes.len() as u16).to_be_bytes());
+    body.extend(attributes);
+    record(&mut v1, 1, TABLE_DUMP, 1, &body);
+    for (dir, name, bytes) in [
+        ("mrt", "dump", sample_dump()),
+        ("mrt", "updates", sample_updates()),
+        ("mrt", "add_path", add_path),
+        ("mrt", "table_dump_v1", v1),
+        ("updates", "bgp4mp", sample_updates()),
+    ] {
+        std::fs::create_dir_all(seeds.join(dir)).unwrap();
+        let mut seed = if dir == "mrt" { vec![0] } else { Vec::new() };
+        seed.extend(bytes);
+        std::fs::write(seeds.join(dir).join(name), seed).unwrap();
+    }
+}
+
 /// Every way to read MRT bytes: none may panic.
 fn read_every_way(bytes: &[u8]) {
     let file = Path::new("fuzz");
