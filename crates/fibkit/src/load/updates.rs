@@ -334,6 +334,59 @@ mod tests {
         assert_eq!(table.next_hops.len(), 2);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 500, ..Default::default() })]
+
+        /// Random update streams written as text read back exactly.
+        #[test]
+        fn random_text_streams_round_trip(
+            updates in proptest::collection::vec(
+                (0..2_000_000_000u64, 0..1_000_000u32, proptest::prelude::any::<u32>(), 0..=32u8,
+                 proptest::prelude::any::<bool>(), 1..100_000u64),
+                1..50,
+            ),
+        ) {
+            let mut text = String::from("# random\n");
+            let mut expected = Vec::new();
+            for &(seconds, micros, addr, prefix_len, announce, value) in &updates {
+                let prefix = IpPrefix::V4(Prefix4::truncating(addr, prefix_len));
+                let time = Timestamp { seconds, micros };
+                let update = if announce {
+                    text.push_str(&format!("{time} a {prefix} {value}\n"));
+                    Update::Announce { prefix, value: Label::Number(value) }
+                } else {
+                    text.push_str(&format!("{time} w {prefix} 0.0.0.0\n"));
+                    Update::Withdraw { prefix }
+                };
+                expected.push(TimedUpdate { time, update });
+            }
+            let stream = parse(&text).unwrap();
+            proptest::prop_assert_eq!(stream.updates, expected);
+        }
+
+        /// Mutated and cut update text: a stream or an error naming a line.
+        #[test]
+        fn mutated_update_text_never_panics(
+            mutations in proptest::collection::vec(
+                (proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()), 1..6),
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+        ) {
+            let mut bytes = b"1418774413 w 202.70.88.0/21 0.0.0.0\n1418774413.5 a 2001:db8::/32 2001:7f8:4::1\n\
+                              1418774414 a 10.0.0.0/8 7\n".to_vec();
+            for (index, byte) in mutations {
+                let at = index.index(bytes.len());
+                bytes[at] = byte;
+            }
+            bytes.truncate(cut.index(bytes.len() + 1));
+            let file = Path::new("u");
+            match updates_from_bytes(file, &bytes, &LoadOptions::default()) {
+                Ok(stream) => proptest::prop_assert!(!stream.updates.is_empty()),
+                Err(error) => proptest::prop_assert!(!error.message.is_empty()),
+            }
+            let _ = super::super::load_bytes(file, &bytes, &LoadOptions { strict: true, ..Default::default() });
+        }
+    }
+
     #[test]
     fn detection_of_text_updates() {
         assert!(is_text_updates("; c\n1418774413 w 202.70.88.0/21 0.0.0.0\n"));
