@@ -7,10 +7,11 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use fibkit::engine::{BuildOptions, Fib4};
-use fibkit::load::{self, LoadOptions, RouteTable};
+use fibkit::load::{self, LoadOptions, PeerSelector, RouteTable, ValueChoice};
 use fibkit::nexthop::Mapping;
 
 mod bench;
+mod convert;
 mod replay;
 mod stat;
 mod verify;
@@ -33,20 +34,33 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Apply an update trace to a live FIB while readers look up.
     Replay(replay::ReplayArgs),
+    /// Write a table (MRT, any input format) as `PREFIX NEXTHOP` text.
+    Convert(convert::ConvertArgs),
 }
 
 /// Which table to load and how to map its values onto next hops.
 #[derive(Args, Clone, Debug)]
 pub struct TableArgs {
-    /// Routing table file (.ipasn, PREFIX NEXTHOP text, range CSV/TSV; .gz or
-    /// .bz2). Without it, the embedded synthetic default table is used.
+    /// Routing table file (.ipasn, PREFIX NEXTHOP text, range CSV/TSV, MRT
+    /// RIB dump or update stream; .gz or .bz2). Without it, the embedded
+    /// synthetic default table is used.
     pub table: Option<PathBuf>,
     /// Map route values onto N next hops as `value % N + 1`.
     #[arg(long, value_name = "N")]
     pub nexthops: Option<u32>,
-    /// Turn loader warnings (duplicates, overlaps) into errors.
+    /// Turn loader warnings (duplicates, overlaps, truncation) into errors.
     #[arg(long)]
     pub strict: bool,
+    /// MRT: the peer whose routes to load, by index, address or ASN (AS3356);
+    /// default: the peer with the most routes.
+    #[arg(long, value_name = "INDEX|ADDRESS|ASN")]
+    pub peer: Option<PeerSelector>,
+    /// MRT: a route's value: its next hop, or the origin AS of its path.
+    #[arg(long, value_name = "next-hop|origin-as", default_value = "next-hop")]
+    pub value: ValueChoice,
+    /// MRT: list the file's peers with their route counts, then exit.
+    #[arg(long)]
+    pub peers: bool,
 }
 
 impl TableArgs {
@@ -57,8 +71,15 @@ impl TableArgs {
             Some(0) => bail!("--nexthops must be at least 1"),
             Some(n) => Mapping::Modulo(n),
         };
+        let options =
+            LoadOptions { mapping, strict: self.strict, peer: self.peer.unwrap_or_default(), value: self.value };
+        if self.peers {
+            let path = self.table.as_ref().context("--peers lists the peers of an MRT TABLE file: give one")?;
+            convert::print_peers(path, &options)?;
+            std::process::exit(0);
+        }
         let table = match &self.table {
-            Some(path) => load::load_path(path, &LoadOptions { mapping, strict: self.strict })?,
+            Some(path) => load::load_path(path, &options)?,
             None => load::synthetic::default_table(mapping),
         };
         for warning in table.warnings.iter().take(10) {
@@ -107,6 +128,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Convert(args) => convert::run(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -250,7 +250,15 @@ fn verify_batch(router: &Router, batch: &[TraceUpdate], rng: &mut XorShift32, ra
 
 /// Runs `fibkit replay`.
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
-    let table = TableArgs { table: Some(args.table.clone()), nexthops: args.nexthops, strict: args.strict }.load()?;
+    let table = TableArgs {
+        table: Some(args.table.clone()),
+        nexthops: args.nexthops,
+        strict: args.strict,
+        peer: None,
+        value: Default::default(),
+        peers: false,
+    }
+    .load()?;
     let (trace, skipped_v6) = read_trace(&args.updates)?;
     if args.batch == Some(0) {
         bail!("--batch must be at least 1");

@@ -24,7 +24,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let path = PathBuf::from(args.next().expect("usage: dxr_lookup_rate TABLE [ROUNDS]"));
     let rounds: usize = args.next().map_or(5, |text| text.parse().expect("ROUNDS is a number"));
-    let table = load::load_path(&path, &LoadOptions { mapping: Mapping::Modulo(239), strict: false })
+    let table = load::load_path(&path, &LoadOptions { mapping: Mapping::Modulo(239), strict: false, ..Default::default() })
         .unwrap_or_else(|error| panic!("{error}"));
     let d16 = Dxr::<16>::build(&table.v4).expect("d16r builds");
     let d20 = Dxr::<20>::build(&table.v4).expect("d20r builds");

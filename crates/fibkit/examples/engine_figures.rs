@@ -44,7 +44,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let table = match load::load_path(&PathBuf::from(path), &LoadOptions { mapping, strict: false }) {
+    let table = match load::load_path(&PathBuf::from(path), &LoadOptions { mapping, strict: false, ..Default::default() }) {
         Ok(table) => table,
         Err(error) => {
             eprintln!("engine_figures: {error}");

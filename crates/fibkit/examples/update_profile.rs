@@ -16,7 +16,7 @@ fn main() {
         panic!("usage: update_profile TABLE TRACE ENGINE BATCH ROUNDS");
     };
     let (batch, rounds): (usize, usize) = (batch.parse().unwrap(), rounds.parse().unwrap());
-    let table = load::load_path(table.as_ref(), &LoadOptions { mapping: Mapping::Modulo(239), strict: false }).unwrap();
+    let table = load::load_path(table.as_ref(), &LoadOptions { mapping: Mapping::Modulo(239), strict: false, ..Default::default() }).unwrap();
     let mut text = String::new();
     flate2::read::GzDecoder::new(std::fs::File::open(trace).unwrap()).read_to_string(&mut text).unwrap();
     let updates: Vec<Update> = text

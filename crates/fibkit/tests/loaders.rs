@@ -75,12 +75,44 @@ fn linx_2014_ipv6_rib_loads_20440_prefixes() {
 #[test]
 fn routeviews_2014_with_nexthops_239() {
     let Some(path) = shared_data("routeviews-2014-05-13.ipasn.gz") else { return };
-    let options = LoadOptions { mapping: Mapping::Modulo(239), strict: true };
+    let options = LoadOptions { mapping: Mapping::Modulo(239), strict: true, ..Default::default() };
     let table = load::load_path(&path, &options).unwrap();
     assert_eq!(table.v4.len(), 512_621);
     assert_eq!(table.next_hops.max_index(), 239);
     // 1.0.0.0/24 is originated by AS15169.
     assert_eq!(table.v4.lookup(0x0100_0001), 15169 % 239 + 1);
+}
+
+#[test]
+fn tables_past_a_structural_limit_say_which_and_what_can_take_them() {
+    // A next hop past 2^22 - 1: more than a DXR direct entry holds.
+    let mut rib = fibkit::rib::Rib4::new();
+    let huge = (1 << 22) + 5;
+    rib.insert("10.0.0.0/8".parse().unwrap(), huge);
+    rib.insert("10.1.0.0/16".parse().unwrap(), 1);
+    let options = fibkit::engine::BuildOptions { max_next_hop: huge };
+    let mut built = 0;
+    for spec in fibkit::engine::ENGINES {
+        match (spec.build)(&rib, &options) {
+            Ok(fib) => {
+                built += 1;
+                assert_eq!(fib.lookup(0x0a00_0001), huge, "{}", spec.name);
+                assert_eq!(fib.lookup(0x0a01_0001), 1, "{}", spec.name);
+            }
+            Err(error) => {
+                let shown = error.to_string();
+                assert!(shown.starts_with(&format!("{}: ", spec.name)), "{shown}");
+                assert!(shown.contains("exceeds"), "{shown} does not say which limit");
+                // It names an engine that takes the table, and that engine does.
+                let other = fibkit::engine::ENGINES
+                    .iter()
+                    .find(|other| other.name != spec.name && shown.contains(&format!("the {} engine", other.name)))
+                    .unwrap_or_else(|| panic!("{shown} names no engine that can take the table"));
+                assert!((other.build)(&rib, &options).is_ok(), "{shown}");
+            }
+        }
+    }
+    assert!(built >= 1);
 }
 
 /// A temporary directory for this test run, removed on drop.

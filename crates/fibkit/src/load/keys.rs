@@ -3,7 +3,7 @@
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-use super::{decompress, Compression, LoadError, Position};
+use super::{decompress, LoadError, Position};
 
 /// Loads lookup keys from `path` (gzip and bzip2 decompressed by magic bytes).
 ///
@@ -20,20 +20,19 @@ use super::{decompress, Compression, LoadError, Position};
 /// which case it is a text file with a bad line and that line is reported.
 /// A file with no key at all is an error.
 pub fn load_keys(path: &Path) -> Result<Vec<u32>, LoadError> {
-    let bytes = super::read_decompressed(path)?;
-    keys_from_bytes(path, &bytes)
+    let raw = super::read_file(path)?;
+    keys_from_bytes(path, &raw)
 }
 
-/// [`load_keys`] on bytes in memory; `file` names them in errors.
+/// [`load_keys`] on bytes in memory; `file` names them in errors. A
+/// truncated compressed stream is an error here (a key file has no
+/// warnings to carry), naming the offset where the data ends.
 pub fn keys_from_bytes(file: &Path, bytes: &[u8]) -> Result<Vec<u32>, LoadError> {
-    let decompressed;
-    let bytes = match Compression::detect(bytes) {
-        Compression::None => bytes,
-        compression => {
-            decompressed = decompress(file, bytes, compression)?;
-            &decompressed[..]
-        }
-    };
+    let data = decompress(file, bytes)?;
+    if let Some(cut) = &data.cut {
+        return Err(LoadError::new(file, Position::Offset(cut.decompressed), cut.to_string()));
+    }
+    let bytes = &data.bytes[..];
     match text_keys(bytes) {
         Ok(keys) if keys.is_empty() => Err(LoadError::new(file, Position::File, "no keys in the file")),
         Ok(keys) => Ok(keys),

@@ -14,6 +14,13 @@
 //! | prefix CSV | `10.0.0.0/8,64500` | quoted fields allowed |
 //! | range CSV (ip-location-db) | `"1.0.0.0","1.0.0.255","13335","Cloudflare"` | quoted fields allowed |
 //! | range TSV (iptoasn) | `16777216<TAB>16777471<TAB>13335<TAB>US<TAB>CLOUDFLARENET` | fields split on tabs only |
+//! | MRT (RFC 6396) | binary: RIB dumps, `BGP4MP` update files | see [`mrt`]: peers, values |
+//! | update stream | `1418774413 a 202.70.88.0/21 195.66.226.74` | see [`updates`]; replayed from an empty table |
+//!
+//! An MRT file is recognised by its first record header ([`mrt`]); a text
+//! file whose first data line is `UNIXTIME a|w PREFIX ...` is an update
+//! stream ([`updates`]). The rest of this section is about the other text
+//! formats.
 //!
 //! Lines that are blank or whose first non-blank character is `;` or `#`
 //! are comments everywhere. The first other line decides the format:
@@ -59,16 +66,28 @@
 //! recorded in [`RouteTable::warnings`] naming both line numbers; with
 //! [`LoadOptions::strict`] the first conflict is an error instead.
 //!
+//! # Truncated files
+//!
+//! A compressed stream that ends early (a cut-off download) keeps what was
+//! decompressed: text formats keep every complete line and drop the partial
+//! last one, MRT keeps every complete record; a warning names the byte
+//! offset where the complete data ends, and with [`LoadOptions::strict`] it
+//! is an error. A *corrupt* stream (bad checksum, invalid data) is an error:
+//! what came out of it cannot be trusted.
+//!
 //! # Errors
 //!
-//! Every [`LoadError`] names the file, the line (or, for binary garbage and
+//! Every [`LoadError`] names the file, the line (or, for binary data and
 //! compression errors, the byte offset or the whole file) and the problem. A
-//! file with no route at all is an error too.
+//! file with no route at all is an error too. No loader panics on any input,
+//! sizes an allocation by a length field it read, or loops without consuming
+//! input; the fuzz targets in `fuzz/` and the property tests check this.
 //!
 //! # Key files
 //!
 //! [`load_keys`] reads lookup keys for replaying traffic; see its docs.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -77,12 +96,16 @@ use crate::nexthop::{Mapping, NextHopTable};
 use crate::rib::{Rib4, Rib6};
 
 mod keys;
+pub mod mrt;
 mod prefixes;
 mod ranges;
 pub mod synthetic;
 mod text;
+pub mod updates;
 
 pub use keys::{keys_from_bytes, load_keys};
+pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
+pub use updates::{load_updates, updates_from_bytes, IpPrefix, Timestamp, TimedUpdate, Update, UpdateStream};
 
 /// A routing table as loaded: IPv4 and IPv6 RIBs sharing one next-hop table.
 #[derive(Clone, Debug)]
@@ -176,8 +199,12 @@ impl fmt::Display for LoadError {
 pub struct LoadOptions {
     /// How route values become next-hop indexes.
     pub mapping: Mapping,
-    /// Whether warnings (duplicates, overlaps) are errors.
+    /// Whether warnings (duplicates, overlaps, truncated data) are errors.
     pub strict: bool,
+    /// Which peer's routes an MRT file gives (`--peer`); see [`mrt`].
+    pub peer: PeerSelector,
+    /// What an MRT route's value is (`--value`); see [`mrt`].
+    pub value: ValueChoice,
 }
 
 /// The name a table loaded from `path` goes by: the file's name.
@@ -188,35 +215,106 @@ pub fn table_name(path: &Path) -> String {
 /// Loads a routing table file: format detected by content, `.gz` and `.bz2`
 /// detected by their magic bytes (see the [module docs](self)).
 pub fn load_path(path: &Path, options: &LoadOptions) -> Result<RouteTable, LoadError> {
-    let bytes = read_decompressed(path)?;
-    load_bytes(path, &bytes, options)
+    let raw = read_file(path)?;
+    load_bytes(path, &raw, options)
 }
 
 /// Loads a routing table from bytes already in memory; `file` names them in
 /// errors and becomes the table's name. Compressed bytes are decompressed.
 pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<RouteTable, LoadError> {
-    let decompressed;
-    let bytes = match Compression::detect(bytes) {
-        Compression::None => bytes,
-        compression => {
-            decompressed = decompress(file, bytes, compression)?;
-            &decompressed[..]
-        }
-    };
-    let text = text::as_text(file, bytes)?;
+    let data = decompress(file, bytes)?;
     let mut table = RouteTable::new(table_name(file), options.mapping);
-    match text::detect(file, text)? {
-        (text::Layout::Prefix(separator), header) => {
-            prefixes::load(file, text, separator, header, options, &mut table)?;
-        }
-        (text::Layout::Range(separator), header) => {
-            ranges::load(file, text, separator, header, options, &mut table)?;
+    if mrt::is_mrt(&data.bytes) {
+        mrt::load_table(file, &data, options, &mut table)?;
+    } else {
+        let text = complete_lines(file, &data, options, &mut table.warnings)?;
+        let text = text::as_text(file, text)?;
+        reject_mrt_options(file, options, "a text table")?;
+        if updates::is_text_updates(text) {
+            let stream = updates::parse_text(file, text, options)?;
+            stream.apply_to(&mut table);
+        } else {
+            match text::detect(file, text)? {
+                (text::Layout::Prefix(separator), header) => {
+                    prefixes::load(file, text, separator, header, options, &mut table)?;
+                }
+                (text::Layout::Range(separator), header) => {
+                    ranges::load(file, text, separator, header, options, &mut table)?;
+                }
+            }
         }
     }
     if table.is_empty() {
-        return Err(LoadError::new(file, Position::File, "no routes in the file"));
+        let why = match table.warnings.last() {
+            Some(last) => format!(" ({} warning(s), the last: {last})", table.warnings.len()),
+            None => String::new(),
+        };
+        return Err(LoadError::new(file, Position::File, format!("no routes in the file{why}")));
     }
     Ok(table)
+}
+
+/// Fails when MRT-only options (`--peer`, `--value`) were given for a file
+/// that is not MRT, rather than ignoring them silently.
+pub(crate) fn reject_mrt_options(file: &Path, options: &LoadOptions, what: &str) -> Result<(), LoadError> {
+    if options.peer != PeerSelector::MostRoutes {
+        return Err(LoadError::new(
+            file,
+            Position::File,
+            format!("--peer {} selects a peer of an MRT file, but this is {what}", options.peer),
+        ));
+    }
+    if options.value != ValueChoice::NextHop {
+        return Err(LoadError::new(
+            file,
+            Position::File,
+            format!("--value {} applies to MRT files, but this is {what} (its values are taken as written)", options.value),
+        ));
+    }
+    Ok(())
+}
+
+/// Records a warning, or with `strict` returns it as an error.
+pub(crate) fn warn(
+    file: &Path,
+    position: Position,
+    message: String,
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(), LoadError> {
+    if options.strict {
+        return Err(LoadError::new(file, position, format!("{message}; an error in strict mode")));
+    }
+    warnings.push(LoadError::new(file, position, message).to_string());
+    Ok(())
+}
+
+/// For line-based formats: when the compressed stream was cut off, the
+/// bytes up to the last complete line (the rest is a partial line), and a
+/// warning (an error with `strict`) naming where the data ended.
+pub(crate) fn complete_lines<'a>(
+    file: &Path,
+    data: &'a Decompressed<'_>,
+    options: &LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<&'a [u8], LoadError> {
+    let bytes = &data.bytes[..];
+    let Some(cut) = &data.cut else { return Ok(bytes) };
+    let kept = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |newline| newline + 1);
+    let lines = bytes[..kept].iter().filter(|&&b| b == b'\n').count();
+    let dropped = if kept < bytes.len() {
+        format!("; the partial line {} after it ({} bytes) is dropped", lines + 1, bytes.len() - kept)
+    } else {
+        String::new()
+    };
+    warn(
+        file,
+        Position::Offset(bytes.len() as u64),
+        format!("{cut}: the data ends here; kept the {lines} complete lines before it{dropped}"),
+        options,
+        warnings,
+    )?;
+    Ok(&bytes[..kept])
 }
 
 /// A later line that replaced (part of) an earlier one.
@@ -270,31 +368,66 @@ impl Compression {
     }
 }
 
-/// Reads `path` whole, decompressing gzip or bzip2 content.
-pub(crate) fn read_decompressed(path: &Path) -> Result<Vec<u8>, LoadError> {
-    let raw =
-        std::fs::read(path).map_err(|error| LoadError::new(path, Position::File, format!("cannot read: {error}")))?;
-    match Compression::detect(&raw) {
-        Compression::None => Ok(raw),
-        compression => decompress(path, &raw, compression),
+/// Reads `path` whole, as stored (compressed or not).
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    std::fs::read(path).map_err(|error| LoadError::new(path, Position::File, format!("cannot read: {error}")))
+}
+
+/// A file's bytes after decompression.
+pub(crate) struct Decompressed<'a> {
+    /// The decompressed bytes (the input itself when it was not compressed).
+    pub(crate) bytes: Cow<'a, [u8]>,
+    /// Set when the compressed stream ended before its end of stream mark:
+    /// `bytes` then hold what was decompressed up to there.
+    pub(crate) cut: Option<Cut>,
+}
+
+/// A compressed stream that ends early (a truncated download, `head -c`).
+#[derive(Clone, Debug)]
+pub(crate) struct Cut {
+    /// `gzip` or `bzip2`.
+    pub(crate) compression: &'static str,
+    /// Bytes decompressed before the stream broke off.
+    pub(crate) decompressed: u64,
+    /// What the decompressor said.
+    pub(crate) detail: String,
+}
+
+impl fmt::Display for Cut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the {} stream is truncated after {} decompressed bytes ({})",
+            self.compression, self.decompressed, self.detail
+        )
     }
 }
 
-fn decompress(file: &Path, raw: &[u8], compression: Compression) -> Result<Vec<u8>, LoadError> {
+/// Decompresses gzip or bzip2 content (detected by magic bytes); other bytes
+/// are passed through. A stream that is cut off keeps what was decompressed
+/// before the cut ([`Decompressed::cut`] says so); a corrupt stream (bad
+/// checksum, invalid data) is an error, since what came out of it cannot be
+/// trusted.
+pub(crate) fn decompress<'a>(file: &Path, raw: &'a [u8]) -> Result<Decompressed<'a>, LoadError> {
+    let compression = Compression::detect(raw);
     let mut out = Vec::with_capacity(raw.len().saturating_mul(4));
     let (name, outcome) = match compression {
         Compression::Gzip => ("gzip", flate2::read::MultiGzDecoder::new(raw).read_to_end(&mut out)),
         Compression::Bzip2 => ("bzip2", bzip2::read::MultiBzDecoder::new(raw).read_to_end(&mut out)),
-        Compression::None => return Ok(raw.to_vec()),
+        Compression::None => return Ok(Decompressed { bytes: Cow::Borrowed(raw), cut: None }),
     };
-    outcome.map_err(|error| {
-        LoadError::new(
+    match outcome {
+        Ok(_) => Ok(Decompressed { bytes: Cow::Owned(out), cut: None }),
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
+            let cut = Cut { compression: name, decompressed: out.len() as u64, detail: error.to_string() };
+            Ok(Decompressed { bytes: Cow::Owned(out), cut: Some(cut) })
+        }
+        Err(error) => Err(LoadError::new(
             file,
             Position::File,
-            format!("{name} data is corrupt or truncated after {} decompressed bytes: {error}", out.len()),
-        )
-    })?;
-    Ok(out)
+            format!("{name} data is corrupt after {} decompressed bytes: {error}", out.len()),
+        )),
+    }
 }
 
 #[cfg(test)]

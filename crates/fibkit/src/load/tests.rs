@@ -104,7 +104,7 @@ fn plain_text_mixes_families_and_next_hop_kinds() {
 
 #[test]
 fn nexthops_mapping_applies_to_every_format() {
-    let options = LoadOptions { mapping: Mapping::Modulo(239), strict: false };
+    let options = LoadOptions { mapping: Mapping::Modulo(239), ..Default::default() };
     let table = load_bytes(Path::new("t"), b"10.0.0.0/8 478\n11.0.0.0/8 240\n", &options).unwrap();
     assert_eq!(table.v4.lookup(v4("10.0.0.1")), 1);
     assert_eq!(table.v4.lookup(v4("11.0.0.1")), 2);
@@ -301,12 +301,38 @@ fn compressed_bytes_are_detected_by_magic() {
     let mut two = gzip(b"10.0.0.0/8 1\n");
     two.extend(gzip(b"11.0.0.0/8 2\n"));
     assert_eq!(load_bytes(Path::new("t"), &two, &LoadOptions::default()).unwrap().v4.len(), 2);
+    // A truncated stream keeps its complete lines and warns where the data
+    // ends (an error in strict mode); a corrupt one is an error.
     for compressed in [gzip(plain), bzip2(plain)] {
         let truncated = &compressed[..compressed.len() - 10];
-        let error = load_bytes(Path::new("t.gz"), truncated, &LoadOptions::default()).unwrap_err();
-        assert!(error.message.contains("corrupt or truncated"), "{error}");
-        assert_eq!(error.position, Position::File);
+        let table = load_bytes(Path::new("t.gz"), truncated, &LoadOptions::default()).unwrap();
+        let complete = load_text(&IPASN[..=IPASN[..IPASN.len() - 1].rfind('\n').unwrap()]).unwrap();
+        let kept = v4_routes(&table);
+        assert!(kept.len() >= v4_routes(&complete).len() - 1 && kept.iter().all(|route| expected.contains(route)));
+        assert_eq!(table.warnings.len(), 1);
+        assert!(table.warnings[0].starts_with("t.gz: at byte "), "{}", table.warnings[0]);
+        assert!(table.warnings[0].contains("stream is truncated after"), "{}", table.warnings[0]);
+        let error = load_bytes(Path::new("t.gz"), truncated, &LoadOptions { strict: true, ..Default::default() })
+            .unwrap_err();
+        assert!(matches!(error.position, Position::Offset(_)), "{error}");
+        assert!(error.message.ends_with("an error in strict mode"), "{error}");
     }
+    let mut corrupt = gzip(plain);
+    let middle = corrupt.len() - 6;
+    corrupt[middle] ^= 0xff;
+    let error = load_bytes(Path::new("t.gz"), &corrupt, &LoadOptions::default()).unwrap_err();
+    assert!(error.message.contains("gzip data is corrupt"), "{error}");
+    assert_eq!(error.position, Position::File);
+}
+
+#[test]
+fn a_truncated_stream_drops_the_partial_last_line() {
+    let text = "10.0.0.0/8 1\n10.1.0.0/16 2\n10.2.0.0/16 3\n".repeat(2000);
+    let compressed = gzip(text.as_bytes());
+    let table = load_bytes(Path::new("t"), &compressed[..compressed.len() / 2], &LoadOptions::default()).unwrap();
+    let warning = &table.warnings[0];
+    assert!(warning.contains("complete lines before it; the partial line"), "{warning}");
+    assert_eq!(table.v4.len(), 3);
 }
 
 #[test]

@@ -21,5 +21,5 @@ pub fn shared_data(name: &str) -> Option<PathBuf> {
 /// The 2014 RouteViews table (512,621 prefixes), values mapped as given.
 pub fn routeviews_2014(mapping: Mapping) -> Option<RouteTable> {
     let path = shared_data("routeviews-2014-05-13.ipasn.gz")?;
-    Some(load::load_path(&path, &LoadOptions { mapping, strict: false }).expect("2014 table loads"))
+    Some(load::load_path(&path, &LoadOptions { mapping, ..Default::default() }).expect("2014 table loads"))
 }

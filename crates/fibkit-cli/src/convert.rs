@@ -1,0 +1,106 @@
+//! `fibkit convert`: a table (MRT or any other input format) written as
+//! `PREFIX NEXTHOP` text; and the `--peers` listing of MRT files.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use fibkit::load::{self, LoadOptions, PeerList, RouteTable};
+use fibkit::nexthop::Mapping;
+
+use crate::TableArgs;
+
+/// Arguments of `fibkit convert`.
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    table: TableArgs,
+    /// Where to write the text (standard output without it).
+    #[arg(value_name = "OUT")]
+    output: Option<PathBuf>,
+}
+
+/// Runs `fibkit convert`.
+pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
+    let table = args.table.load()?;
+    match &args.output {
+        Some(path) => {
+            let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            let mut out = BufWriter::new(file);
+            write_text(&table, &mut out).and_then(|()| out.flush()).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!(
+                "{}: {} IPv4 and {} IPv6 routes written to {}",
+                table.name,
+                table.v4.len(),
+                table.v6.len(),
+                path.display()
+            );
+        }
+        None => {
+            let mut out = BufWriter::new(io::stdout().lock());
+            let written = write_text(&table, &mut out).and_then(|()| out.flush());
+            quiet_broken_pipe(written).context("writing to standard output")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `PREFIX VALUE` lines, IPv4 then IPv6 in address order. The value
+/// is the input's (next hop, ASN) with distinct values, the next-hop index
+/// with `--nexthops N`; either way the text loads back to the same table.
+fn write_text(table: &RouteTable, out: &mut impl Write) -> io::Result<()> {
+    let value = |hop| match table.next_hops.mapping() {
+        Mapping::Distinct => table.next_hops.describe(hop),
+        Mapping::Modulo(_) => hop.to_string(),
+    };
+    writeln!(out, "# {} ({} IPv4, {} IPv6 routes), written by fibkit convert", table.name, table.v4.len(), table.v6.len())?;
+    for (prefix, hop) in table.v4.iter() {
+        writeln!(out, "{prefix} {}", value(hop))?;
+    }
+    for (prefix, hop) in table.v6.iter() {
+        writeln!(out, "{prefix} {}", value(hop))?;
+    }
+    Ok(())
+}
+
+/// A reader that stopped reading (`fibkit ... | head`) is no error.
+fn quiet_broken_pipe(outcome: io::Result<()>) -> io::Result<()> {
+    match outcome {
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Prints the peers of an MRT file with their route counts (`--peers`).
+pub fn print_peers(path: &Path, options: &LoadOptions) -> Result<()> {
+    let list = load::list_peers(path, options)?;
+    for warning in &list.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let mut out = BufWriter::new(io::stdout().lock());
+    let written = write_peers(path, &list, &mut out).and_then(|()| out.flush());
+    quiet_broken_pipe(written).context("writing to standard output")
+}
+
+fn write_peers(path: &Path, list: &PeerList, out: &mut impl Write) -> io::Result<()> {
+    let stream = list.content == "update stream";
+    let counted = if stream { "prefixes announced, and withdrawals" } else { "prefixes in the RIB" };
+    writeln!(out, "{}: {} with {} peers (counts: {counted})", path.display(), list.content, list.peers.len())?;
+    let withdrawn_title = if stream { format!(" {:>9}", "withdrawn") } else { String::new() };
+    writeln!(out, "{:>5} {:>12}  {:<40} {:>9} {:>9}{withdrawn_title}", "index", "ASN", "address", "IPv4", "IPv6")?;
+    for (position, peer) in list.peers.iter().enumerate() {
+        let asn = peer.asn.map_or_else(|| "?".to_string(), |asn| format!("AS{asn}"));
+        let address = peer.address.map_or_else(|| "?".to_string(), |address| address.to_string());
+        let withdrawn = if stream { format!(" {:>9}", peer.withdrawals) } else { String::new() };
+        let marker = if Some(position) == list.default { "  (default)" } else { "" };
+        writeln!(
+            out,
+            "{:>5} {asn:>12}  {address:<40} {:>9} {:>9}{withdrawn}{marker}",
+            peer.index, peer.routes_v4, peer.routes_v6
+        )?;
+    }
+    Ok(())
+}

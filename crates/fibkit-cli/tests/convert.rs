@@ -1,0 +1,78 @@
+//! `fibkit convert` and `--peers` run as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fibkit(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_fibkit")).args(args).output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+/// `../shared/data/NAME` beside the repository, if present (says so when not).
+fn shared_data(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(name);
+    if path.exists() {
+        Some(path)
+    } else {
+        eprintln!("skipped: ../shared/data/{name} not found");
+        None
+    }
+}
+
+/// A fresh directory under the system's temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fibkit-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn convert_writes_text_that_loads_back() {
+    let dir = scratch("convert");
+    let input = dir.join("in.txt");
+    std::fs::write(&input, "10.0.0.0/8 64500\n10.1.0.0/16 64501\n2001:db8::/32 2001:db8::1\n").unwrap();
+    let output = dir.join("out.txt");
+    let (ok, _, stderr) = fibkit(&["convert", input.to_str().unwrap(), output.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    let text = std::fs::read_to_string(&output).unwrap();
+    assert_eq!(
+        text.lines().skip(1).collect::<Vec<_>>(),
+        ["10.0.0.0/8 64500", "10.1.0.0/16 64501", "2001:db8::/32 2001:db8::1"]
+    );
+    // To standard output, with the values mapped onto 2 next hops.
+    let (ok, stdout, _) = fibkit(&["convert", "--nexthops", "2", input.to_str().unwrap()]);
+    assert!(ok);
+    assert!(stdout.contains("10.0.0.0/8 1\n10.1.0.0/16 2\n"), "{stdout}");
+    // --peers on a text file is an error that says why.
+    let (ok, _, stderr) = fibkit(&["stat", "--peers", input.to_str().unwrap()]);
+    assert!(!ok && stderr.contains("not an MRT file"), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn mrt_sample_converts_and_lists_its_peers() {
+    let Some(bview) = shared_data("mrt/bview.20140112.1600_3samples.bz2") else { return };
+    let bview = bview.to_str().unwrap();
+    let (ok, stdout, stderr) = fibkit(&["convert", bview]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("\n1.0.0.0/24 202.249.2.189\n"), "{stdout}");
+    assert!(stderr.contains("warning: ") && stderr.contains("without a PEER_INDEX_TABLE"), "{stderr}");
+    let (ok, stdout, _) = fibkit(&["convert", "--peer", "6", "--value", "origin-as", bview]);
+    assert!(ok);
+    assert_eq!(stdout.lines().skip(1).collect::<Vec<_>>(), ["1.0.0.0/24 15169", "1.0.20.0/23 2519"]);
+    // Peer 0's one route has an empty AS path, and the peer's ASN is unknown.
+    let (ok, _, stderr) = fibkit(&["convert", "--peer", "0", "--value", "origin-as", bview]);
+    assert!(!ok && stderr.contains("no routes in the file") && stderr.contains("an empty AS_PATH"), "{stderr}");
+    let (ok, stdout, _) = fibkit(&["verify", "--peers", bview]);
+    assert!(ok);
+    assert!(stdout.contains("RIB dump with 2 peers"), "{stdout}");
+    assert!(stdout.lines().any(|line| line.trim_start().starts_with('6') && line.ends_with("(default)")), "{stdout}");
+    let (ok, _, stderr) = fibkit(&["convert", "--strict", bview]);
+    assert!(!ok && stderr.contains("an error in strict mode"), "{stderr}");
+    let (ok, _, stderr) = fibkit(&["convert", "--peer", "x", bview]);
+    assert!(!ok && stderr.contains("expected an index"), "{stderr}");
+}
