@@ -19,10 +19,10 @@
 //!   (millions, all threads) with no updates, for `--idle-seconds`, and
 //!   `reader_mlps_during`, while the replay runs.
 //!
-//! The trace reader here is a small private one (`UNIXTIME a|w PREFIX
-//! NEXTHOP` lines, gzip or plain).
+//! The trace is read by [`load::load_updates`] (text `UNIXTIME a|w PREFIX
+//! NEXTHOP` lines or MRT BGP4MP records, compressed or not); its IPv4
+//! updates are replayed, IPv6 ones counted and skipped.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,10 +30,11 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
-use fibkit::addr::{Address, Prefix4};
-use fibkit::nexthop::Label;
+use fibkit::addr::Address;
+use fibkit::load::{self, IpPrefix, LoadOptions, PeerSelector, ValueChoice};
+use fibkit::nexthop::Mapping;
 use fibkit::router::{Published, Reader, Router, Update, UpdateError, Window};
 use fibkit::verify;
 use fibkit::workload::XorShift32;
@@ -76,14 +77,22 @@ pub struct ReplayArgs {
     idle_seconds: f64,
     /// Routing table file.
     table: PathBuf,
-    /// Update trace: `UNIXTIME a|w PREFIX NEXTHOP` lines, gzip or plain.
+    /// Update trace: `UNIXTIME a|w PREFIX NEXTHOP` lines or MRT BGP4MP
+    /// records, plain, gzip or bzip2.
     updates: PathBuf,
     /// Map route values onto N next hops as `value % N + 1`.
     #[arg(long, value_name = "N")]
     nexthops: Option<u32>,
-    /// Turn table loader warnings into errors.
+    /// Turn loader warnings into errors (table and trace).
     #[arg(long)]
     strict: bool,
+    /// MRT: the peer whose routes (table) and updates (trace) to take, by
+    /// index, address or ASN; default: the peer with the most routes.
+    #[arg(long, value_name = "INDEX|ADDRESS|ASN")]
+    peer: Option<PeerSelector>,
+    /// MRT: a route's value: its next hop, or the origin AS of its path.
+    #[arg(long, value_name = "next-hop|origin-as", default_value = "next-hop")]
+    value: ValueChoice,
 }
 
 /// One line of the trace.
@@ -94,55 +103,25 @@ struct TraceUpdate {
     update: Update,
 }
 
-/// The trace's IPv4 updates and the number of IPv6 lines skipped.
-fn read_trace(path: &Path) -> Result<(Vec<TraceUpdate>, usize)> {
-    let raw = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let text = if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut text = String::new();
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .read_to_string(&mut text)
-            .with_context(|| format!("{}: bad gzip data or not UTF-8", path.display()))?;
-        text
-    } else {
-        String::from_utf8(raw).with_context(|| format!("{}: not UTF-8 text", path.display()))?
-    };
-    let mut updates = Vec::new();
+/// The trace's IPv4 updates (read by [`load::load_updates`]: text or MRT,
+/// compressed or not) and the number of IPv6 updates skipped.
+fn read_trace(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate>, usize)> {
+    let stream = load::load_updates(path, options)?;
+    for warning in stream.warnings.iter().take(10) {
+        eprintln!("warning: {warning}");
+    }
+    let mut updates = Vec::with_capacity(stream.updates.len());
     let mut skipped_v6 = 0;
-    for (index, line) in text.lines().enumerate() {
-        let line_number = index + 1;
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
-            continue;
-        }
-        let fail = |problem: String| anyhow::anyhow!("{}:{line_number}: {problem}", path.display());
-        let fields: Vec<&str> = trimmed.split_whitespace().collect();
-        let [time, kind, prefix, ref rest @ ..] = fields[..] else {
-            return Err(fail(format!("expected `UNIXTIME a|w PREFIX NEXTHOP`, found {trimmed:?}")));
-        };
-        let seconds: f64 = time.parse().map_err(|_| fail(format!("bad time {time:?}")))?;
-        if !seconds.is_finite() || seconds < 0.0 {
-            return Err(fail(format!("bad time {time:?}")));
-        }
-        if prefix.contains(':') {
-            skipped_v6 += 1;
-            continue;
-        }
-        let prefix: Prefix4 = prefix.parse().map_err(|error| fail(format!("prefix {prefix:?}: {error}")))?;
-        let update = match kind {
-            "a" => {
-                let [value, ..] = rest else {
-                    return Err(fail("announce without a next hop".to_string()));
-                };
-                let label = match value.parse::<std::net::IpAddr>() {
-                    Ok(addr) => Label::Addr(addr),
-                    Err(_) => Label::Number(value.parse().map_err(|_| fail(format!("bad next hop {value:?}")))?),
-                };
-                Update::Announce(prefix, label)
+    for timed in &stream.updates {
+        let update = match timed.update {
+            load::Update::Announce { prefix: IpPrefix::V4(prefix), value } => Update::Announce(prefix, value),
+            load::Update::Withdraw { prefix: IpPrefix::V4(prefix) } => Update::Withdraw(prefix),
+            _ => {
+                skipped_v6 += 1;
+                continue;
             }
-            "w" => Update::Withdraw(prefix),
-            other => return Err(fail(format!("unknown update kind {other:?} (a or w)"))),
         };
-        updates.push(TraceUpdate { micros: (seconds * 1e6) as u64, update });
+        updates.push(TraceUpdate { micros: timed.time.seconds * 1_000_000 + u64::from(timed.time.micros), update });
     }
     if updates.is_empty() {
         bail!("{}: no IPv4 update", path.display());
@@ -254,12 +233,18 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         table: Some(args.table.clone()),
         nexthops: args.nexthops,
         strict: args.strict,
-        peer: None,
-        value: Default::default(),
+        peer: args.peer,
+        value: args.value,
         peers: false,
     }
     .load()?;
-    let (trace, skipped_v6) = read_trace(&args.updates)?;
+    let mapping = match args.nexthops {
+        Some(n) if n > 0 => Mapping::Modulo(n),
+        _ => Mapping::Distinct,
+    };
+    let trace_options =
+        LoadOptions { mapping, strict: args.strict, peer: args.peer.unwrap_or_default(), value: args.value };
+    let (trace, skipped_v6) = read_trace(&args.updates, &trace_options)?;
     if args.batch == Some(0) {
         bail!("--batch must be at least 1");
     }

@@ -83,10 +83,10 @@ fn bad_trace_lines_are_errors_naming_file_and_line() {
     let table = temp_file("table2.ipasn", TABLE);
     for (text, problem) in [
         ("1 a 10.0.0.1/8 1.2.3.4\n", "host bits set"),
-        ("1 a 10.0.0.0/8 1.2.3.4\n1 x 10.0.0.0/8 1.2.3.4\n", "unknown update kind"),
-        ("1 a 10.0.0.0/8 1.2.3.4\nnot-a-line\n", "expected `UNIXTIME a|w PREFIX NEXTHOP`"),
-        ("1 a 10.0.0.0/8 1.2.3.4\nsoon a 10.0.0.0/8 1.2.3.4\n", "bad time \"soon\""),
-        ("1 a 10.0.0.0/8 1.2.3.4\n1 a 10.0.0.0/8\n", "announce without a next hop"),
+        ("1 a 10.0.0.0/8 1.2.3.4\n1 x 10.0.0.0/8 1.2.3.4\n", "neither a (announce) nor w (withdraw)"),
+        ("1 a 10.0.0.0/8 1.2.3.4\nnot-a-line\n", "not an update line"),
+        ("1 a 10.0.0.0/8 1.2.3.4\nsoon a 10.0.0.0/8 1.2.3.4\n", "malformed time \"soon\""),
+        ("1 a 10.0.0.0/8 1.2.3.4\n1 a 10.0.0.0/8\n", "has no NEXTHOP column"),
     ] {
         let trace = temp_file("bad.updates", text);
         let output = replay(&[table.to_str().unwrap(), trace.to_str().unwrap()]);

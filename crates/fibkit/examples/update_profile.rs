@@ -2,12 +2,10 @@
 //! the router, for profiling the update path (`cargo run --release
 //! --example update_profile -- TABLE TRACE ENGINE BATCH ROUNDS`).
 
-use std::io::Read;
 use std::time::Instant;
 
-use fibkit::addr::Prefix4;
 use fibkit::load::{self, LoadOptions};
-use fibkit::nexthop::{Label, Mapping};
+use fibkit::nexthop::Mapping;
 use fibkit::router::{ApplyContext, Router, Update, Updater, Window};
 
 fn main() {
@@ -16,18 +14,18 @@ fn main() {
         panic!("usage: update_profile TABLE TRACE ENGINE BATCH ROUNDS");
     };
     let (batch, rounds): (usize, usize) = (batch.parse().unwrap(), rounds.parse().unwrap());
-    let table = load::load_path(table.as_ref(), &LoadOptions { mapping: Mapping::Modulo(239), strict: false, ..Default::default() }).unwrap();
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(trace).unwrap()).read_to_string(&mut text).unwrap();
-    let updates: Vec<Update> = text
-        .lines()
-        .map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let prefix: Prefix4 = fields[2].parse().unwrap();
-            match fields[1] {
-                "a" => Update::Announce(prefix, Label::Addr(fields[3].parse().unwrap())),
-                _ => Update::Withdraw(prefix),
+    let options = LoadOptions { mapping: Mapping::Modulo(239), ..Default::default() };
+    let table = load::load_path(table.as_ref(), &options).unwrap();
+    let stream = load::load_updates(trace.as_ref(), &options).unwrap();
+    let updates: Vec<Update> = stream
+        .updates
+        .iter()
+        .filter_map(|timed| match timed.update {
+            load::Update::Announce { prefix: load::IpPrefix::V4(prefix), value } => {
+                Some(Update::Announce(prefix, value))
             }
+            load::Update::Withdraw { prefix: load::IpPrefix::V4(prefix) } => Some(Update::Withdraw(prefix)),
+            _ => None,
         })
         .collect();
     // Routers built up front, so that a profile of the replay loop shows

@@ -452,21 +452,17 @@ fn readers_racing_the_real_trace_on_the_2014_table() {
     else {
         return;
     };
-    let text = {
-        use std::io::Read;
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(trace).unwrap()).read_to_string(&mut text).unwrap();
-        text
-    };
-    let updates: Vec<Update> = text
-        .lines()
-        .map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let prefix: Prefix4 = fields[2].parse().unwrap();
-            match fields[1] {
-                "a" => Update::Announce(prefix, Label::Addr(fields[3].parse().unwrap())),
-                _ => Update::Withdraw(prefix),
+    let options = fibkit::load::LoadOptions { mapping: Mapping::Modulo(239), ..Default::default() };
+    let stream = fibkit::load::load_updates(&trace, &options).unwrap();
+    let updates: Vec<Update> = stream
+        .updates
+        .iter()
+        .map(|timed| match timed.update {
+            fibkit::load::Update::Announce { prefix: fibkit::load::IpPrefix::V4(prefix), value } => {
+                Update::Announce(prefix, value)
             }
+            fibkit::load::Update::Withdraw { prefix: fibkit::load::IpPrefix::V4(prefix) } => Update::Withdraw(prefix),
+            other => panic!("an IPv6 update in the IPv4 trace: {other:?}"),
         })
         .collect();
     assert_eq!(updates.len(), 23_446);
