@@ -1,5 +1,26 @@
 //! `fibkit replay`: apply an update trace to a live FIB while readers look
 //! up, and measure both sides.
+//!
+//! The table is loaded and served through a [`Router`]; the trace's IPv4
+//! updates are applied in batches (`--batch N` updates, or the updates of
+//! each `--window MS` of trace time), each published as one generation.
+//! Figures:
+//!
+//! - `updates_per_s`: updates applied over the wall time of the replay loop
+//!   (with `--verify` or `--realtime`, over the time spent applying);
+//! - `publish_us_*`: the time of one `Router::apply` (RIB changes, engine
+//!   update, publication); `update_us_*`: each update's share of its
+//!   publish (the publish time divided by the updates in it);
+//! - `bytes_per_update`: bytes of the lookup structure written per update
+//!   (a relocation or rebuild counts the whole structure);
+//! - `full_rebuilds`, `relocations`: publishes of a structure rebuilt from
+//!   the RIB, or copied into larger arrays;
+//! - with `--readers T`: `reader_mlps_idle`, the readers' lookups per second
+//!   (millions, all threads) with no updates, for `--idle-seconds`, and
+//!   `reader_mlps_during`, while the replay runs.
+//!
+//! The trace reader here is a small private one (`UNIXTIME a|w PREFIX
+//! NEXTHOP` lines, gzip or plain).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

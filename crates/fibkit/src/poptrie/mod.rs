@@ -55,13 +55,17 @@
 //!   prefix's edges, not aggregated) -> arrays, depth first; route
 //!   aggregation's prefix count ([`build::aggregate`]).
 //! - [`lookup`]: the hot path (Algorithms 1-3 of the paper).
-//! - [`stats`]: the figures of the paper's Table 2.
+//! - [`stats`]: the figures of the paper's Table 2 (of the structure as
+//!   built: after live updates the array sizes include free space).
+//! - [`update`]: incremental updates under concurrent lookups (section
+//!   3.5): the subtree of every `direct` entry an update touches is built
+//!   anew into free space and the entry swapped ([`PoptrieUpdater`]).
 //!
-//! The frozen arrays ([`Poptrie`]) hold nothing but what lookups read: the
+//! The arrays ([`Poptrie`]) hold nothing but what lookups read: the
 //! children of one node form one contiguous block at `base1`, its leaves one
 //! block at `base0`, and the builder writes a subtree from a sub-range of the
-//! boundary points, so an incremental update (section 3.5) can build a new
-//! subtree into fresh blocks and swap one `base1`/`base0` or `direct` word.
+//! boundary points, which is what the updater builds a direct entry's
+//! subtree from.
 
 use std::fmt;
 use std::marker::PhantomData;
