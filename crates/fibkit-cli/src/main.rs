@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use fibkit::engine::{self, BuildOptions, Fib4};
+use fibkit::engine::{BuildOptions, Fib4};
 use fibkit::load::{self, LoadOptions, PeerSelector, RouteTable, ValueChoice};
 use fibkit::nexthop::Mapping;
 
+mod bench;
 mod convert;
 mod stat;
 mod verify;
@@ -28,6 +29,8 @@ enum Command {
     Stat(stat::StatArgs),
     /// Compare an engine's answers with the RIB's.
     Verify(verify::VerifyArgs),
+    /// Measure lookup throughput (SEQ/RND/REP, threads, peers side by side).
+    Bench(bench::BenchArgs),
     /// Write a table (MRT, any input format) as `PREFIX NEXTHOP` text.
     Convert(convert::ConvertArgs),
 }
@@ -86,15 +89,16 @@ impl TableArgs {
     }
 }
 
-/// Names of the engines `spec` selects: a comma-separated list or `all`.
+/// Names of the engines `spec` selects: a comma-separated list or `all`
+/// (fibkit's engines, then the third-party peers).
 pub fn select_engines(spec: &str) -> Result<Vec<&'static str>> {
     if spec == "all" {
-        return Ok(engine::ENGINES.iter().map(|engine| engine.name).collect());
+        return Ok(fibkit_peers::all_engines().map(|engine| engine.name).collect());
     }
     spec.split(',')
         .map(|name| {
-            engine::engine(name.trim()).map(|engine| engine.name).with_context(|| {
-                format!("unknown engine {:?} (known: {}, or all)", name.trim(), engine::engine_names())
+            fibkit_peers::find(name.trim()).map(|engine| engine.name).with_context(|| {
+                format!("unknown engine {:?} (known: {}, or all)", name.trim(), fibkit_peers::engine_names())
             })
         })
         .collect()
@@ -104,15 +108,22 @@ pub fn select_engines(spec: &str) -> Result<Vec<&'static str>> {
 pub fn build_timed(name: &str, table: &RouteTable) -> Result<(Box<dyn Fib4>, f64)> {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     let start = Instant::now();
-    let fib = engine::build4(name, &table.v4, &options)?;
+    let fib = fibkit_peers::build4(name, &table.v4, &options)?;
     Ok((fib, start.elapsed().as_secs_f64() * 1e3))
 }
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`fibkit stat | head`), as Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: setting SIGPIPE's disposition to the default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Stat(args) => stat::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Convert(args) => convert::run(&args),
     };
     match outcome {

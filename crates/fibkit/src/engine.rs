@@ -177,6 +177,12 @@ pub const ENGINES: &[EngineSpec] = &[
     EngineSpec { name: "d20r", summary: "DXR, K = 20", build: crate::dxr::build_boxed::<20> },
     EngineSpec { name: "d21r", summary: "DXR, K = 21", build: crate::dxr::build_boxed::<21> },
     EngineSpec { name: "d22r", summary: "DXR, K = 22", build: crate::dxr::build_boxed::<22> },
+    EngineSpec { name: "poptrie0", summary: "Poptrie, s = 0", build: crate::poptrie::build_boxed::<0> },
+    EngineSpec { name: "poptrie16", summary: "Poptrie, s = 16", build: crate::poptrie::build_boxed::<16> },
+    EngineSpec { name: "poptrie18", summary: "Poptrie, s = 18", build: crate::poptrie::build_boxed::<18> },
+    EngineSpec { name: "lulea", summary: "Lulea (Degermark et al., SIGCOMM 1997)", build: crate::lulea::build_boxed },
+    EngineSpec { name: "dir24-8", summary: "DIR-24-8-BASIC as DPDK's rte_lpm", build: crate::dir24::build_boxed },
+    EngineSpec { name: "lctrie", summary: "LC-trie (Nilsson-Karlsson), Linux fib_trie's shape", build: crate::lctrie::build_boxed },
     EngineSpec {
         name: "radix",
         summary: "the RIB's path-compressed binary trie (reference)",
@@ -199,11 +205,16 @@ pub struct EngineSpec6 {
 }
 
 /// Every IPv6 engine fibkit has.
-pub const ENGINES6: &[EngineSpec6] = &[EngineSpec6 {
-    name: "radix",
-    summary: "the RIB's path-compressed binary trie (reference)",
-    build: crate::radix::build_boxed6,
-}];
+pub const ENGINES6: &[EngineSpec6] = &[
+    EngineSpec6 { name: "poptrie0", summary: "Poptrie, s = 0", build: crate::poptrie::build_boxed6::<0> },
+    EngineSpec6 { name: "poptrie16", summary: "Poptrie, s = 16", build: crate::poptrie::build_boxed6::<16> },
+    EngineSpec6 { name: "poptrie18", summary: "Poptrie, s = 18", build: crate::poptrie::build_boxed6::<18> },
+    EngineSpec6 {
+        name: "radix",
+        summary: "the RIB's path-compressed binary trie (reference)",
+        build: crate::radix::build_boxed6,
+    },
+];
 
 /// Builds the IPv6 engine called `name` from `rib`.
 pub fn build6(name: &str, rib: &Rib6, options: &BuildOptions) -> Result<Box<dyn Fib6>, BuildError> {

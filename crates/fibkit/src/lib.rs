@@ -6,6 +6,12 @@
 //!
 //! - [`dxr`]: DXR (Zec, Rizzo, Mikuc), D16R..D22R: a direct table on the top
 //!   K bits and binary search over sorted ranges;
+//! - [`poptrie`]: Poptrie (Asai, Ohara), a 64-ary trie indexed by population
+//!   count, with direct pointing on the top s bits, for IPv4 and IPv6;
+//! - [`lulea`]: Luleå (Degermark, Brodnik, Carlsson, Pink): a three-level
+//!   cut of the complete prefix tree in code words, base indices and chunks;
+//! - [`dir24`]: DIR-24-8-BASIC as DPDK's `rte_lpm`, the DRAM-bound baseline;
+//! - [`lctrie`]: the level- and path-compressed trie of Linux's `fib_trie`;
 //! - [`radix`]: the RIB's own path-compressed trie, the reference.
 //!
 //! Every engine implements [`engine::Fib4`] and is listed in
@@ -27,10 +33,14 @@
 #![deny(missing_docs)]
 
 pub mod addr;
+pub mod dir24;
 pub mod dxr;
 pub mod engine;
+pub mod lctrie;
 pub mod load;
+pub mod lulea;
 pub mod nexthop;
+pub mod poptrie;
 pub mod radix;
 pub mod rib;
 pub mod verify;

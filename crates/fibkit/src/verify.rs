@@ -10,6 +10,10 @@
 //!   for ten million addresses);
 //! - [`exhaustive`]: all 2^32 addresses, range by range against each range's
 //!   next hop, spread over every core.
+//!
+//! For IPv6, [`boundaries6`] and [`random6`] (keys from the whole space, a
+//! given prefix such as 2000::/3, or inside announced prefixes) answer with
+//! a [`Report6`].
 
 use rayon::prelude::*;
 
@@ -170,6 +174,145 @@ pub fn exhaustive<F: Fib4 + ?Sized>(fib: &F, rib: &Rib4) -> Report {
     reports.into_iter().map(|(_, report)| report).fold(Report::default(), Report::merge)
 }
 
+// ------------------------------------------------------------------ IPv6
+
+use crate::addr::{Address, Prefix6};
+use crate::engine::Fib6;
+use crate::rib::Rib6;
+
+/// One wrong answer for an IPv6 address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mismatch6 {
+    /// The address looked up.
+    pub addr: u128,
+    /// The RIB's answer.
+    pub expected: NextHop,
+    /// The engine's answer.
+    pub got: NextHop,
+}
+
+/// The outcome of an IPv6 sweep.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report6 {
+    /// Addresses checked.
+    pub checked: u64,
+    /// Wrong answers found.
+    pub mismatches: u64,
+    /// How many of the expected answers were a route (not
+    /// [`crate::NO_ROUTE`]): random IPv6 keys easily miss every prefix.
+    pub routed: u64,
+    /// The first wrong answers.
+    pub first: Vec<Mismatch6>,
+}
+
+impl Report6 {
+    /// Whether every answer was right.
+    pub fn passed(&self) -> bool {
+        self.mismatches == 0
+    }
+
+    fn merge(mut self, other: Report6) -> Report6 {
+        self.checked += other.checked;
+        self.mismatches += other.mismatches;
+        self.routed += other.routed;
+        for mismatch in other.first {
+            if self.first.len() < KEPT_MISMATCHES {
+                self.first.push(mismatch);
+            }
+        }
+        self
+    }
+
+    /// Checks `addrs` against the RIB through `lookup_batch`.
+    fn check<F: Fib6 + ?Sized>(fib: &F, rib: &Rib6, addrs: &[u128]) -> Report6 {
+        let mut report = Report6::default();
+        let mut got = [0 as NextHop; BATCH];
+        for keys in addrs.chunks(BATCH) {
+            fib.lookup_batch(keys, &mut got[..keys.len()]);
+            for (&addr, &got) in keys.iter().zip(&got[..keys.len()]) {
+                let expected = rib.lookup(addr);
+                report.routed += u64::from(expected != crate::NO_ROUTE);
+                if got != expected {
+                    report.mismatches += 1;
+                    if report.first.len() < KEPT_MISMATCHES {
+                        report.first.push(Mismatch6 { addr, expected, got });
+                    }
+                }
+            }
+            report.checked += keys.len() as u64;
+        }
+        report
+    }
+}
+
+/// Checks the first and last address of every range of an IPv6 RIB.
+pub fn boundaries6<F: Fib6 + ?Sized>(fib: &F, rib: &Rib6) -> Report6 {
+    let ranges = rib.ranges(0, u128::MAX);
+    ranges
+        .par_chunks(4096)
+        .map(|block| {
+            let mut addrs = Vec::with_capacity(block.len() * 2);
+            for range in block {
+                addrs.push(range.first);
+                if range.last != range.first {
+                    addrs.push(range.last);
+                }
+            }
+            Report6::check(fib, rib, &addrs)
+        })
+        .reduce(Report6::default, Report6::merge)
+}
+
+/// Where [`random6`] draws its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keys6 {
+    /// Uniform over the whole 128-bit space (almost never inside a route).
+    Anywhere,
+    /// Uniform inside `prefix` (e.g. the global unicast 2000::/3).
+    Inside(Prefix6),
+    /// Inside the RIB's routes: a random route, then random host bits.
+    Announced,
+}
+
+/// 128 random bits from four xorshift32 draws.
+fn random_u128(rng: &mut XorShift32) -> u128 {
+    (0..4).fold(0u128, |bits, _| (bits << 32) | u128::from(rng.next()))
+}
+
+/// Checks `count` random IPv6 addresses drawn from `keys` with `seed`.
+pub fn random6<F: Fib6 + ?Sized>(fib: &F, rib: &Rib6, keys: Keys6, count: u64, seed: u64) -> Report6 {
+    const SLICE: u64 = 1 << 16;
+    let routes: Vec<Prefix6> = match keys {
+        Keys6::Announced => rib.iter().map(|(prefix, _)| prefix).collect(),
+        _ => Vec::new(),
+    };
+    if keys == Keys6::Announced && routes.is_empty() {
+        return Report6::default();
+    }
+    let slices = count.div_ceil(SLICE);
+    (0..slices)
+        .into_par_iter()
+        .map(|slice| {
+            let mut rng = XorShift32::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ slice);
+            let len = SLICE.min(count - slice * SLICE) as usize;
+            let addrs: Vec<u128> = (0..len)
+                .map(|_| {
+                    let (network, prefix_len) = match keys {
+                        Keys6::Anywhere => (0, 0),
+                        Keys6::Inside(prefix) => (prefix.addr(), prefix.prefix_len()),
+                        Keys6::Announced => {
+                            let route = routes[rng.next() as usize % routes.len()];
+                            (route.addr(), route.prefix_len())
+                        }
+                    };
+                    network | (random_u128(&mut rng) & !u128::mask(prefix_len))
+                })
+                .collect();
+            Report6::check(fib, rib, &addrs)
+        })
+        .reduce(Report6::default, Report6::merge)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,5 +364,67 @@ mod tests {
         let report = random(&Radix::build(&rib), &rib, 100_000, 1);
         assert_eq!(report.checked, 100_000);
         assert!(report.passed());
+    }
+}
+
+#[cfg(test)]
+mod tests6 {
+    use super::*;
+    use crate::radix::Radix;
+
+    /// A RIB-backed IPv6 engine that answers wrongly for one address.
+    struct Faulty6(Radix<u128>, u128);
+
+    impl Fib6 for Faulty6 {
+        fn name(&self) -> &str {
+            "faulty6"
+        }
+        fn lookup(&self, addr: u128) -> NextHop {
+            if addr == self.1 {
+                99
+            } else {
+                self.0.lookup(addr)
+            }
+        }
+        fn footprint(&self) -> usize {
+            0
+        }
+        fn stats(&self) -> crate::engine::Stats {
+            Default::default()
+        }
+    }
+
+    fn small_rib6() -> Rib6 {
+        let mut rib = Rib6::new();
+        rib.insert("2001:db8::/32".parse().unwrap(), 1);
+        rib.insert("2001:db8:1::/48".parse().unwrap(), 2);
+        rib
+    }
+
+    #[test]
+    fn boundary_sweep_finds_a_wrong_range_end6() {
+        let rib = small_rib6();
+        let last_of_48 = "2001:db8:1::/48".parse::<Prefix6>().unwrap().last();
+        assert!(boundaries6(&Radix::build(&rib), &rib).passed());
+        let report = boundaries6(&Faulty6(Radix::build(&rib), last_of_48), &rib);
+        assert_eq!(report.mismatches, 1);
+        assert_eq!(report.first[0], Mismatch6 { addr: last_of_48, expected: 2, got: 99 });
+        assert_eq!(report.checked, 2 * 5, "five ranges, two ends each");
+    }
+
+    #[test]
+    fn random_keys_land_where_asked6() {
+        let rib = small_rib6();
+        let engine = Radix::build(&rib);
+        let anywhere = random6(&engine, &rib, Keys6::Anywhere, 10_000, 1);
+        assert_eq!((anywhere.checked, anywhere.routed), (10_000, 0));
+        let announced = random6(&engine, &rib, Keys6::Announced, 10_000, 1);
+        assert_eq!((announced.checked, announced.routed), (10_000, 10_000));
+        let global = random6(&engine, &rib, Keys6::Inside("2001:db8::/33".parse().unwrap()), 10_000, 1);
+        assert_eq!(global.routed, 10_000);
+        assert!(global.passed() && announced.passed() && anywhere.passed());
+        let one = Prefix6::new(u128::MAX, 128).unwrap();
+        let faulty = Faulty6(Radix::build(&rib), u128::MAX);
+        assert_eq!(random6(&faulty, &rib, Keys6::Inside(one), 100, 1).mismatches, 100);
     }
 }

@@ -64,7 +64,7 @@ fn striped_rib(stripes: u32, step: u32, first_hop: NextHop) -> Rib4 {
     let mut rib = Rib4::new();
     let prefix_len = 32 - step.trailing_zeros() as u8;
     for index in 0..stripes {
-        rib.insert(Prefix4::new(0x0b00_0000 | (2 * index + 1) * step, prefix_len).unwrap(), first_hop + 1);
+        rib.insert(Prefix4::new(0x0b00_0000 | ((2 * index + 1) * step), prefix_len).unwrap(), first_hop + 1);
     }
     rib.insert(p("11.0.0.0/16"), first_hop);
     rib

@@ -1,0 +1,86 @@
+//! Criterion micro-benchmarks: every engine (fibkit's and the peers'),
+//! scalar lookups (SEQ: dependent, RND: independent) and batch lookups
+//! (RND through `lookup_batch`, 64 keys a batch), on the 2014 RouteViews
+//! table with `--nexthops 239` when `../shared/data` has it, else on the
+//! embedded synthetic default table with the same mapping.
+//!
+//! `cargo bench -p fibkit-peers --bench lookup [FILTER]`. When the binary
+//! runs as a test (`cargo test --all-targets`, no `--bench` flag), each
+//! benchmark runs once on a small synthetic table to keep the suite quick.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use fibkit::engine::BuildOptions;
+use fibkit::load::{self, synthetic, LoadOptions, RouteTable};
+use fibkit::nexthop::Mapping;
+use fibkit::workload::{Test, Workload};
+
+/// Lookups per benchmark iteration.
+const LOOKUPS: u64 = 4096;
+
+/// Batch length of the batch benchmark.
+const BATCH: usize = 64;
+
+const MAPPING: Mapping = Mapping::Modulo(239);
+
+fn table() -> RouteTable {
+    if !std::env::args().any(|arg| arg == "--bench") {
+        let params = synthetic::SynthParams { prefixes: 20_000, next_hops: 2_000, ..Default::default() };
+        return synthetic::generate_with_mapping(&params, MAPPING);
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/routeviews-2014-05-13.ipasn.gz");
+    if path.exists() {
+        match load::load_path(&path, &LoadOptions { mapping: MAPPING, ..Default::default() }) {
+            Ok(table) => return table,
+            Err(error) => eprintln!("{error}; using the synthetic default table"),
+        }
+    } else {
+        eprintln!("{} not found: using the synthetic default table", path.display());
+    }
+    synthetic::default_table(MAPPING)
+}
+
+fn lookups(c: &mut Criterion) {
+    let table = table();
+    eprintln!("table: {} ({} prefixes, next hops {})", table.name, table.v4.len(), table.next_hops.mapping());
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    for spec in fibkit_peers::all_engines() {
+        let fib = match (spec.build)(&table.v4, &options) {
+            Ok(fib) => fib,
+            Err(error) => {
+                eprintln!("{}: not benchmarked: {error}", spec.name);
+                continue;
+            }
+        };
+        let mut group = c.benchmark_group(format!("lookup/{}", spec.name));
+        group.throughput(Throughput::Elements(LOOKUPS));
+        for (id, test, batch) in [("seq", Test::Seq, 0), ("rnd", Test::Rnd, 0), ("rnd_batch64", Test::Rnd, BATCH)] {
+            let mut seed = 1u64;
+            group.bench_function(id, |bencher| {
+                bencher.iter_custom(|iterations| {
+                    // A fresh seed each sample: keys never repeat between
+                    // samples, so no sample runs on a warmed-up key set.
+                    seed += 1;
+                    let workload = Workload { test: test.clone(), batch, seed };
+                    let start = Instant::now();
+                    black_box(fib.run_workload(&workload, iterations * LOOKUPS));
+                    start.elapsed()
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20);
+    targets = lookups
+}
+criterion_main!(benches);

@@ -1,0 +1,187 @@
+//! DIR-24-8-BASIC (`dir24-8`): Gupta, Lin, McKeown's scheme as DPDK's
+//! `rte_lpm` implements it, the DRAM-bound baseline of the DXR papers.
+//!
+//! ```text
+//!  addr: |        top 24 bits         | low 8 |
+//!                      |                   |
+//!  tbl24[2^24] ------> entry --(extended)--+--> tbl8[group * 256 + low 8]
+//!                        |                             |
+//!                        +-> next hop                  +-> next hop
+//! ```
+//!
+//! Every entry is one 32-bit word, in `tbl24` and in the 256-entry groups
+//! (`tbl8`) alike:
+//!
+//! | bits | field | meaning |
+//! |---|---|---|
+//! | 31..26 | `prefix_len` | length of the prefix that wrote the entry (DPDK's "depth") |
+//! | 25 | extended | `tbl24` only: the entry points to a group |
+//! | 24 | valid | a route covers the entry |
+//! | 23..0 | next hop / group | the next hop, or the group index if extended |
+//!
+//! Invalid entries are all zero, so their next-hop field reads
+//! [`crate::NO_ROUTE`] and a lookup never tests the valid bit.
+//!
+//! Prefixes of up to 24 bits fill `tbl24` entries (and the matching entries
+//! of groups already hanging there); longer prefixes get the group of their
+//! /24, created on demand as a copy of the `tbl24` entry. An entry is only
+//! overwritten by a prefix at least as long as the one that wrote it, so
+//! insertion order does not matter. Removal writes the covering prefix's
+//! answer back where the removed prefix's entries were, and a group whose
+//! entries all came from prefixes of 24 bits or less (so they are all equal)
+//! collapses back into its `tbl24` entry and is freed for reuse. The rules
+//! (DPDK's rule table) live beside the lookup tables, in a [`Rib4`].
+//!
+//! The table is 64 MiB plus 1 KiB per group, the lookup one or two memory
+//! reads.
+
+mod build;
+mod lookup;
+mod stats;
+mod update;
+
+use crate::engine::{BuildError, BuildOptions, Fib4, Stats};
+use crate::rib::Rib4;
+use crate::NextHop;
+
+/// Entries of `tbl24`.
+pub const TBL24_ENTRIES: usize = 1 << 24;
+/// Entries of a group.
+pub const GROUP_ENTRIES: usize = 256;
+/// The largest next hop an entry holds (24 bits).
+pub const MAX_NEXT_HOP: NextHop = (1 << 24) - 1;
+
+/// A `tbl24` or `tbl8` entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Entry(pub u32);
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 4);
+
+impl Entry {
+    const VALID: u32 = 1 << 24;
+    const EXTENDED: u32 = 1 << 25;
+    const VALUE: u32 = (1 << 24) - 1;
+    const LEN_SHIFT: u32 = 26;
+
+    /// The entry of no route.
+    pub const INVALID: Entry = Entry(0);
+
+    /// An entry for `next_hop` written by a prefix of `prefix_len` bits.
+    pub fn route(next_hop: NextHop, prefix_len: u8) -> Self {
+        debug_assert!(next_hop <= MAX_NEXT_HOP && prefix_len <= 32);
+        Entry(u32::from(prefix_len) << Self::LEN_SHIFT | Self::VALID | next_hop)
+    }
+
+    /// A `tbl24` entry pointing to group `group`.
+    pub fn group(group: u32) -> Self {
+        debug_assert!(group <= Self::VALUE);
+        Entry(Self::VALID | Self::EXTENDED | group)
+    }
+
+    /// Whether a route covers the entry (or it points to a group).
+    #[inline(always)]
+    pub fn is_valid(self) -> bool {
+        self.0 & Self::VALID != 0
+    }
+
+    /// Whether the entry points to a group.
+    #[inline(always)]
+    pub fn is_extended(self) -> bool {
+        self.0 & (Self::VALID | Self::EXTENDED) == Self::VALID | Self::EXTENDED
+    }
+
+    /// The next hop, or the group index of an extended entry.
+    #[inline(always)]
+    pub fn value(self) -> u32 {
+        self.0 & Self::VALUE
+    }
+
+    /// The length of the prefix that wrote the entry.
+    #[inline(always)]
+    pub fn prefix_len(self) -> u8 {
+        (self.0 >> Self::LEN_SHIFT) as u8
+    }
+
+    /// Whether a prefix of `prefix_len` bits may overwrite this entry.
+    #[inline(always)]
+    fn yields_to(self, prefix_len: u8) -> bool {
+        !self.is_valid() || self.prefix_len() <= prefix_len
+    }
+}
+
+/// A DIR-24-8-BASIC table.
+pub struct Dir24 {
+    /// One entry per /24.
+    tbl24: Box<[Entry; TBL24_ENTRIES]>,
+    /// The groups, 256 entries each (freed ones included).
+    tbl8: Vec<Entry>,
+    /// Groups free for reuse.
+    free_groups: Vec<u32>,
+    /// The routes, to find covering prefixes on removal.
+    rules: Rib4,
+}
+
+impl std::fmt::Debug for Dir24 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dir24")
+            .field("prefixes", &self.rules.len())
+            .field("groups_in_use", &self.groups_in_use())
+            .field("groups_allocated", &self.groups_allocated())
+            .finish()
+    }
+}
+
+impl Default for Dir24 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Fib4 for Dir24 {
+    fn name(&self) -> &str {
+        "dir24-8"
+    }
+
+    #[inline]
+    fn lookup(&self, addr: u32) -> NextHop {
+        Dir24::lookup(self, addr)
+    }
+
+    fn footprint(&self) -> usize {
+        Dir24::footprint(self)
+    }
+
+    fn stats(&self) -> Stats {
+        self.report()
+    }
+}
+
+/// Registry builder for `dir24-8`.
+pub fn build_boxed(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Fib4>, BuildError> {
+    if options.max_next_hop > MAX_NEXT_HOP {
+        return Err(update::next_hop_too_large(options.max_next_hop));
+    }
+    Ok(Box::new(Dir24::build(rib)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_fields_round_trip() {
+        let entry = Entry::route(MAX_NEXT_HOP, 32);
+        assert!(entry.is_valid() && !entry.is_extended());
+        assert_eq!((entry.value(), entry.prefix_len()), (MAX_NEXT_HOP, 32));
+        assert_eq!(entry.0, 32 << 26 | 1 << 24 | 0xff_ffff);
+        let group = Entry::group(77);
+        assert!(group.is_valid() && group.is_extended());
+        assert_eq!(group.value(), 77);
+        assert_eq!(Entry::INVALID.value(), crate::NO_ROUTE);
+        assert!(!Entry::INVALID.is_valid() && !Entry::INVALID.is_extended());
+        assert!(Entry::route(3, 0).is_valid(), "a default route is a valid entry");
+        assert!(Entry::route(3, 16).yields_to(16) && !Entry::route(3, 17).yields_to(16));
+        assert!(Entry::INVALID.yields_to(0));
+    }
+}

@@ -1,0 +1,53 @@
+//! Groups, footprint and the statistics report.
+
+use super::{Dir24, Entry, GROUP_ENTRIES, TBL24_ENTRIES};
+use crate::engine::Stats;
+use crate::rib::Rib4;
+
+impl Dir24 {
+    /// Groups holding entries now.
+    pub fn groups_in_use(&self) -> usize {
+        self.tbl8.len() / GROUP_ENTRIES - self.free_groups.len()
+    }
+
+    /// Groups allocated (in use or free for reuse).
+    pub fn groups_allocated(&self) -> usize {
+        self.tbl8.len() / GROUP_ENTRIES
+    }
+
+    /// The routes the table holds.
+    pub fn rules(&self) -> &Rib4 {
+        &self.rules
+    }
+
+    /// Bytes of `tbl24` and the allocated groups.
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<[Entry; TBL24_ENTRIES]>() + self.tbl8.len() * std::mem::size_of::<Entry>()
+    }
+
+    /// The statistics report: groups and footprint.
+    pub fn report(&self) -> Stats {
+        let bytes = self.footprint();
+        let prefixes = self.rules.len();
+        let mut stats = Stats::default();
+        stats
+            .text("engine", "dir24-8")
+            .count("prefixes", prefixes as u64)
+            .count("groups_used", self.groups_in_use() as u64)
+            .count("groups_allocated", self.groups_allocated() as u64)
+            .count("bytes_tbl24", std::mem::size_of::<[Entry; TBL24_ENTRIES]>() as u64)
+            .count("bytes_tbl8", (self.tbl8.len() * 4) as u64)
+            .count("bytes_total", bytes as u64);
+        stats.report = format!(
+            "DIR-24-8-BASIC: {prefixes} prefixes, {} tbl8 groups in use ({} allocated)\n\
+             tbl24 {} KiB + tbl8 {} KiB = {:.1} MiB ({:.1} bytes/prefix)",
+            self.groups_in_use(),
+            self.groups_allocated(),
+            TBL24_ENTRIES * 4 / 1024,
+            self.tbl8.len() * 4 / 1024,
+            bytes as f64 / (1024.0 * 1024.0),
+            bytes as f64 / prefixes.max(1) as f64
+        );
+        stats
+    }
+}

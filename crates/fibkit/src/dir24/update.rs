@@ -1,0 +1,210 @@
+//! Incremental insertion and removal, as `rte_lpm_add` / `rte_lpm_delete`.
+
+use super::{Dir24, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
+use crate::addr::Prefix4;
+use crate::engine::BuildError;
+use crate::{NextHop, NO_ROUTE};
+
+pub(super) fn next_hop_too_large(next_hop: NextHop) -> BuildError {
+    BuildError {
+        engine: "dir24-8".to_string(),
+        message: format!(
+            "next hop {next_hop} does not fit the 24-bit next-hop field of DIR-24-8 entries (limit {MAX_NEXT_HOP})"
+        ),
+    }
+}
+
+impl Dir24 {
+    /// Sets the route for `prefix`; returns the next hop it replaced.
+    ///
+    /// Entries written by a longer prefix keep their answer.
+    ///
+    /// # Errors
+    /// If `next_hop` is [`NO_ROUTE`] or does not fit 24 bits.
+    pub fn insert(&mut self, prefix: Prefix4, next_hop: NextHop) -> Result<Option<NextHop>, BuildError> {
+        if next_hop == NO_ROUTE {
+            return Err(BuildError {
+                engine: "dir24-8".to_string(),
+                message: format!("next hop 0 means no route (inserting {prefix}); use remove"),
+            });
+        }
+        if next_hop > MAX_NEXT_HOP {
+            return Err(next_hop_too_large(next_hop));
+        }
+        let previous = self.rules.insert(prefix, next_hop);
+        let prefix_len = prefix.prefix_len();
+        let entry = Entry::route(next_hop, prefix_len);
+        let first = (prefix.addr() >> 8) as usize;
+        if prefix_len <= 24 {
+            for index in first..first + (1 << (24 - prefix_len)) {
+                let current = self.tbl24[index];
+                if current.is_extended() {
+                    for slot in self.group_mut(current.value()) {
+                        if slot.yields_to(prefix_len) {
+                            *slot = entry;
+                        }
+                    }
+                } else if current.yields_to(prefix_len) {
+                    self.tbl24[index] = entry;
+                }
+            }
+        } else {
+            let current = self.tbl24[first];
+            let group = if current.is_extended() {
+                current.value()
+            } else {
+                let group = self.allocate_group(current);
+                self.tbl24[first] = Entry::group(group);
+                group
+            };
+            let start = (prefix.addr() & 0xff) as usize;
+            for slot in &mut self.group_mut(group)[start..start + (1 << (32 - prefix_len))] {
+                if slot.yields_to(prefix_len) {
+                    *slot = entry;
+                }
+            }
+        }
+        Ok(previous)
+    }
+
+    /// Withdraws the route for exactly `prefix`; returns its next hop.
+    ///
+    /// The entries it wrote get the answer of the longest prefix covering
+    /// it (or none); a group left without entries of prefixes longer than
+    /// 24 bits is folded back into `tbl24` and freed.
+    pub fn remove(&mut self, prefix: Prefix4) -> Option<NextHop> {
+        let removed = self.rules.remove(prefix)?;
+        let prefix_len = prefix.prefix_len();
+        let replacement = match self.covering_rule(prefix) {
+            Some((covering_len, next_hop)) => Entry::route(next_hop, covering_len),
+            None => Entry::INVALID,
+        };
+        let written_by_prefix = |entry: Entry| entry.is_valid() && entry.prefix_len() == prefix_len;
+        let first = (prefix.addr() >> 8) as usize;
+        if prefix_len <= 24 {
+            for index in first..first + (1 << (24 - prefix_len)) {
+                let current = self.tbl24[index];
+                if current.is_extended() {
+                    for slot in self.group_mut(current.value()) {
+                        if written_by_prefix(*slot) {
+                            *slot = replacement;
+                        }
+                    }
+                } else if written_by_prefix(current) {
+                    self.tbl24[index] = replacement;
+                }
+            }
+        } else {
+            let current = self.tbl24[first];
+            assert!(current.is_extended(), "a route longer than /24 has a group");
+            let group = current.value();
+            let start = (prefix.addr() & 0xff) as usize;
+            for slot in &mut self.group_mut(group)[start..start + (1 << (32 - prefix_len))] {
+                if written_by_prefix(*slot) {
+                    *slot = replacement;
+                }
+            }
+            let slots = self.group_mut(group);
+            let uniform = slots[0];
+            if uniform.prefix_len() <= 24 && slots.iter().all(|&slot| slot == uniform) {
+                slots.fill(Entry::INVALID);
+                self.free_groups.push(group);
+                self.tbl24[first] = uniform;
+            }
+        }
+        Some(removed)
+    }
+
+    /// The longest route strictly covering `prefix`: (prefix_len, next hop).
+    fn covering_rule(&self, prefix: Prefix4) -> Option<(u8, NextHop)> {
+        (0..prefix.prefix_len()).rev().find_map(|len| {
+            self.rules.get(Prefix4::truncating(prefix.addr(), len)).map(|next_hop| (len, next_hop))
+        })
+    }
+
+    fn group_mut(&mut self, group: u32) -> &mut [Entry] {
+        let start = group as usize * GROUP_ENTRIES;
+        &mut self.tbl8[start..start + GROUP_ENTRIES]
+    }
+
+    /// A group whose entries all start as `fill` (a non-extended entry).
+    fn allocate_group(&mut self, fill: Entry) -> u32 {
+        debug_assert!(!fill.is_extended());
+        match self.free_groups.pop() {
+            Some(group) => {
+                self.group_mut(group).fill(fill);
+                group
+            }
+            None => {
+                let group = (self.tbl8.len() / GROUP_ENTRIES) as u32;
+                self.tbl8.resize(self.tbl8.len() + GROUP_ENTRIES, fill);
+                group
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Prefix4 {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn longer_prefixes_survive_shorter_inserts_in_any_order() {
+        let mut table = Dir24::new();
+        table.insert(p("10.1.2.128/25"), 3).unwrap();
+        table.insert(p("10.1.2.0/24"), 2).unwrap();
+        table.insert(p("10.0.0.0/8"), 1).unwrap();
+        assert_eq!(table.lookup(0x0a01_0281), 3);
+        assert_eq!(table.lookup(0x0a01_0201), 2);
+        assert_eq!(table.lookup(0x0a01_0301), 1);
+        assert_eq!(table.lookup(0x0b00_0000), NO_ROUTE);
+        assert_eq!(table.groups_in_use(), 1);
+        assert_eq!(table.insert(p("10.0.0.0/8"), 4).unwrap(), Some(1), "replacement");
+        assert_eq!(table.lookup(0x0a01_0301), 4);
+        assert_eq!(table.lookup(0x0a01_0201), 2);
+    }
+
+    #[test]
+    fn removal_restores_the_covering_route_and_frees_uniform_groups() {
+        let mut table = Dir24::new();
+        table.insert(p("10.0.0.0/8"), 1).unwrap();
+        table.insert(p("10.1.2.0/24"), 2).unwrap();
+        table.insert(p("10.1.2.0/26"), 3).unwrap();
+        table.insert(p("10.1.2.0/28"), 4).unwrap();
+        assert_eq!(table.remove(p("10.1.2.0/26")), Some(3));
+        assert_eq!(table.lookup(0x0a01_0201), 4);
+        assert_eq!(table.lookup(0x0a01_0211), 2, "the /24 answers again");
+        assert_eq!(table.groups_in_use(), 1);
+        assert_eq!(table.remove(p("10.1.2.0/28")), Some(4));
+        assert_eq!(table.groups_in_use(), 0, "the group held only /24 entries");
+        assert!(!table.tbl24[0x0a_0102].is_extended());
+        assert_eq!(table.lookup(0x0a01_0201), 2);
+        assert_eq!(table.remove(p("10.1.2.0/24")), Some(2));
+        assert_eq!(table.lookup(0x0a01_0201), 1);
+        assert_eq!(table.remove(p("10.1.2.0/24")), None);
+        // A freed group is reused.
+        table.insert(p("10.9.9.9/32"), 5).unwrap();
+        assert_eq!((table.groups_in_use(), table.groups_allocated()), (1, 1));
+        assert_eq!(table.lookup(0x0a09_0909), 5);
+        assert_eq!(table.lookup(0x0a09_0908), 1);
+        assert_eq!(table.remove(p("10.0.0.0/8")), Some(1));
+        assert_eq!(table.lookup(0x0a09_0908), NO_ROUTE);
+        assert_eq!(table.remove(p("10.9.9.9/32")), Some(5));
+        assert_eq!(table.groups_in_use(), 0, "an all-invalid group is freed");
+        assert_eq!(table.lookup(0x0a09_0909), NO_ROUTE);
+    }
+
+    #[test]
+    fn next_hops_beyond_24_bits_are_refused() {
+        let mut table = Dir24::new();
+        let error = table.insert(p("10.0.0.0/8"), MAX_NEXT_HOP + 1).unwrap_err();
+        assert!(error.message.contains("24-bit"), "{}", error.message);
+        assert!(table.insert(p("10.0.0.0/8"), NO_ROUTE).is_err());
+        assert_eq!(table.insert(p("10.0.0.0/8"), MAX_NEXT_HOP).unwrap(), None);
+        assert_eq!(table.lookup(0x0a00_0000), MAX_NEXT_HOP);
+    }
+}

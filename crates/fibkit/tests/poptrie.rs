@@ -1,0 +1,357 @@
+//! Poptrie against the RIB: property tests on random IPv4 and IPv6 tables,
+//! and the real tables of `../shared/data/` when present.
+
+mod common;
+
+use fibkit::addr::{Address, Prefix, Prefix4, Prefix6};
+use fibkit::engine::{self, BuildOptions, Figure};
+use fibkit::load::{self, LoadOptions};
+use fibkit::nexthop::Mapping;
+use fibkit::poptrie::{aggregate, Leaf, Poptrie, PoptrieOptions};
+use fibkit::rib::{Rib, Rib4, Rib6};
+use fibkit::workload::XorShift32;
+use fibkit::verify::{self, Keys6};
+use fibkit::{NextHop, NO_ROUTE};
+use common::{routeviews_2014, shared_data};
+use proptest::prelude::*;
+
+const NAMES: [&str; 3] = ["poptrie0", "poptrie16", "poptrie18"];
+
+// ---------------------------------------------------------------- helpers
+
+/// 128 random bits from four xorshift draws.
+fn random128(rng: &mut XorShift32) -> u128 {
+    (0..4).fold(0u128, |acc, _| (acc << 32) | u128::from(rng.next()))
+}
+
+/// Addresses to check in a table: both ends of every range and the
+/// addresses just outside them, plus `extra` random ones.
+fn probes<A: Address>(rib: &Rib<A>, extra: impl IntoIterator<Item = A>) -> Vec<A> {
+    let mut addrs = Vec::new();
+    rib.for_each_range(A::ZERO, A::MAX, |range| {
+        addrs.push(range.first);
+        addrs.push(range.last);
+        addrs.extend(range.last.checked_next());
+        addrs.extend(range.first.checked_prev());
+    });
+    addrs.extend(extra);
+    addrs
+}
+
+/// Every probe of `rib` looked up in `lookup`; the first wrong answer.
+fn first_mismatch<A: Address>(
+    rib: &Rib<A>,
+    addrs: &[A],
+    lookup: impl Fn(A) -> NextHop,
+) -> Option<(String, NextHop, NextHop)> {
+    addrs.iter().find_map(|&addr| {
+        let (want, got) = (rib.lookup(addr), lookup(addr));
+        (want != got).then(|| (addr.display(), want, got))
+    })
+}
+
+fn count(stats: &fibkit::engine::Stats, key: &str) -> u64 {
+    match stats.get(key) {
+        Some(Figure::Count(value)) => *value,
+        other => panic!("figure {key}: {other:?}"),
+    }
+}
+
+fn rib_of<A: Address>(ops: &[(Prefix<A>, NextHop, bool)]) -> Rib<A> {
+    let mut rib = Rib::new();
+    for &(prefix, next_hop, withdraw) in ops {
+        if withdraw {
+            rib.remove(prefix);
+        } else {
+            rib.insert(prefix, next_hop);
+        }
+    }
+    rib
+}
+
+fn same_arrays<A: Address, L: Leaf, const S: u32>(one: &Poptrie<A, L, S>, other: &Poptrie<A, L, S>) -> bool {
+    one.direct() == other.direct() && one.nodes() == other.nodes() && one.leaves() == other.leaves()
+}
+
+// ------------------------------------------------------------- strategies
+
+fn next_hop() -> impl Strategy<Value = NextHop> {
+    prop_oneof![
+        12 => 1u32..=3,
+        4 => 1u32..=300,
+        1 => Just(u32::from(u16::MAX)),
+        1 => Just(70_000u32),
+        1 => Just(0x7fff_ffffu32),
+    ]
+}
+
+/// IPv4 prefixes that often nest: a few first octets, runs of zero bits.
+fn prefix4() -> impl Strategy<Value = Prefix4> {
+    let len = prop_oneof![1 => Just(0u8), 2 => 1u8..8, 8 => 8u8..=24, 4 => 25u8..=32, 2 => Just(32u8)];
+    let addr = prop_oneof![
+        1 => any::<u32>(),
+        4 => (prop::sample::select(vec![0u32, 10, 11, 192, 255]), any::<u32>(), 0u32..=24)
+            .prop_map(|(top, low, zeros)| (top << 24) | ((low & 0x00ff_ffff) >> zeros)),
+    ];
+    (addr, len).prop_map(|(addr, len)| Prefix::truncating(addr, len))
+}
+
+/// IPv6 prefixes that often nest, /0 to /128.
+fn prefix6() -> impl Strategy<Value = Prefix6> {
+    let len = prop_oneof![
+        1 => Just(0u8),
+        2 => 1u8..=32,
+        6 => 33u8..=64,
+        3 => 65u8..=127,
+        2 => Just(128u8),
+    ];
+    let addr = prop_oneof![
+        1 => any::<u128>(),
+        4 => (prop::sample::select(vec![0u128, 0x2001, 0x2a00, 0xfe80, 0xffff]), any::<u128>(), 0u32..=112)
+            .prop_map(|(top, low, zeros)| (top << 112) | ((low & (u128::MAX >> 16)) >> zeros)),
+    ];
+    (addr, len).prop_map(|(addr, len)| Prefix::truncating(addr, len))
+}
+
+/// Announcements, replacements (the same prefix again) and withdrawals.
+fn ops<A: Address, P: Strategy<Value = Prefix<A>>>(prefix: P) -> impl Strategy<Value = Vec<(Prefix<A>, NextHop, bool)>> {
+    prop::collection::vec((prefix, next_hop(), prop::bool::weighted(0.15)), 0..160).prop_map(|mut ops| {
+        // Withdraw prefixes that were announced, and announce some twice.
+        for index in 0..ops.len() {
+            if ops[index].2 && index > 0 {
+                ops[index].0 = ops[index / 2].0;
+            }
+        }
+        ops
+    })
+}
+
+// --------------------------------------------------------- property tests
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn ipv4_engines_match_the_rib(ops in ops(prefix4()), seed in any::<u64>()) {
+        let rib = rib_of(&ops);
+        let mut rng = XorShift32::new(seed);
+        let addrs = probes(&rib, (0..512).map(|_| rng.next()));
+        let widest = rib.iter().map(|(_, next_hop)| next_hop).max().unwrap_or(NO_ROUTE);
+        for name in NAMES {
+            // The largest next hop drawn, 2^31 - 1, still fits a direct entry.
+            let fib = engine::build4(name, &rib, &BuildOptions::default()).unwrap();
+            prop_assert_eq!(fib.name(), name);
+            let mismatch = first_mismatch(&rib, &addrs, |addr| fib.lookup(addr));
+            prop_assert!(mismatch.is_none(), "{}: {:?}", name, mismatch);
+            let stats = fib.stats();
+            prop_assert_eq!(count(&stats, "leaf_bits"), if widest > 0xffff { 32 } else { 16 });
+            prop_assert_eq!(count(&stats, "prefixes"), rib.len() as u64);
+            prop_assert!(count(&stats, "prefixes_aggregated") <= rib.len() as u64);
+            prop_assert_eq!(count(&stats, "bytes_total"), fib.footprint() as u64);
+        }
+    }
+
+    #[test]
+    fn ipv6_engines_match_the_rib(ops in ops(prefix6()), seed in any::<u64>()) {
+        let rib = rib_of(&ops);
+        let routes: Vec<Prefix6> = rib.iter().map(|(prefix, _)| prefix).collect();
+        let mut rng = XorShift32::new(seed);
+        let mut extra: Vec<u128> = (0..256).map(|_| random128(&mut rng)).collect();
+        // Inside announced prefixes: a uniform 128-bit key almost never hits.
+        for _ in 0..512 {
+            if let Some(prefix) = routes.get(rng.next() as usize % routes.len().max(1)) {
+                extra.push(prefix.addr() | (random128(&mut rng) & !u128::mask(prefix.prefix_len())));
+            }
+        }
+        let addrs = probes(&rib, extra);
+        for name in NAMES {
+            let fib = engine::build6(name, &rib, &BuildOptions::default()).unwrap();
+            prop_assert_eq!(fib.name(), name);
+            let mismatch = first_mismatch(&rib, &addrs, |addr| fib.lookup(addr));
+            prop_assert!(mismatch.is_none(), "{}: {:?}", name, mismatch);
+            prop_assert_eq!(count(&fib.stats(), "bytes_total"), fib.footprint() as u64);
+        }
+    }
+
+    #[test]
+    fn ipv4_without_aggregation_matches_the_rib(ops in ops(prefix4()), seed in any::<u64>()) {
+        let rib = rib_of(&ops);
+        let mut rng = XorShift32::new(seed);
+        let addrs = probes(&rib, (0..256).map(|_| rng.next()));
+        let plain = PoptrieOptions { aggregate: false };
+        let t0 = Poptrie::<u32, u32, 0>::build(&rib, &plain).unwrap();
+        let t16 = Poptrie::<u32, u32, 16>::build(&rib, &plain).unwrap();
+        let t18 = Poptrie::<u32, u32, 18>::build(&rib, &plain).unwrap();
+        prop_assert_eq!(first_mismatch(&rib, &addrs, |addr| t0.lookup(addr)), None);
+        prop_assert_eq!(first_mismatch(&rib, &addrs, |addr| t16.lookup(addr)), None);
+        prop_assert_eq!(first_mismatch(&rib, &addrs, |addr| t18.lookup(addr)), None);
+        // Aggregation never adds nodes, nor bytes (a slot that turns from a
+        // node into a leaf can split a run of leaves: one leaf more, one
+        // node of 24 bytes less).
+        let aggregated = Poptrie::<u32, u32, 0>::build(&rib, &PoptrieOptions::default()).unwrap();
+        prop_assert!(aggregated.nodes().len() <= t0.nodes().len());
+        prop_assert!(aggregated.footprint() <= t0.footprint());
+    }
+
+    #[test]
+    fn ipv6_without_aggregation_matches_the_rib(ops in ops(prefix6()), seed in any::<u64>()) {
+        let rib = rib_of(&ops);
+        let mut rng = XorShift32::new(seed);
+        let addrs = probes(&rib, (0..256).map(|_| random128(&mut rng)));
+        let plain = PoptrieOptions { aggregate: false };
+        let t0 = Poptrie::<u128, u32, 0>::build(&rib, &plain).unwrap();
+        let t16 = Poptrie::<u128, u32, 16>::build(&rib, &plain).unwrap();
+        prop_assert_eq!(first_mismatch(&rib, &addrs, |addr| t0.lookup(addr)), None);
+        prop_assert_eq!(first_mismatch(&rib, &addrs, |addr| t16.lookup(addr)), None);
+    }
+
+    /// Route aggregation keeps every lookup result, never adds prefixes, and
+    /// building without aggregation from its prefixes gives the arrays the
+    /// aggregated build gives.
+    #[test]
+    fn aggregation_keeps_lookups_ipv4(ops in ops(prefix4())) {
+        let rib = rib_of(&ops);
+        let prefixes = aggregate(&rib);
+        prop_assert!(prefixes.len() <= rib.len(), "{} > {}", prefixes.len(), rib.len());
+        prop_assert!(prefixes.windows(2).all(|pair| pair[0].0 < pair[1].0), "sorted, no duplicates");
+        prop_assert!(prefixes.iter().all(|&(_, next_hop)| next_hop != NO_ROUTE));
+        let merged: Rib4 = prefixes.iter().copied().collect();
+        prop_assert_eq!(merged.ranges(0, u32::MAX), rib.ranges(0, u32::MAX));
+        let on = PoptrieOptions::default();
+        let off = PoptrieOptions { aggregate: false };
+        let direct = Poptrie::<u32, u32, 0>::build(&rib, &on).unwrap();
+        let via_prefixes = Poptrie::<u32, u32, 0>::build(&merged, &off).unwrap();
+        prop_assert!(same_arrays(&direct, &via_prefixes));
+        prop_assert_eq!(direct.summary().prefixes_aggregated, prefixes.len());
+        let direct = Poptrie::<u32, u32, 16>::build(&rib, &on).unwrap();
+        let via_prefixes = Poptrie::<u32, u32, 16>::build(&merged, &off).unwrap();
+        prop_assert!(same_arrays(&direct, &via_prefixes));
+    }
+
+    #[test]
+    fn aggregation_keeps_lookups_ipv6(ops in ops(prefix6())) {
+        let rib = rib_of(&ops);
+        let prefixes = aggregate(&rib);
+        prop_assert!(prefixes.len() <= rib.len(), "{} > {}", prefixes.len(), rib.len());
+        let merged: Rib6 = prefixes.iter().copied().collect();
+        prop_assert_eq!(merged.ranges(0, u128::MAX), rib.ranges(0, u128::MAX));
+        let direct = Poptrie::<u128, u32, 0>::build(&rib, &PoptrieOptions::default()).unwrap();
+        let via_prefixes = Poptrie::<u128, u32, 0>::build(&merged, &PoptrieOptions { aggregate: false }).unwrap();
+        prop_assert!(same_arrays(&direct, &via_prefixes));
+    }
+}
+
+#[test]
+fn leaf_width_follows_the_options_and_the_table() {
+    let mut rib = Rib4::new();
+    rib.insert("10.0.0.0/8".parse().unwrap(), 5);
+    let narrow = engine::build4("poptrie18", &rib, &BuildOptions { max_next_hop: 65_535 }).unwrap();
+    assert_eq!(count(&narrow.stats(), "leaf_bits"), 16);
+    let wide = engine::build4("poptrie18", &rib, &BuildOptions { max_next_hop: 65_536 }).unwrap();
+    assert_eq!(count(&wide.stats(), "leaf_bits"), 32);
+    assert_eq!(wide.lookup(0x0a00_0001), 5);
+    // The table's own next hops widen the leaves even if the options say less.
+    rib.insert("10.1.0.0/16".parse().unwrap(), 100_000);
+    let widened = engine::build4("poptrie0", &rib, &BuildOptions { max_next_hop: 5 }).unwrap();
+    assert_eq!(count(&widened.stats(), "leaf_bits"), 32);
+    assert_eq!(widened.lookup(0x0a01_0000), 100_000);
+    // 2^31 and more cannot go in a direct entry: an error, not a wrong answer.
+    rib.insert("10.2.0.0/16".parse().unwrap(), 1 << 31);
+    let error = engine::build4("poptrie16", &rib, &BuildOptions::default()).err().expect("refused");
+    assert!(error.to_string().contains("2147483648"), "{error}");
+}
+
+#[test]
+fn empty_and_default_only_tables() {
+    let empty = Rib4::new();
+    let mut default_only = Rib4::new();
+    default_only.insert(Prefix4::default_route(), 9);
+    let mut empty6 = Rib6::new();
+    for name in NAMES {
+        let fib = engine::build4(name, &empty, &BuildOptions::default()).unwrap();
+        assert_eq!((fib.lookup(0), fib.lookup(u32::MAX)), (NO_ROUTE, NO_ROUTE));
+        let fib = engine::build4(name, &default_only, &BuildOptions::default()).unwrap();
+        assert_eq!((fib.lookup(0), fib.lookup(u32::MAX)), (9, 9));
+        let fib6 = engine::build6(name, &empty6, &BuildOptions::default()).unwrap();
+        assert_eq!(fib6.lookup(u128::MAX), NO_ROUTE);
+    }
+    empty6.insert(Prefix6::default_route(), 4);
+    empty6.insert(Prefix6::new(u128::MAX, 128).unwrap(), 5);
+    for name in NAMES {
+        let fib6 = engine::build6(name, &empty6, &BuildOptions::default()).unwrap();
+        assert_eq!((fib6.lookup(0), fib6.lookup(u128::MAX - 1), fib6.lookup(u128::MAX)), (4, 4, 5));
+    }
+}
+
+// ---------------------------------------------------------------- real data
+
+fn check_ipv4_table(mapping: Mapping, expect_leaf_bits: u64) {
+    let Some(table) = routeviews_2014(mapping) else { return };
+    let rib = table.v4;
+    assert_eq!(rib.len(), 512_621);
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    for name in NAMES {
+        let fib = engine::build4(name, &rib, &options).unwrap();
+        let boundaries = verify::boundaries(&*fib, &rib);
+        assert!(boundaries.passed(), "{name} ({mapping}): {boundaries:?}");
+        let random = verify::random(&*fib, &rib, 1_000_000, 2014);
+        assert!(random.passed(), "{name} ({mapping}): {random:?}");
+        let stats = fib.stats();
+        assert_eq!(count(&stats, "leaf_bits"), expect_leaf_bits);
+        assert!(count(&stats, "prefixes_aggregated") < rib.len() as u64);
+        eprintln!("{}\n", stats.report);
+    }
+}
+
+#[test]
+fn routeviews_2014_with_239_next_hops() {
+    check_ipv4_table(Mapping::Modulo(239), 16);
+}
+
+#[test]
+fn routeviews_2014_with_the_asns_as_next_hops() {
+    // ASNs up to 12.8 million: 32-bit leaves.
+    check_ipv4_table(Mapping::Modulo(0x7fff_fff0), 32);
+}
+
+#[test]
+fn linx_ipv6_table() {
+    let Some(path) = shared_data("linx-p69-2014-12-25.rib6.gz") else { return };
+    let table = load::load_path(&path, &LoadOptions::default()).expect("LINX IPv6 table loads");
+    let rib = table.v6;
+    assert_eq!(rib.len(), 20_440);
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let global: Prefix6 = "2000::/3".parse().unwrap();
+    for name in NAMES {
+        let fib = engine::build6(name, &rib, &options).unwrap();
+        let boundaries = verify::boundaries6(&*fib, &rib);
+        assert!(boundaries.passed(), "{name}: {boundaries:?}");
+        assert!(boundaries.checked > 2 * rib.len() as u64);
+        // Random keys over the whole space, inside 2000::/3, and inside
+        // announced prefixes (a uniform 128-bit key almost never hits).
+        for (keys, seed) in [(Keys6::Anywhere, 1), (Keys6::Inside(global), 2), (Keys6::Announced, 3)] {
+            let report = verify::random6(&*fib, &rib, keys, 500_000, seed);
+            assert!(report.passed(), "{name} {keys:?}: {report:?}");
+            if keys == Keys6::Announced {
+                assert_eq!(report.routed, report.checked);
+            }
+        }
+        eprintln!("{name}: {} boundaries checked\n{}\n", boundaries.checked, fib.stats().report);
+    }
+}
+
+/// Every one of the 2^32 addresses, for each engine (`cargo test --release
+/// -- --ignored`).
+#[test]
+#[ignore = "2^32 lookups per engine; run with --release -- --ignored"]
+fn routeviews_2014_exhaustive() {
+    let Some(table) = routeviews_2014(Mapping::Modulo(239)) else { return };
+    let rib = table.v4;
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    for name in NAMES {
+        let fib = engine::build4(name, &rib, &options).unwrap();
+        let report = verify::exhaustive(&*fib, &rib);
+        assert_eq!(report.checked, 1 << 32);
+        assert!(report.passed(), "{name}: {report:?}");
+    }
+}
