@@ -6,7 +6,7 @@
 //! short, long or wide fragment array, looked up first among the chunks
 //! already stored so that identical chunks are shared.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 
 use super::stats::{FormatCounts, Summary};
@@ -91,9 +91,15 @@ pub(super) struct Builder<const K: u32> {
     long_scratch: Vec<LongEntry>,
     short_scratch: Vec<ShortEntry>,
     wide_scratch: Vec<WideEntry>,
-    /// Next hops seen, for the unique next-hop count.
+    /// Next hops seen, for the unique next-hop count: below
+    /// `DENSE_SEEN_HOPS` in a flag vector, above it in a set (a vector
+    /// indexed by any `u32` could grow to 4 GiB on one large next hop).
     seen_hops: Vec<bool>,
+    seen_large_hops: HashSet<NextHop>,
 }
+
+/// Next hops below this are counted in `Builder::seen_hops`.
+const DENSE_SEEN_HOPS: usize = 1 << 20;
 
 impl<const K: u32> Builder<K> {
     pub(super) fn new() -> Self {
@@ -108,6 +114,7 @@ impl<const K: u32> Builder<K> {
             short_scratch: Vec::with_capacity(256),
             wide_scratch: Vec::new(),
             seen_hops: Vec::new(),
+            seen_large_hops: HashSet::new(),
         }
     }
 
@@ -152,7 +159,8 @@ impl<const K: u32> Builder<K> {
             self.finish_chunk()?;
         }
         self.summary.prefixes = rib.len();
-        self.summary.next_hops = self.seen_hops.iter().filter(|&&seen| seen).count();
+        self.summary.next_hops =
+            self.seen_hops.iter().filter(|&&seen| seen).count() + self.seen_large_hops.len();
         self.summary.long = self.long.counts;
         self.summary.short = self.short.counts;
         self.summary.wide = self.wide.counts;
@@ -178,10 +186,14 @@ impl<const K: u32> Builder<K> {
         let mut all_on_24 = true;
         for &(offset, next_hop) in &self.fragments {
             let index = next_hop as usize;
-            if self.seen_hops.len() <= index {
-                self.seen_hops.resize(index + 1, false);
+            if index >= DENSE_SEEN_HOPS {
+                self.seen_large_hops.insert(next_hop);
+            } else {
+                if self.seen_hops.len() <= index {
+                    self.seen_hops.resize(index + 1, false);
+                }
+                self.seen_hops[index] |= next_hop != NO_ROUTE;
             }
-            self.seen_hops[index] |= next_hop != NO_ROUTE;
             widest_hop = widest_hop.max(next_hop);
             all_on_24 &= offset & 0xff == 0;
         }
