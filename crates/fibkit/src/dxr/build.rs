@@ -113,8 +113,8 @@ impl<const K: u32> Encoder<K> {
         if let [(_, next_hop)] = fragments[..] {
             if next_hop > BASE_MAX {
                 return Err(format!(
-                    "next hop {next_hop} exceeds the {BASE_MAX} a direct entry holds; the poptrie16 engine takes \
-                     31-bit next hops"
+                    "next hop {next_hop} exceeds the 22-bit next-hop field of a direct entry (at most \
+                     {BASE_MAX}); the radix engine has no such limit"
                 ));
             }
             return Ok(Encoding::Direct(next_hop));
