@@ -33,7 +33,7 @@ fn table() -> RouteTable {
     }
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/routeviews-2014-05-13.ipasn.gz");
     if path.exists() {
-        match load::load_path(&path, &LoadOptions { mapping: MAPPING, strict: false, ..Default::default() }) {
+        match load::load_path(&path, &LoadOptions { mapping: MAPPING, ..Default::default() }) {
             Ok(table) => return table,
             Err(error) => eprintln!("{error}; using the synthetic default table"),
         }

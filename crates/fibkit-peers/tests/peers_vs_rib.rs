@@ -25,7 +25,7 @@ fn load_2014() -> Option<Rib4> {
         eprintln!("skipped: {} not found", path.display());
         return None;
     }
-    let table = load::load_path(&path, &LoadOptions { mapping: Mapping::Distinct, strict: false, ..Default::default() })
+    let table = load::load_path(&path, &LoadOptions { mapping: Mapping::Distinct, ..Default::default() })
         .expect("loading the 2014 table");
     Some(table.v4)
 }

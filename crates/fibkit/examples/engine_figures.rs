@@ -44,7 +44,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let table = match load::load_path(&PathBuf::from(path), &LoadOptions { mapping, strict: false, ..Default::default() }) {
+    let table = match load::load_path(&PathBuf::from(path), &LoadOptions { mapping, ..Default::default() }) {
         Ok(table) => table,
         Err(error) => {
             eprintln!("engine_figures: {error}");

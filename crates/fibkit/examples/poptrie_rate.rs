@@ -31,7 +31,7 @@ fn shared_table(name: &str, mapping: Mapping) -> Option<RouteTable> {
         eprintln!("skipped: ../shared/data/{name} not found");
         return None;
     }
-    Some(load::load_path(&path, &LoadOptions { mapping, strict: false, ..Default::default() }).expect("table loads"))
+    Some(load::load_path(&path, &LoadOptions { mapping, ..Default::default() }).expect("table loads"))
 }
 
 const BUILDS: usize = 7;

@@ -85,9 +85,35 @@ fn routeviews_2014_with_nexthops_239() {
 
 #[test]
 fn tables_past_a_structural_limit_say_which_and_what_can_take_them() {
-    // A next hop past 2^22 - 1: more than a DXR direct entry holds.
+    // Next hops past 2^22 - 1 (more than a DXR direct entry holds), 2^24 - 1
+    // (DIR-24-8's field), 2^30 - 1 (Luleå's pointers), 2^31 - 1 (Poptrie's).
+    for huge in [(1 << 22) + 5, (1 << 24) + 1, (1 << 31) + 1, u32::MAX] {
+        refusals_name_an_engine_that_takes_it(huge);
+    }
+}
+
+/// Regression (fuzz target `fib_build`, out of memory): DXR counted unique
+/// next hops in a vector indexed by next hop, which a single route with a
+/// next hop near 2^32 in a range chunk grew to gigabytes.
+#[test]
+fn dxr_counts_huge_next_hops_without_a_huge_vector() {
     let mut rib = fibkit::rib::Rib4::new();
-    let huge = (1 << 22) + 5;
+    rib.insert("10.0.0.0/8".parse().unwrap(), 1);
+    rib.insert("10.1.2.0/24".parse().unwrap(), u32::MAX - 1);
+    rib.insert("10.1.3.0/24".parse().unwrap(), 234_881_024);
+    let options = fibkit::engine::BuildOptions { max_next_hop: u32::MAX - 1 };
+    for name in ["d16r", "d22r"] {
+        let start = Instant::now();
+        let fib = fibkit::engine::build4(name, &rib, &options).unwrap();
+        assert!(start.elapsed().as_secs_f64() < 5.0, "{name} took {:?}", start.elapsed());
+        assert_eq!(fib.lookup(0x0a01_0203), u32::MAX - 1);
+        assert_eq!(fib.lookup(0x0a01_0303), 234_881_024);
+        assert_eq!(fib.stats().get("unique_next_hops"), Some(&fibkit::engine::Figure::Count(3)));
+    }
+}
+
+fn refusals_name_an_engine_that_takes_it(huge: u32) {
+    let mut rib = fibkit::rib::Rib4::new();
     rib.insert("10.0.0.0/8".parse().unwrap(), huge);
     rib.insert("10.1.0.0/16".parse().unwrap(), 1);
     let options = fibkit::engine::BuildOptions { max_next_hop: huge };
@@ -102,7 +128,8 @@ fn tables_past_a_structural_limit_say_which_and_what_can_take_them() {
             Err(error) => {
                 let shown = error.to_string();
                 assert!(shown.starts_with(&format!("{}: ", spec.name)), "{shown}");
-                assert!(shown.contains("exceeds"), "{shown} does not say which limit");
+                // Which limit: the value and the field it does not fit.
+                assert!(shown.contains(&huge.to_string()) && shown.contains("bit"), "{shown} does not say which limit");
                 // It names an engine that takes the table, and that engine does.
                 let other = fibkit::engine::ENGINES
                     .iter()

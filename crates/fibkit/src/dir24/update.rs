@@ -11,7 +11,8 @@ pub(super) fn next_hop_too_large(next_hop: NextHop) -> BuildError {
     BuildError {
         engine: "dir24-8".to_string(),
         message: format!(
-            "next hop {next_hop} does not fit the 24-bit next-hop field of DIR-24-8 entries (limit {MAX_NEXT_HOP})"
+            "next hop {next_hop} does not fit the 24-bit next-hop field of DIR-24-8 entries (limit {MAX_NEXT_HOP}); \
+             the radix engine has no such limit"
         ),
     }
 }

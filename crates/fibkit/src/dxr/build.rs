@@ -50,7 +50,11 @@ impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
         let base = self.table.len();
         let header = fragments.len() >= FRAGS_XL as usize;
         if base + usize::from(header) + fragments.len() > BASE_MAX as usize + 1 {
-            return Err(format!("the {name} range table exceeds {} entries", BASE_MAX as usize + 1));
+            return Err(format!(
+                "the {name} range table exceeds {} entries, the most the 22-bit base field of a direct entry \
+                 indexes; the radix engine has no such limit",
+                BASE_MAX as usize + 1
+            ));
         }
         if header {
             self.table.push(header_word(fragments.len(), name)?);
@@ -64,7 +68,9 @@ impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
 /// The header entry holding the fragment count of a chunk of `count`
 /// fragments.
 pub(super) fn header_word<T: TryFrom<usize>>(count: usize, name: &str) -> Result<T, String> {
-    T::try_from(count).map_err(|_| format!("a {name} chunk of {count} fragments"))
+    T::try_from(count).map_err(|_| {
+        format!("a {name} chunk of {count} fragments exceeds what its header entry counts; the radix engine has no such limit")
+    })
 }
 
 /// The direct entry of a chunk of `count` fragments at `base` of the range
@@ -106,7 +112,10 @@ impl<const K: u32> Encoder<K> {
         debug_assert!(!fragments.is_empty() && fragments[0].0 == 0);
         if let [(_, next_hop)] = fragments[..] {
             if next_hop > BASE_MAX {
-                return Err(format!("next hop {next_hop} exceeds the {BASE_MAX} a direct entry holds"));
+                return Err(format!(
+                    "next hop {next_hop} exceeds the 22-bit next-hop field of a direct entry (at most \
+                     {BASE_MAX}); the radix engine has no such limit"
+                ));
             }
             return Ok(Encoding::Direct(next_hop));
         }

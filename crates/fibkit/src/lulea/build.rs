@@ -293,7 +293,7 @@ impl Built {
 }
 
 fn refuse(message: String) -> BuildError {
-    BuildError { engine: "lulea".to_string(), message }
+    BuildError { engine: "lulea".to_string(), message: format!("{message}; the radix engine has no such limit") }
 }
 
 /// Builds a Luleå table from `rib`, in the narrowest variant that holds it.

@@ -414,7 +414,10 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         } else {
             builder.fill_direct::<S>(&mut direct_leaves)
         }
-        .map_err(|message| BuildError { engine: name.clone(), message })?;
+        .map_err(|message| BuildError {
+            engine: name.clone(),
+            message: format!("{message}; the radix engine has no such limit"),
+        })?;
         let levels = builder.levels;
         let summary = BuildSummary {
             name,

@@ -719,12 +719,12 @@ fn malformed_messages_name_the_offset() {
 
 // ---- Hostile bytes ---------------------------------------------------------------
 
-/// Writes the samples above as seeds of the `mrt` and `updates` fuzz
-/// targets (`cargo test -p fibkit --lib write_fuzz_seeds -- --ignored`).
-/// The `mrt` target reads its first byte as options: 0 is the default.
+/// The samples above are the seeds of the `mrt` and `updates` fuzz targets
+/// in `fuzz/seeds/`: this checks they are current, and with
+/// `FIBKIT_WRITE_SEEDS=1` (re)writes them. The `mrt` target reads its first
+/// byte as options: 0 is the default.
 #[test]
-#[ignore]
-fn write_fuzz_seeds() {
+fn fuzz_seeds_are_current() {
     let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
     let mut add_path = Vec::new();
     record(&mut add_path, 1, TABLE_DUMP_V2, 1, &peer_table(&[("192.0.2.1".parse().unwrap(), 64500)]));
@@ -749,10 +749,15 @@ fn write_fuzz_seeds() {
         ("mrt", "table_dump_v1", v1),
         ("updates", "bgp4mp", sample_updates()),
     ] {
-        std::fs::create_dir_all(seeds.join(dir)).unwrap();
         let mut seed = if dir == "mrt" { vec![0] } else { Vec::new() };
         seed.extend(bytes);
-        std::fs::write(seeds.join(dir).join(name), seed).unwrap();
+        let path = seeds.join(dir).join(name);
+        if std::env::var_os("FIBKIT_WRITE_SEEDS").is_some() {
+            std::fs::create_dir_all(seeds.join(dir)).unwrap();
+            std::fs::write(&path, &seed).unwrap();
+        }
+        let stored = std::fs::read(&path).unwrap_or_default();
+        assert!(stored == seed, "{} is not current: run with FIBKIT_WRITE_SEEDS=1", path.display());
     }
 }
 
