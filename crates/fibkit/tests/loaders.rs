@@ -2,6 +2,8 @@
 //! `../shared/data/` (skipped visibly when absent), compressed files,
 //! bad input, and the synthetic default table.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -9,18 +11,8 @@ use std::time::Instant;
 use fibkit::addr::Prefix4;
 use fibkit::load::{self, synthetic, LoadOptions, Position, RouteTable};
 use fibkit::nexthop::Mapping;
+use common::shared_data;
 use proptest::prelude::*;
-
-/// `../shared/data/NAME` relative to the repository root, if present.
-fn shared_data(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: ../shared/data/{name} not found");
-        None
-    }
-}
 
 #[test]
 fn routeviews_2014_table_loads_512621_prefixes() {
