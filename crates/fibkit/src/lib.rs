@@ -44,6 +44,7 @@ pub mod poptrie;
 pub mod radix;
 pub mod rib;
 pub mod router;
+pub mod simd;
 pub mod verify;
 pub mod workload;
 

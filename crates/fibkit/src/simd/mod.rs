@@ -1,0 +1,239 @@
+//! SIMD kernels of the batch lookups, chosen at run time.
+//!
+//! The build targets x86-64-v3 (AVX2 at compile time); AVX-512 is used when
+//! the CPU has it, detected once at the first batch lookup. The decision is
+//! cached in an atomic, so a batch pays one relaxed load for it.
+//!
+//! # Switch
+//!
+//! | `FIBKIT_SIMD` (read at first use) | kernels used |
+//! |---|---|
+//! | unset, or anything else | the best the CPU has (AVX-512, else AVX2, else scalar) |
+//! | `avx2` | AVX2 at most |
+//! | `off`, `scalar`, `0`, `none` | none: the portable scalar code |
+//!
+//! [`set_level`] changes the choice in-process (tests flip it to check that
+//! every path gives the same answers). Whatever the level, the answers are
+//! the same: the scalar code is the reference and the kernels only load
+//! entries and split lanes by a bit test.
+//!
+//! # The direct stage ([`direct_stage`])
+//!
+//! Every engine with a direct table (DXR `direct`, Poptrie `direct`,
+//! DIR-24-8 `tbl24`) starts a lookup the same way, which the kernels do for
+//! [`LANES`] keys at once:
+//!
+//! ```text
+//!  keys[16] --(key >> shift)--> gather table[...] --> entries[16]
+//!                                                      |
+//!            mask bit i = (entries[i] & test_mask == test_value)
+//! ```
+//!
+//! The engine then finishes the lanes of one kind (say, DXR's chunks with
+//! fragments) in its own pipelined scalar code.
+//!
+//! Per-architecture code lives in its own module ([`x86`] on x86-64).
+
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+
+#[cfg(target_arch = "x86_64")]
+pub mod x86;
+
+/// Keys per direct-stage call.
+pub const LANES: usize = 16;
+
+/// An instruction-set level of the batch kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Level {
+    /// Portable scalar code (the reference).
+    Scalar = 1,
+    /// AVX2 gathers, 8 lanes at a time.
+    Avx2 = 2,
+    /// AVX-512 (F) gathers and mask registers, 16 lanes at a time.
+    Avx512 = 3,
+}
+
+impl Level {
+    /// Lower-case name (`scalar`, `avx2`, `avx512`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Scalar => "scalar",
+            Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
+        }
+    }
+
+    fn from_u8(value: u8) -> Option<Level> {
+        match value {
+            1 => Some(Level::Scalar),
+            2 => Some(Level::Avx2),
+            3 => Some(Level::Avx512),
+            _ => None,
+        }
+    }
+}
+
+/// The level in use; 0 until decided.
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+/// The best level this CPU runs (ignores the switch).
+pub fn detected() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return Level::Avx512;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Level::Avx2;
+        }
+    }
+    Level::Scalar
+}
+
+/// The level the `FIBKIT_SIMD` value asks for, capped at what the CPU has.
+fn from_switch(switch: Option<&str>) -> Level {
+    let best = detected();
+    match switch.map(|text| text.trim().to_ascii_lowercase()) {
+        Some(text) if matches!(text.as_str(), "off" | "scalar" | "0" | "none" | "false") => Level::Scalar,
+        Some(text) if text == "avx2" => best.min(Level::Avx2),
+        _ => best,
+    }
+}
+
+/// The level batch lookups use: decided at the first call from the CPU
+/// and `FIBKIT_SIMD`, or as last set by [`set_level`].
+#[inline]
+pub fn level() -> Level {
+    match Level::from_u8(LEVEL.load(Ordering::Relaxed)) {
+        Some(level) => level,
+        None => decide(),
+    }
+}
+
+#[cold]
+fn decide() -> Level {
+    let level = from_switch(std::env::var("FIBKIT_SIMD").ok().as_deref());
+    // A concurrent `set_level` wins over the environment.
+    match LEVEL.compare_exchange(0, level as u8, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(_) => level,
+        Err(current) => Level::from_u8(current).unwrap_or(level),
+    }
+}
+
+/// Makes batch lookups use `wanted` (capped at what the CPU has) from now
+/// on, in every thread; returns the level now in use. `set_level(Level::Scalar)`
+/// turns SIMD off, as `FIBKIT_SIMD=off` does.
+pub fn set_level(wanted: Level) -> Level {
+    let level = wanted.min(detected());
+    LEVEL.store(level as u8, Ordering::Relaxed);
+    level
+}
+
+/// What the direct stage tests in each loaded entry.
+#[derive(Clone, Copy, Debug)]
+pub struct DirectTest {
+    /// The table index of a key is `key >> shift`.
+    pub shift: u32,
+    /// Bits of an entry to test.
+    pub test_mask: u32,
+    /// A lane's mask bit is set when `entry & test_mask == test_value`.
+    pub test_value: u32,
+}
+
+/// Loads `table[keys[i] >> test.shift]` into `entries[i]` for every lane
+/// with [`level`]'s kernel and returns the mask of lanes whose entry passes
+/// `test` (bit i for lane i).
+///
+/// `Acquire` loads, as the engines' scalar lookups do.
+///
+/// # Panics
+/// In debug builds, if an index falls outside `table` (the engines size
+/// their tables for every key: 2^(32 - shift) entries).
+#[inline]
+pub fn direct_stage(
+    level: Level,
+    table: &[AtomicU32],
+    keys: &[u32; LANES],
+    test: DirectTest,
+    entries: &mut [u32; LANES],
+) -> u32 {
+    debug_assert!(test.shift >= 1 && table.len() >= 1usize << (32 - test.shift));
+    match level {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the level is at most `detected()`, so the CPU has AVX-512 F;
+        // every index `key >> shift` is below 2^(32 - shift) <= table.len().
+        Level::Avx512 => unsafe { x86::direct_stage_avx512(table, keys, test, entries) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above, with AVX2.
+        Level::Avx2 => unsafe { x86::direct_stage_avx2(table, keys, test, entries) },
+        _ => direct_stage_scalar(table, keys, test, entries),
+    }
+}
+
+/// The portable direct stage (the reference of the kernels).
+#[inline]
+pub fn direct_stage_scalar(table: &[AtomicU32], keys: &[u32; LANES], test: DirectTest, entries: &mut [u32; LANES]) -> u32 {
+    let mut mask = 0;
+    for (lane, (entry, &key)) in entries.iter_mut().zip(keys).enumerate() {
+        let index = (key >> test.shift) as usize;
+        debug_assert!(index < table.len());
+        // SAFETY: `index < 2^(32 - shift) <= table.len()` (asserted by the caller).
+        *entry = unsafe { table.get_unchecked(index) }.load(Ordering::Acquire);
+        mask |= u32::from(*entry & test.test_mask == test.test_value) << lane;
+    }
+    mask
+}
+
+/// Hints the CPU to bring the line holding `*pointer` into L1 (no-op on
+/// other architectures). Never faults, whatever the address.
+#[inline(always)]
+pub fn prefetch<T>(pointer: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it never faults and changes no state
+    // the program can observe.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(pointer.cast::<i8>())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = pointer;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_switch_reads_off_and_avx2() {
+        assert_eq!(from_switch(Some("off")), Level::Scalar);
+        assert_eq!(from_switch(Some(" OFF ")), Level::Scalar);
+        assert_eq!(from_switch(Some("scalar")), Level::Scalar);
+        assert_eq!(from_switch(Some("avx2")), detected().min(Level::Avx2));
+        assert_eq!(from_switch(None), detected());
+        assert_eq!(from_switch(Some("on")), detected());
+    }
+
+    #[test]
+    fn every_level_gives_the_scalar_entries_and_mask() {
+        let table: Vec<AtomicU32> = (0..1u32 << 16).map(|index| AtomicU32::new(index.wrapping_mul(0x9e37_79b9))).collect();
+        let mut rng = crate::workload::XorShift32::new(11);
+        let test = DirectTest { shift: 16, test_mask: 0x0300, test_value: 0x0100 };
+        for _ in 0..200 {
+            let mut keys = [0u32; LANES];
+            keys.iter_mut().for_each(|key| *key = rng.next());
+            keys[0] = u32::MAX;
+            keys[1] = 0;
+            let mut want = [0u32; LANES];
+            let want_mask = direct_stage_scalar(&table, &keys, test, &mut want);
+            for level in [Level::Scalar, Level::Avx2, Level::Avx512] {
+                if level > detected() {
+                    eprintln!("skipped: {} not on this CPU", level.name());
+                    continue;
+                }
+                let mut got = [0u32; LANES];
+                assert_eq!(direct_stage(level, &table, &keys, test, &mut got), want_mask, "{level:?}");
+                assert_eq!(got, want, "{level:?}");
+            }
+        }
+    }
+}
