@@ -428,3 +428,59 @@ mod tests6 {
         assert_eq!(random6(&faulty, &rib, Keys6::Inside(one), 100, 1).mismatches, 100);
     }
 }
+
+/// Where a batch lookup disagreed with the one-by-one lookup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchMismatch {
+    /// Length of the batch.
+    pub len: usize,
+    /// Where the batch's keys (and its output) start in their buffers.
+    pub offset: usize,
+    /// Position in the output buffer: inside the batch (`offset..offset +
+    /// len`) a wrong answer, outside it a slot the batch should not have
+    /// written.
+    pub position: usize,
+    /// The expected value (the scalar answer, or [`BATCH_UNTOUCHED`]).
+    pub expected: NextHop,
+    /// What the batch left there.
+    pub got: NextHop,
+}
+
+/// What [`batches`] fills output buffers with, to see writes outside a batch.
+pub const BATCH_UNTOUCHED: NextHop = 0xdead_beef;
+
+/// Checks a batch lookup against the scalar one: for every batch length
+/// `0..=max_len` and every start offset 0..=3 (unaligned slices), the keys
+/// `keys[offset..offset + len]` go through `batch` into an output buffer at
+/// the same offset (a slice longer than the batch); every answer must equal `scalar`'s, and no slot outside
+/// the batch may change. Returns the number of batches checked.
+///
+/// # Panics
+/// If `keys` has fewer than `max_len + 3` keys.
+pub fn batches<K: Copy>(
+    keys: &[K],
+    max_len: usize,
+    scalar: impl Fn(K) -> NextHop,
+    batch: impl Fn(&[K], &mut [NextHop]),
+) -> Result<usize, BatchMismatch> {
+    assert!(keys.len() >= max_len + 3, "need {} keys", max_len + 3);
+    let expected: Vec<NextHop> = keys[..max_len + 3].iter().map(|&key| scalar(key)).collect();
+    let mut out = vec![BATCH_UNTOUCHED; max_len + 3 + 8];
+    let mut checked = 0;
+    for len in 0..=max_len {
+        for offset in 0..=3 {
+            out.fill(BATCH_UNTOUCHED);
+            // The output slice runs past the batch: only `len` slots may change.
+            batch(&keys[offset..offset + len], &mut out[offset..]);
+            for (position, &got) in out.iter().enumerate() {
+                let inside = (offset..offset + len).contains(&position);
+                let want = if inside { expected[position] } else { BATCH_UNTOUCHED };
+                if got != want {
+                    return Err(BatchMismatch { len, offset, position, expected: want, got });
+                }
+            }
+            checked += 1;
+        }
+    }
+    Ok(checked)
+}

@@ -179,6 +179,10 @@ impl Fib4 for Dir24 {
         Dir24::lookup(self, addr)
     }
 
+    fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
+        Dir24::lookup_batch(self, keys, out)
+    }
+
     fn footprint(&self) -> usize {
         Dir24::footprint(self)
     }

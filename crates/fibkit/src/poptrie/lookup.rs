@@ -9,9 +9,11 @@ use crate::addr::Address;
 use crate::engine::{Fib4, Fib6, Stats};
 use crate::NextHop;
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering;
 
-use super::{Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
+use super::{ones_through, Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
+use crate::simd::{self, LANES};
 
 /// The top 6 bits of `key`.
 #[inline(always)]
@@ -74,6 +76,159 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     }
 }
 
+/// Keys per round of the batch pipeline.
+const ROUND: usize = 64;
+
+/// A key on its way down the trie: the key shifted past the levels read so
+/// far, the node to read next, and where its answer goes.
+#[derive(Clone, Copy)]
+struct Descent<A> {
+    key: A,
+    node: u32,
+    slot: u32,
+}
+
+/// A key whose leaf is found: the leaf's index and where its answer goes.
+#[derive(Clone, Copy)]
+struct Landing {
+    leaf: u32,
+    slot: u32,
+}
+
+impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+    /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
+    ///
+    /// Keys go in rounds of 64. Pass 1 reads the `direct` entries, 16 keys
+    /// at a time (IPv4: AVX2 gathers or 16 scalar loads, see
+    /// [`crate::simd`]), answers the keys that end in a direct leaf, and
+    /// prefetches the node of every other key. Pass 2 walks those keys
+    /// down the trie level by level, all keys side by side: each key reads
+    /// its node (prefetched one level earlier), then either goes on to its
+    /// child (whose node it prefetches) or lands on a leaf (which it
+    /// prefetches); the landed keys read their leaves at the end. The
+    /// branches of pass 2 do not depend on keys (the split between walking
+    /// and landed keys is by arithmetic), and nothing is allocated.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `keys`.
+    pub fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
+        assert!(out.len() >= keys.len(), "output shorter than keys");
+        let level = simd::level();
+        let mut walking = [const { MaybeUninit::<Descent<A>>::uninit() }; ROUND];
+        let mut landed = [const { MaybeUninit::<Landing>::uninit() }; ROUND];
+        for round in (0..keys.len()).step_by(ROUND) {
+            let round_keys = &keys[round..keys.len().min(round + ROUND)];
+            let walkers = self.direct_pass(level, round_keys, round, out, &mut walking);
+            self.descend(&mut walking, walkers, &mut landed, out);
+        }
+    }
+
+    /// Pass 1 of a round starting at batch index `round`: answers the keys
+    /// that end in a direct leaf and queues the others in `walking`;
+    /// returns how many it queued.
+    #[inline(always)]
+    fn direct_pass(
+        &self,
+        level: simd::Level,
+        keys: &[A],
+        round: usize,
+        out: &mut [NextHop],
+        walking: &mut [MaybeUninit<Descent<A>>; ROUND],
+    ) -> usize {
+        debug_assert!(keys.len() <= ROUND);
+        let mut walkers = 0;
+        if S == 0 {
+            for (index, &key) in keys.iter().enumerate() {
+                walking[index] = MaybeUninit::new(Descent { key, node: 0, slot: (round + index) as u32 });
+            }
+            return keys.len();
+        }
+        if A::BITS == 32 {
+            let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0 };
+            for first in (0..keys.len()).step_by(LANES) {
+                let count = LANES.min(keys.len() - first);
+                let mut group = [0u32; LANES];
+                for (lane, &key) in group.iter_mut().zip(&keys[first..first + count]) {
+                    *lane = key.to_u128() as u32;
+                }
+                let mut entries = [0u32; LANES];
+                let internal = simd::direct_stage(level, &self.direct, &group, test, &mut entries);
+                for (slot, &entry) in out[round + first..round + first + count].iter_mut().zip(&entries) {
+                    *slot = entry & !DIRECT_LEAF;
+                }
+                let mut lanes = internal & ((1u32 << count) - 1);
+                while lanes != 0 {
+                    let lane = lanes.trailing_zeros() as usize;
+                    lanes &= lanes - 1;
+                    let node = entries[lane];
+                    simd::prefetch(self.nodes.as_ptr().wrapping_add(node as usize));
+                    let key = keys[first + lane] << S;
+                    walking[walkers] = MaybeUninit::new(Descent { key, node, slot: (round + first + lane) as u32 });
+                    walkers += 1;
+                }
+            }
+        } else {
+            for (index, &key) in keys.iter().enumerate() {
+                let entry = self.direct_entry((key >> (u32::from(A::BITS) - S)).to_u128() as usize);
+                out[round + index] = entry & !DIRECT_LEAF;
+                if entry & DIRECT_LEAF == 0 {
+                    simd::prefetch(self.nodes.as_ptr().wrapping_add(entry as usize));
+                    walking[walkers] = MaybeUninit::new(Descent { key: key << S, node: entry, slot: (round + index) as u32 });
+                    walkers += 1;
+                }
+            }
+        }
+        walkers
+    }
+
+    /// Pass 2: walks the first `walkers` keys of `walking` down the trie,
+    /// one level of every key per step, and answers them.
+    #[inline(always)]
+    fn descend(
+        &self,
+        walking: &mut [MaybeUninit<Descent<A>>; ROUND],
+        mut walkers: usize,
+        landed: &mut [MaybeUninit<Landing>; ROUND],
+        out: &mut [NextHop],
+    ) {
+        let mut landings = 0;
+        while walkers > 0 {
+            let mut still = 0;
+            for index in 0..walkers {
+                // SAFETY: slots below `walkers` were written in this round
+                // (by the direct pass or the previous step: `still` never
+                // passes `index`).
+                let descent = unsafe { walking[index].assume_init() };
+                let node = self.node(descent.node as usize);
+                let v = chunk(descent.key);
+                let vector = node.vector.load(Ordering::Relaxed);
+                let internal = (vector >> v) & 1 != 0;
+                // Both indexes in wrapping arithmetic: the one of the other
+                // kind of slot is computed but never used.
+                let child = node.base1.load(Ordering::Relaxed).wrapping_add(ones_through(vector, v)).wrapping_sub(1);
+                let leafvec = node.leafvec.load(Ordering::Relaxed);
+                let leaf = node.base0.load(Ordering::Relaxed).wrapping_add(ones_through(leafvec, v)).wrapping_sub(1);
+                let next_line = std::hint::select_unpredictable(
+                    internal,
+                    self.nodes.as_ptr().wrapping_add(child as usize) as usize,
+                    self.leaves.as_ptr().wrapping_add(leaf as usize) as usize,
+                );
+                simd::prefetch(next_line as *const u8);
+                walking[still] = MaybeUninit::new(Descent { key: descent.key << K, node: child, slot: descent.slot });
+                landed[landings] = MaybeUninit::new(Landing { leaf, slot: descent.slot });
+                still += usize::from(internal);
+                landings += usize::from(!internal);
+            }
+            walkers = still;
+        }
+        for landing in &landed[..landings] {
+            // SAFETY: the first `landings` slots were written above.
+            let landing = unsafe { landing.assume_init() };
+            out[landing.slot as usize] = self.leaf(landing.leaf as usize).next_hop();
+        }
+    }
+}
+
 impl<L: Leaf, const S: u32> Fib4 for Poptrie<u32, L, S> {
     fn name(&self) -> &str {
         &self.summary.name
@@ -82,6 +237,10 @@ impl<L: Leaf, const S: u32> Fib4 for Poptrie<u32, L, S> {
     #[inline]
     fn lookup(&self, addr: u32) -> NextHop {
         Poptrie::lookup(self, addr)
+    }
+
+    fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
+        Poptrie::lookup_batch(self, keys, out)
     }
 
     fn footprint(&self) -> usize {
@@ -101,6 +260,10 @@ impl<L: Leaf, const S: u32> Fib6 for Poptrie<u128, L, S> {
     #[inline]
     fn lookup(&self, addr: u128) -> NextHop {
         Poptrie::lookup(self, addr)
+    }
+
+    fn lookup_batch(&self, keys: &[u128], out: &mut [NextHop]) {
+        Poptrie::lookup_batch(self, keys, out)
     }
 
     fn footprint(&self) -> usize {
