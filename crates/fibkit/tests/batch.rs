@@ -70,7 +70,7 @@ fn random_rib(seed: u64, widest: NextHop) -> Rib4 {
     for _ in 0..3_000 {
         let anchor = anchors[rng.next() as usize % anchors.len()];
         let noise = rng.next();
-        let addr = if rng.next() % 2 == 0 { anchor ^ (noise & 0xffff) } else { noise };
+        let addr = if rng.next().is_multiple_of(2) { anchor ^ (noise & 0xffff) } else { noise };
         let prefix = Prefix4::truncating(addr, (rng.next() % 33) as u8);
         rib.insert(prefix, 1 + rng.next() % widest);
         inserted.push(prefix);

@@ -423,7 +423,7 @@ fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update>> {
                     let anchor = anchors[rng.next() as usize % anchors.len()];
                     let prefix_len = [8, 12, 16, 20, 22, 24, 24, 25, 28, 32][rng.next() as usize % 10];
                     let prefix = Prefix4::truncating(anchor ^ (rng.next() & 0x3ffff), prefix_len);
-                    if rng.next() % 3 == 0 {
+                    if rng.next().is_multiple_of(3) {
                         Update::Withdraw(prefix)
                     } else {
                         Update::Announce(prefix, label(1 + rng.next() % 300))

@@ -568,7 +568,7 @@ impl<const K: u32> DxrUpdater<K> {
         let before = fragments.partition_point(|&(offset, _)| offset < low);
         patched.extend_from_slice(&fragments[..before]);
         let push = |patched: &mut Vec<(u32, NextHop)>, offset: u32, next_hop: NextHop| {
-            if patched.last().map_or(true, |&(_, last_hop)| last_hop != next_hop) {
+            if patched.last().is_none_or(|&(_, last_hop)| last_hop != next_hop) {
                 patched.push((offset, next_hop));
             }
         };

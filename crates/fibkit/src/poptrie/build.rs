@@ -63,7 +63,7 @@ impl<A: Address> Boundaries<A> {
         if self.starts.last() == Some(&at) {
             *self.hops.last_mut().expect("starts and hops have one length") = next_hop;
         } else {
-            debug_assert!(self.starts.last().map_or(true, |&last| last < at));
+            debug_assert!(self.starts.last().is_none_or(|&last| last < at));
             self.starts.push(at);
             self.hops.push(next_hop);
         }

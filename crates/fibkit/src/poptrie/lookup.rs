@@ -77,7 +77,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
 }
 
 /// Keys per round of the batch pipeline.
-const ROUND: usize = 64;
+const ROUND: usize = 32;
 
 /// A key on its way down the trie: the key shifted past the levels read so
 /// far, the node to read next, and where its answer goes.
@@ -98,15 +98,18 @@ struct Landing {
 impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
     ///
-    /// Keys go in rounds of 64. Pass 1 reads the `direct` entries, 16 keys
-    /// at a time (IPv4: AVX2 gathers or 16 scalar loads, see
+    /// Keys go in rounds of 64, pipelined three deep: the direct pass of a
+    /// round runs between the descent of the round before and the leaf
+    /// reads of the one before that, and the next round's `direct` entries
+    /// are prefetched while a round runs. The direct pass reads the
+    /// `direct` entries, 16 keys at a time (IPv4: AVX2 gathers or 16 scalar loads, see
     /// [`crate::simd`]), answers the keys that end in a direct leaf, and
-    /// prefetches the node of every other key. Pass 2 walks those keys
-    /// down the trie level by level, all keys side by side: each key reads
-    /// its node (prefetched one level earlier), then either goes on to its
-    /// child (whose node it prefetches) or lands on a leaf (which it
-    /// prefetches); the landed keys read their leaves at the end. The
-    /// branches of pass 2 do not depend on keys (the split between walking
+    /// prefetches the node of every other key. The descent walks those
+    /// keys down the trie level by level, all keys side by side: each key
+    /// reads its node (prefetched a stage or a level earlier), then either
+    /// goes on to its child (whose node it prefetches) or lands on a leaf
+    /// (which it prefetches); the landed keys read their leaves a stage
+    /// later. The branches of the descent do not depend on keys (the split between walking
     /// and landed keys is by arithmetic), and nothing is allocated.
     ///
     /// # Panics
@@ -114,12 +117,46 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     pub fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
         assert!(out.len() >= keys.len(), "output shorter than keys");
         let level = simd::level();
-        let mut walking = [const { MaybeUninit::<Descent<A>>::uninit() }; ROUND];
-        let mut landed = [const { MaybeUninit::<Landing>::uninit() }; ROUND];
-        for round in (0..keys.len()).step_by(ROUND) {
-            let round_keys = &keys[round..keys.len().min(round + ROUND)];
-            let walkers = self.direct_pass(level, round_keys, round, out, &mut walking);
-            self.descend(&mut walking, walkers, &mut landed, out);
+        // Three stages in flight over consecutive rounds (ping-pong
+        // buffers): in step r, the direct pass of round r, the leaf reads
+        // of round r - 2, the descent of round r - 1, so each load was
+        // prefetched a whole stage earlier.
+        let mut walking = [[const { MaybeUninit::<Descent<A>>::uninit() }; ROUND]; 2];
+        let mut walkers = [0usize; 2];
+        let mut landed = [[const { MaybeUninit::<Landing>::uninit() }; ROUND]; 2];
+        let mut landings = [0usize; 2];
+        let rounds = keys.len().div_ceil(ROUND);
+        for step in 0..rounds + 2 {
+            if step < rounds {
+                let round = step * ROUND;
+                let round_keys = &keys[round..keys.len().min(round + ROUND)];
+                if S > 0 {
+                    // The next round's direct entries, while this round runs.
+                    for &key in keys.iter().skip(round + ROUND).take(ROUND) {
+                        let index = (key >> (u32::from(A::BITS) - S)).to_u128() as usize;
+                        simd::prefetch(self.direct.as_ptr().wrapping_add(index));
+                    }
+                }
+                walkers[step % 2] = self.direct_pass(level, round_keys, round, out, &mut walking[step % 2]);
+            }
+            if step >= 2 {
+                self.read_leaves(&landed[step % 2][..landings[step % 2]], out);
+            }
+            if (1..=rounds).contains(&step) {
+                let previous = (step - 1) % 2;
+                landings[previous] = self.descend(&mut walking[previous], walkers[previous], &mut landed[previous]);
+            }
+        }
+    }
+
+    /// Stage 3: the answers of keys whose leaf is found (and was
+    /// prefetched a stage earlier).
+    #[inline(always)]
+    fn read_leaves(&self, landed: &[MaybeUninit<Landing>], out: &mut [NextHop]) {
+        for landing in landed {
+            // SAFETY: the caller passes the slots `descend` wrote.
+            let landing = unsafe { landing.assume_init() };
+            out[landing.slot as usize] = self.leaf(landing.leaf as usize).next_hop();
         }
     }
 
@@ -182,15 +219,15 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     }
 
     /// Pass 2: walks the first `walkers` keys of `walking` down the trie,
-    /// one level of every key per step, and answers them.
+    /// one level of every key per step, until each has found its leaf;
+    /// returns how many keys it put in `landed` (their leaves prefetched).
     #[inline(always)]
     fn descend(
         &self,
         walking: &mut [MaybeUninit<Descent<A>>; ROUND],
         mut walkers: usize,
         landed: &mut [MaybeUninit<Landing>; ROUND],
-        out: &mut [NextHop],
-    ) {
+    ) -> usize {
         let mut landings = 0;
         while walkers > 0 {
             let mut still = 0;
@@ -203,29 +240,28 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
                 let v = chunk(descent.key);
                 let vector = node.vector.load(Ordering::Relaxed);
                 let internal = (vector >> v) & 1 != 0;
-                // Both indexes in wrapping arithmetic: the one of the other
-                // kind of slot is computed but never used.
-                let child = node.base1.load(Ordering::Relaxed).wrapping_add(ones_through(vector, v)).wrapping_sub(1);
+                // One count: of `vector` (to the child) or of `leafvec` (to
+                // the leaf), chosen without a branch.
                 let leafvec = node.leafvec.load(Ordering::Relaxed);
-                let leaf = node.base0.load(Ordering::Relaxed).wrapping_add(ones_through(leafvec, v)).wrapping_sub(1);
+                let bits = std::hint::select_unpredictable(internal, vector, leafvec);
+                let (base1, base0) = (node.base1.load(Ordering::Relaxed), node.base0.load(Ordering::Relaxed));
+                let base = std::hint::select_unpredictable(internal, base1, base0);
+                // Wrapping: an index computed for a key that is done is never used.
+                let next = base.wrapping_add(ones_through(bits, v)).wrapping_sub(1);
                 let next_line = std::hint::select_unpredictable(
                     internal,
-                    self.nodes.as_ptr().wrapping_add(child as usize) as usize,
-                    self.leaves.as_ptr().wrapping_add(leaf as usize) as usize,
+                    self.nodes.as_ptr().wrapping_add(next as usize) as usize,
+                    self.leaves.as_ptr().wrapping_add(next as usize) as usize,
                 );
                 simd::prefetch(next_line as *const u8);
-                walking[still] = MaybeUninit::new(Descent { key: descent.key << K, node: child, slot: descent.slot });
-                landed[landings] = MaybeUninit::new(Landing { leaf, slot: descent.slot });
+                walking[still] = MaybeUninit::new(Descent { key: descent.key << K, node: next, slot: descent.slot });
+                landed[landings] = MaybeUninit::new(Landing { leaf: next, slot: descent.slot });
                 still += usize::from(internal);
                 landings += usize::from(!internal);
             }
             walkers = still;
         }
-        for landing in &landed[..landings] {
-            // SAFETY: the first `landings` slots were written above.
-            let landing = unsafe { landing.assume_init() };
-            out[landing.slot as usize] = self.leaf(landing.leaf as usize).next_hop();
-        }
+        landings
     }
 }
 
