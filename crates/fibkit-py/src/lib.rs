@@ -145,27 +145,102 @@ fn ipv6_key(addr: &Bound<'_, PyAny>) -> PyResult<u128> {
         .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv6 address")))
 }
 
+/// What `Fib` and `Fib6` share: the route values behind next-hop indexes
+/// and the engine's figures, taken when it was built (a FIB never changes).
+#[pyclass(frozen, subclass, module = "fibkit")]
+struct Compiled {
+    engine: String,
+    footprint: usize,
+    stats: Stats,
+    next_hops: NextHopTable,
+    prefixes: usize,
+    build_ms: f64,
+}
+
+impl Compiled {
+    fn new(engine: &str, footprint: usize, stats: Stats, table: &RouteTable, prefixes: usize, start: Instant) -> Self {
+        Compiled {
+            engine: engine.to_string(),
+            footprint,
+            stats,
+            next_hops: table.next_hops.clone(),
+            prefixes,
+            build_ms: start.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
+    fn describe(&self, class: &str) -> String {
+        format!("<fibkit.{class} {} with {} prefixes, {} bytes>", self.engine, self.prefixes, self.footprint)
+    }
+}
+
+#[pymethods]
+impl Compiled {
+    /// The route value next-hop index `index` stands for (int or address
+    /// string), or None for 0 and, with `nexthops`, for every index.
+    fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.next_hops.label(index).map(|label| label_object(py, label)).transpose()
+    }
+
+    /// `values[i]`: the number index `i` stands for (see [`values_array`]).
+    #[getter]
+    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        values_array(py, &self.next_hops)
+    }
+
+    /// The engine's registry name.
+    #[getter]
+    fn engine(&self) -> &str {
+        &self.engine
+    }
+
+    /// Bytes a lookup can touch.
+    #[getter]
+    fn footprint(&self) -> usize {
+        self.footprint
+    }
+
+    /// Prefixes the table holds (of the FIB's address family).
+    #[getter]
+    fn prefixes(&self) -> usize {
+        self.prefixes
+    }
+
+    /// Build time in milliseconds.
+    #[getter]
+    fn build_ms(&self) -> f64 {
+        self.build_ms
+    }
+
+    /// The engine's figures (as `fibkit stat --json`).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        stats_dict(py, &self.stats)
+    }
+
+    /// The engine's report (as `fibkit stat`).
+    fn report(&self) -> String {
+        self.stats.report.clone()
+    }
+}
+
 /// An IPv4 forwarding table compiled by one of fibkit's engines.
 ///
 /// `Fib(routes, engine="d18r", nexthops=None)` builds from an iterable of
 /// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`; `Fib.load(path)`
 /// from a table file. Lookups return next-hop indexes (0: no route);
 /// `values[index]` / `value(index)` give the route values back.
-#[pyclass(frozen, name = "Fib", module = "fibkit")]
+#[pyclass(frozen, extends = Compiled, name = "Fib", module = "fibkit")]
 struct PyFib {
     fib: Box<dyn Fib4>,
-    next_hops: NextHopTable,
-    prefixes: usize,
-    build_ms: f64,
 }
 
 impl PyFib {
-    fn build(table: RouteTable, engine: &str) -> PyResult<Self> {
+    fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
         let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
         let start = Instant::now();
         let fib = engine::build4(engine, &table.v4, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let build_ms = start.elapsed().as_secs_f64() * 1e3;
-        Ok(PyFib { fib, prefixes: table.v4.len(), next_hops: table.next_hops, build_ms })
+        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, table.v4.len(), start);
+        Ok((PyFib { fib }, compiled))
     }
 }
 
@@ -173,7 +248,7 @@ impl PyFib {
 impl PyFib {
     #[new]
     #[pyo3(signature = (routes, engine = "d18r", nexthops = None))]
-    fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<Self> {
+    fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
         let mut table = RouteTable::new("routes", mapping(nexthops)?);
         for (position, route) in routes.try_iter()?.enumerate() {
             let route = route?;
@@ -189,22 +264,29 @@ impl PyFib {
             })?);
             table.v4.insert(prefix, hop);
         }
-        Self::build(table, engine)
+        Self::build(table, engine).map(|(fib, compiled)| PyClassInitializer::from(compiled).add_subclass(fib))
     }
 
     /// Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV,
     /// MRT; gz or bz2), its IPv4 routes.
     #[staticmethod]
     #[pyo3(signature = (path, engine = "d18r", nexthops = None, strict = false))]
-    fn load(py: Python<'_>, path: PathBuf, engine: &str, nexthops: Option<u32>, strict: bool) -> PyResult<Self> {
+    fn load<'py>(
+        py: Python<'py>,
+        path: PathBuf,
+        engine: &str,
+        nexthops: Option<u32>,
+        strict: bool,
+    ) -> PyResult<Bound<'py, Self>> {
         let engine = engine.to_string();
-        py.detach(move || {
+        let (fib, compiled) = py.detach(move || {
             let table = load_table(path, nexthops, strict)?;
             if table.v4.is_empty() && !table.v6.is_empty() {
                 return Err(PyValueError::new_err(format!("{}: no IPv4 routes (use Fib6.load)", table.name)));
             }
             Self::build(table, &engine)
-        })
+        })?;
+        Bound::new(py, PyClassInitializer::from(compiled).add_subclass(fib))
     }
 
     /// The next-hop index of `addr` (an int or a dotted quad); 0: no route.
@@ -251,75 +333,26 @@ impl PyFib {
         Ok(result)
     }
 
-    /// The route value next-hop index `index` stands for (int or address
-    /// string), or None for 0 and, with `nexthops`, for every index.
-    fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.next_hops.label(index).map(|label| label_object(py, label)).transpose()
-    }
-
-    /// `values[i]`: the number index `i` stands for (see [`values_array`]).
-    #[getter]
-    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        values_array(py, &self.next_hops)
-    }
-
-    /// The engine's registry name.
-    #[getter]
-    fn engine(&self) -> &str {
-        self.fib.name()
-    }
-
-    /// Bytes a lookup can touch.
-    #[getter]
-    fn footprint(&self) -> usize {
-        self.fib.footprint()
-    }
-
-    /// IPv4 prefixes the table holds.
-    #[getter]
-    fn prefixes(&self) -> usize {
-        self.prefixes
-    }
-
-    /// Build time in milliseconds.
-    #[getter]
-    fn build_ms(&self) -> f64 {
-        self.build_ms
-    }
-
-    /// The engine's figures (as `fibkit stat --json`).
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        stats_dict(py, &self.fib.stats())
-    }
-
-    /// The engine's report (as `fibkit stat`).
-    fn report(&self) -> String {
-        self.fib.stats().report
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<fibkit.Fib {} with {} prefixes, {} bytes>", self.fib.name(), self.prefixes, self.fib.footprint())
+    fn __repr__(slf: PyRef<'_, Self>) -> String {
+        slf.as_super().describe("Fib")
     }
 }
 
 /// An IPv6 forwarding table: `Fib6(routes, engine="poptrie18")` or
 /// `Fib6.load(path)`; `lookup_batch` takes an (N, 16) uint8 array of
 /// addresses in network byte order.
-#[pyclass(frozen, name = "Fib6", module = "fibkit")]
+#[pyclass(frozen, extends = Compiled, name = "Fib6", module = "fibkit")]
 struct PyFib6 {
     fib: Box<dyn Fib6>,
-    next_hops: NextHopTable,
-    prefixes: usize,
-    build_ms: f64,
 }
 
 impl PyFib6 {
-    fn build(table: RouteTable, engine: &str) -> PyResult<Self> {
+    fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
         let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
         let start = Instant::now();
         let fib = engine::build6(engine, &table.v6, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let build_ms = start.elapsed().as_secs_f64() * 1e3;
-        Ok(PyFib6 { fib, prefixes: table.v6.len(), next_hops: table.next_hops, build_ms })
+        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, table.v6.len(), start);
+        Ok((PyFib6 { fib }, compiled))
     }
 }
 
@@ -327,7 +360,7 @@ impl PyFib6 {
 impl PyFib6 {
     #[new]
     #[pyo3(signature = (routes, engine = "poptrie18", nexthops = None))]
-    fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<Self> {
+    fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
         let mut table = RouteTable::new("routes", mapping(nexthops)?);
         for (position, route) in routes.try_iter()?.enumerate() {
             let route = route?;
@@ -342,21 +375,28 @@ impl PyFib6 {
             })?);
             table.v6.insert(prefix, hop);
         }
-        Self::build(table, engine)
+        Self::build(table, engine).map(|(fib, compiled)| PyClassInitializer::from(compiled).add_subclass(fib))
     }
 
     /// Builds from a table file, its IPv6 routes.
     #[staticmethod]
     #[pyo3(signature = (path, engine = "poptrie18", nexthops = None, strict = false))]
-    fn load(py: Python<'_>, path: PathBuf, engine: &str, nexthops: Option<u32>, strict: bool) -> PyResult<Self> {
+    fn load<'py>(
+        py: Python<'py>,
+        path: PathBuf,
+        engine: &str,
+        nexthops: Option<u32>,
+        strict: bool,
+    ) -> PyResult<Bound<'py, Self>> {
         let engine = engine.to_string();
-        py.detach(move || {
+        let (fib, compiled) = py.detach(move || {
             let table = load_table(path, nexthops, strict)?;
             if table.v6.is_empty() && !table.v4.is_empty() {
                 return Err(PyValueError::new_err(format!("{}: no IPv6 routes (use Fib.load)", table.name)));
             }
             Self::build(table, &engine)
-        })
+        })?;
+        Bound::new(py, PyClassInitializer::from(compiled).add_subclass(fib))
     }
 
     /// The next-hop index of `addr` (an int or a string); 0: no route.
@@ -408,53 +448,8 @@ impl PyFib6 {
         Ok(result)
     }
 
-    /// The route value next-hop index `index` stands for, or None.
-    fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.next_hops.label(index).map(|label| label_object(py, label)).transpose()
-    }
-
-    /// `values[i]`: the number index `i` stands for.
-    #[getter]
-    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        values_array(py, &self.next_hops)
-    }
-
-    /// The engine's registry name.
-    #[getter]
-    fn engine(&self) -> &str {
-        self.fib.name()
-    }
-
-    /// Bytes a lookup can touch.
-    #[getter]
-    fn footprint(&self) -> usize {
-        self.fib.footprint()
-    }
-
-    /// IPv6 prefixes the table holds.
-    #[getter]
-    fn prefixes(&self) -> usize {
-        self.prefixes
-    }
-
-    /// Build time in milliseconds.
-    #[getter]
-    fn build_ms(&self) -> f64 {
-        self.build_ms
-    }
-
-    /// The engine's figures.
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        stats_dict(py, &self.fib.stats())
-    }
-
-    /// The engine's report.
-    fn report(&self) -> String {
-        self.fib.stats().report
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<fibkit.Fib6 {} with {} prefixes, {} bytes>", self.fib.name(), self.prefixes, self.fib.footprint())
+    fn __repr__(slf: PyRef<'_, Self>) -> String {
+        slf.as_super().describe("Fib6")
     }
 }
 
@@ -473,6 +468,7 @@ fn engines6() -> Vec<&'static str> {
 /// The native part of the `fibkit` package.
 #[pymodule]
 fn _fibkit(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<Compiled>()?;
     module.add_class::<PyFib>()?;
     module.add_class::<PyFib6>()?;
     module.add_function(wrap_pyfunction!(engines, module)?)?;
