@@ -65,6 +65,53 @@ fn load_table(path: PathBuf, nexthops: Option<u32>, strict: bool) -> PyResult<Ro
     load::load_path(&path, &options).map_err(|error| PyValueError::new_err(error.to_string()))
 }
 
+/// A table of `(prefix, value)` pairs from Python; `P` is the family's
+/// prefix type and `insert` puts a route into that family's RIB.
+fn routes_table<P>(
+    routes: &Bound<'_, PyAny>,
+    nexthops: Option<u32>,
+    other_family: &str,
+    insert: impl Fn(&mut RouteTable, P, NextHop),
+) -> PyResult<RouteTable>
+where
+    P: std::str::FromStr,
+    P::Err: std::fmt::Display,
+{
+    let mut table = RouteTable::new("routes", mapping(nexthops)?);
+    for (position, route) in routes.try_iter()?.enumerate() {
+        let (prefix, value): (String, Bound<'_, PyAny>) = route?
+            .extract()
+            .map_err(|_| PyTypeError::new_err(format!("route {position}: expected a (prefix, value) pair")))?;
+        let parsed = prefix.parse::<P>().map_err(|problem| {
+            let other = prefix.contains(':') == other_family.ends_with('6');
+            let hint = if other { format!(" ({other_family} takes this family)") } else { String::new() };
+            PyValueError::new_err(format!("route {position}: {problem}{hint}"))
+        })?;
+        let label = label(&value).map_err(|error| PyValueError::new_err(format!("route {position}: {error}")))?;
+        let hop = table.next_hops.intern(label);
+        insert(&mut table, parsed, hop);
+    }
+    Ok(table)
+}
+
+/// Loads a table file for the family whose RIB `routes` picks, refusing a
+/// file with none of its routes but some of the other family's.
+fn load_family(
+    path: PathBuf,
+    nexthops: Option<u32>,
+    strict: bool,
+    routes: fn(&RouteTable) -> (usize, usize),
+    other_class: &str,
+) -> PyResult<RouteTable> {
+    let table = load_table(path, nexthops, strict)?;
+    match routes(&table) {
+        (0, other) if other > 0 => {
+            Err(PyValueError::new_err(format!("{}: none of its routes is of this family (use {other_class})", table.name)))
+        }
+        _ => Ok(table),
+    }
+}
+
 /// The statistics as a dict of ints, floats and strings.
 fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
@@ -249,21 +296,9 @@ impl PyFib {
     #[new]
     #[pyo3(signature = (routes, engine = "d18r", nexthops = None))]
     fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
-        let mut table = RouteTable::new("routes", mapping(nexthops)?);
-        for (position, route) in routes.try_iter()?.enumerate() {
-            let route = route?;
-            let (prefix, value): (String, Bound<'_, PyAny>) = route.extract().map_err(|_| {
-                PyTypeError::new_err(format!("route {position}: expected a (prefix, value) pair"))
-            })?;
-            let prefix = prefix.parse::<Prefix4>().map_err(|problem| {
-                let hint = if prefix.contains(':') { " (IPv6 routes go in a Fib6)" } else { "" };
-                PyValueError::new_err(format!("route {position}: {problem}{hint}"))
-            })?;
-            let hop = table.next_hops.intern(label(&value).map_err(|error| {
-                PyValueError::new_err(format!("route {position}: {error}"))
-            })?);
+        let table = routes_table(routes, nexthops, "Fib6", |table, prefix: Prefix4, hop| {
             table.v4.insert(prefix, hop);
-        }
+        })?;
         Self::build(table, engine).map(|(fib, compiled)| PyClassInitializer::from(compiled).add_subclass(fib))
     }
 
@@ -280,11 +315,8 @@ impl PyFib {
     ) -> PyResult<Bound<'py, Self>> {
         let engine = engine.to_string();
         let (fib, compiled) = py.detach(move || {
-            let table = load_table(path, nexthops, strict)?;
-            if table.v4.is_empty() && !table.v6.is_empty() {
-                return Err(PyValueError::new_err(format!("{}: no IPv4 routes (use Fib6.load)", table.name)));
-            }
-            Self::build(table, &engine)
+            let routes = |table: &RouteTable| (table.v4.len(), table.v6.len());
+            Self::build(load_family(path, nexthops, strict, routes, "Fib6.load")?, &engine)
         })?;
         Bound::new(py, PyClassInitializer::from(compiled).add_subclass(fib))
     }
@@ -361,20 +393,9 @@ impl PyFib6 {
     #[new]
     #[pyo3(signature = (routes, engine = "poptrie18", nexthops = None))]
     fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
-        let mut table = RouteTable::new("routes", mapping(nexthops)?);
-        for (position, route) in routes.try_iter()?.enumerate() {
-            let route = route?;
-            let (prefix, value): (String, Bound<'_, PyAny>) = route.extract().map_err(|_| {
-                PyTypeError::new_err(format!("route {position}: expected a (prefix, value) pair"))
-            })?;
-            let prefix = prefix
-                .parse::<Prefix6>()
-                .map_err(|problem| PyValueError::new_err(format!("route {position}: {problem}")))?;
-            let hop = table.next_hops.intern(label(&value).map_err(|error| {
-                PyValueError::new_err(format!("route {position}: {error}"))
-            })?);
+        let table = routes_table(routes, nexthops, "Fib", |table, prefix: Prefix6, hop| {
             table.v6.insert(prefix, hop);
-        }
+        })?;
         Self::build(table, engine).map(|(fib, compiled)| PyClassInitializer::from(compiled).add_subclass(fib))
     }
 
@@ -390,11 +411,8 @@ impl PyFib6 {
     ) -> PyResult<Bound<'py, Self>> {
         let engine = engine.to_string();
         let (fib, compiled) = py.detach(move || {
-            let table = load_table(path, nexthops, strict)?;
-            if table.v6.is_empty() && !table.v4.is_empty() {
-                return Err(PyValueError::new_err(format!("{}: no IPv6 routes (use Fib.load)", table.name)));
-            }
-            Self::build(table, &engine)
+            let routes = |table: &RouteTable| (table.v6.len(), table.v4.len());
+            Self::build(load_family(path, nexthops, strict, routes, "Fib.load")?, &engine)
         })?;
         Bound::new(py, PyClassInitializer::from(compiled).add_subclass(fib))
     }
