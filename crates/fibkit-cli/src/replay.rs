@@ -280,7 +280,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 Ok(Some(published)) if published.changed > 0 || published.updates > 0 => {
                     publish_us.push(micros);
                     update_us
-                        .extend(std::iter::repeat(micros / published.updates.max(1) as f64).take(published.updates));
+                        .extend(std::iter::repeat_n(micros / published.updates.max(1) as f64, published.updates));
                     if args.verify && published.changed > 0 {
                         mismatches += verify_batch(router, batch, &mut verify_rng, 256);
                     }

@@ -42,7 +42,7 @@ fn peers_batch_as_they_look_up_on_a_random_table() {
     let mut rib = Rib4::new();
     rib.insert(Prefix4::truncating(0, 0), 1);
     for _ in 0..2_000 {
-        let addr = if rng.next() % 2 == 0 { 0x0a00_0000 ^ (rng.next() & 0xffff) } else { rng.next() };
+        let addr = if rng.next().is_multiple_of(2) { 0x0a00_0000 ^ (rng.next() & 0xffff) } else { rng.next() };
         rib.insert(Prefix4::truncating(addr, (rng.next() % 33) as u8), 1 + rng.next() % 300);
     }
     check(&rib, "a random table");

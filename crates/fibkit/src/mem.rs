@@ -41,7 +41,7 @@ const HUGE_THRESHOLD: usize = 1 << 20;
 /// says no; read once per process).
 pub fn huge_pages_enabled() -> bool {
     static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var_os("FIBKIT_HUGEPAGES").map_or(true, |value| value != "off"))
+    *ENABLED.get_or_init(|| std::env::var_os("FIBKIT_HUGEPAGES").is_none_or(|value| value != "off"))
 }
 
 /// A fixed-length array for lookups to read, on transparent huge pages
