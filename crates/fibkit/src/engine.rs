@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::rib::{Rib4, Rib6};
-use crate::workload::{self, Workload};
+use crate::workload::{self, Workload, Workload6};
 use crate::NextHop;
 
 /// One figure of an engine's statistics report.
@@ -129,6 +129,13 @@ pub trait Fib6: Send + Sync {
 
     /// The engine's statistics report.
     fn stats(&self) -> Stats;
+
+    /// Runs an IPv6 benchmark workload of `lookups` lookups and returns the
+    /// checksum of the results (monomorphised per engine, as
+    /// [`Fib4::run_workload`]).
+    fn run_workload(&self, workload: &Workload6, lookups: u64) -> u64 {
+        workload::run6(self, workload, lookups)
+    }
 }
 
 /// Why an engine could not be built from a table.
