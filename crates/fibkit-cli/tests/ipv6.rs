@@ -88,7 +88,7 @@ fn verify_checks_ipv6_boundaries_and_three_random_sweeps() {
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("9 IPv6 prefixes"), "{stdout}");
-    for engine in ["poptrie0", "poptrie16", "poptrie18", "radix"] {
+    for engine in ["poptrie0", "poptrie16", "poptrie18", "d16r6", "d18r6", "radix"] {
         for sweep in ["boundaries", "anywhere", "2000::/3", "announced"] {
             let line = stdout
                 .lines()

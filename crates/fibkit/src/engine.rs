@@ -216,6 +216,8 @@ pub const ENGINES6: &[EngineSpec6] = &[
     EngineSpec6 { name: "poptrie0", summary: "Poptrie, s = 0", build: crate::poptrie::build_boxed6::<0> },
     EngineSpec6 { name: "poptrie16", summary: "Poptrie, s = 16", build: crate::poptrie::build_boxed6::<16> },
     EngineSpec6 { name: "poptrie18", summary: "Poptrie, s = 18", build: crate::poptrie::build_boxed6::<18> },
+    EngineSpec6 { name: "d16r6", summary: "DXR for IPv6, K = 16", build: crate::dxr6::build_boxed6::<16> },
+    EngineSpec6 { name: "d18r6", summary: "DXR for IPv6, K = 18", build: crate::dxr6::build_boxed6::<18> },
     EngineSpec6 {
         name: "radix",
         summary: "the RIB's path-compressed binary trie (reference)",
