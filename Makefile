@@ -1,8 +1,12 @@
 # fibkit: `make bench` runs the main job and `make test` every test; both first
-# run `make setup`, which installs what they need (crates, the plot font).
+# run `make setup`, which installs what they need (crates, the plot font, and a
+# Python virtualenv for the bindings).
 CARGO ?= cargo
+PYTHON ?= python3
+# The Python bindings' virtualenv (maturin, numpy, pytest; pytricia to compare).
+VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench test test-exhaustive lint
+.PHONY: setup bench test test-python python test-exhaustive lint
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -12,6 +16,9 @@ setup:
 	@test -f $(FONT) || { command -v apt-get >/dev/null && \
 	  { apt-get install -y fonts-dejavu-core || { apt-get update && apt-get install -y fonts-dejavu-core; }; }; } || \
 	  echo "warning: no DejaVu Sans: install fonts-dejavu-core or set FIBKIT_FONT for fibkit bench --plot"
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q maturin numpy pytest
+	@$(VENV)/bin/pip install -q pytricia || echo "warning: pytricia did not install: the Python tests skip their comparison with it"
 
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench
@@ -19,9 +26,19 @@ bench: setup
 test: setup
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
+	$(MAKE) test-python
+
+# Builds the bindings (crates/fibkit-py, outside the workspace) into the
+# virtualenv, optimised, as `import fibkit`.
+python:
+	cd crates/fibkit-py && VIRTUAL_ENV=$(VENV) CARGO_TARGET_DIR=$(CURDIR)/target/py $(VENV)/bin/maturin develop --release --quiet
+
+test-python: python
+	$(VENV)/bin/pytest -q --doctest-modules crates/fibkit-py/python crates/fibkit-py/tests
 
 test-exhaustive:
 	$(CARGO) test --release --workspace -- --ignored
 
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	CARGO_TARGET_DIR=$(CURDIR)/target/py $(CARGO) clippy --manifest-path crates/fibkit-py/Cargo.toml -- -D warnings

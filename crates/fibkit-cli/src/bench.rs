@@ -419,6 +419,9 @@ struct Machine {
     cache_size: Option<String>,
     /// One-minute load average when the bench started (Linux).
     load_average: Option<f64>,
+    /// Whether big lookup arrays are advised onto huge pages, and the
+    /// kernel's transparent-huge-page mode (see `fibkit::mem`).
+    huge_pages: String,
 }
 
 impl Machine {
@@ -437,7 +440,22 @@ impl Machine {
             load_average: std::fs::read_to_string("/proc/loadavg")
                 .ok()
                 .and_then(|text| text.split_whitespace().next()?.parse().ok()),
+            huge_pages: huge_pages(),
         }
+    }
+}
+
+/// `advised` or `off` (`FIBKIT_HUGEPAGES=off`), with the kernel's
+/// transparent-huge-page mode, e.g. `advised (THP madvise)`.
+fn huge_pages() -> String {
+    let advice = if fibkit::mem::huge_pages_enabled() { "advised" } else { "off" };
+    let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok().and_then(|text| {
+        let start = text.find('[')? + 1;
+        Some(text[start..start + text[start..].find(']')?].to_string())
+    });
+    match mode {
+        Some(mode) => format!("{advice} (THP {mode})"),
+        None => format!("{advice} (THP unknown)"),
     }
 }
 
@@ -754,10 +772,11 @@ fn render(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "Machine: {}, {} cores{}; {} run(s) of {} s per configuration, workers {}",
+        "Machine: {}, {} cores{}, huge pages {}; {} run(s) of {} s per configuration, workers {}",
         report.machine.cpu_model,
         report.machine.cores,
         report.machine.load_average.map_or(String::new(), |load| format!(" (load average {load:.1} at start)")),
+        report.machine.huge_pages,
         report.runs,
         report.seconds,
         if report.pinned { "pinned to cores" } else { "not pinned" },
@@ -874,6 +893,7 @@ fn to_json(report: &Report) -> Value {
             "cores": report.machine.cores,
             "cache_size": report.machine.cache_size,
             "load_average": report.machine.load_average,
+            "huge_pages": report.machine.huge_pages,
             "os": std::env::consts::OS,
             "arch": std::env::consts::ARCH,
         },
@@ -1053,7 +1073,7 @@ mod tests {
             checksum: 12345,
         };
         Report {
-            machine: Machine { cpu_model: "Test CPU".into(), cores: 2, cache_size: None, load_average: Some(0.5) },
+            machine: Machine { cpu_model: "Test CPU".into(), cores: 2, cache_size: None, load_average: Some(0.5), huge_pages: "advised (THP madvise)".into() },
             table_name: "tiny".into(),
             prefixes: 4,
             next_hops: 2,

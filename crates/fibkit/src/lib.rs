@@ -42,6 +42,7 @@ pub mod engine;
 pub mod lctrie;
 pub mod load;
 pub mod lulea;
+pub mod mem;
 pub mod nexthop;
 pub mod poptrie;
 pub mod radix;

@@ -143,6 +143,16 @@ impl NextHopTable {
         }
     }
 
+    /// The input's label that index `hop` stands for: `None` for
+    /// [`NO_ROUTE`], and with `Modulo`, where an index stands for every
+    /// value congruent to it.
+    pub fn label(&self, hop: NextHop) -> Option<Label> {
+        match self.mapping {
+            Mapping::Distinct if hop != NO_ROUTE => self.labels.get(hop as usize - 1).copied(),
+            _ => None,
+        }
+    }
+
     /// What index `hop` stands for, for display: the input's label with
     /// `Distinct`, the index itself with `Modulo`.
     pub fn describe(&self, hop: NextHop) -> String {
@@ -150,10 +160,7 @@ impl NextHopTable {
             return "none".to_string();
         }
         match self.mapping {
-            Mapping::Distinct => self
-                .labels
-                .get(hop as usize - 1)
-                .map_or_else(|| format!("#{hop}"), ToString::to_string),
+            Mapping::Distinct => self.label(hop).map_or_else(|| format!("#{hop}"), |label| label.to_string()),
             Mapping::Modulo(_) => format!("#{hop}"),
         }
     }

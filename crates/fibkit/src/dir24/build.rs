@@ -5,18 +5,14 @@ use std::sync::atomic::AtomicU32;
 
 use super::{Dir24, TBL24_ENTRIES};
 use crate::engine::BuildError;
+use crate::mem::LookupArray;
 use crate::rib::Rib4;
 
 impl Dir24 {
-    /// An empty table (64 MiB of zeroed `tbl24`, touched lazily).
+    /// An empty table: 64 MiB of invalid `tbl24` entries, on huge pages
+    /// (see [`crate::mem`]).
     pub fn new() -> Self {
-        // Zeroed (calloc'd, so its pages are touched lazily), then viewed as
-        // atomic entries.
-        let zeroed: Box<[u32]> = vec![0u32; TBL24_ENTRIES].into_boxed_slice();
-        // SAFETY: `AtomicU32` has the same size, alignment and bit validity
-        // as `u32` (asserted in the module), so the allocation holds a valid
-        // `[AtomicU32]` of the same length and layout.
-        let tbl24: Box<[AtomicU32]> = unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU32]) };
+        let tbl24 = LookupArray::from_fn(TBL24_ENTRIES, |_| AtomicU32::new(0));
         Dir24 { tbl24, tbl8: Vec::new(), free_groups: Vec::new(), rules: Rib4::new() }
     }
 

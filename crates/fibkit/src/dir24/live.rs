@@ -114,7 +114,7 @@ impl Dir24Updater {
             copied
         };
         let relocated = Dir24 {
-            tbl24: copy(&fib.tbl24, fib.tbl24.len()).into_boxed_slice(),
+            tbl24: copy(&fib.tbl24, fib.tbl24.len()).into(),
             tbl8: copy(&fib.tbl8, capacity * GROUP_ENTRIES),
             free_groups: Vec::new(),
             rules: Rib4::new(),

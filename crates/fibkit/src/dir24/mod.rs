@@ -54,6 +54,7 @@ use std::sync::atomic::AtomicU32;
 
 use crate::engine::{BuildError, BuildOptions, Fib4, Stats};
 use crate::rib::Rib4;
+use crate::mem::LookupArray;
 use crate::NextHop;
 
 /// Entries of `tbl24`.
@@ -137,7 +138,7 @@ impl Entry {
 /// A DIR-24-8-BASIC table.
 pub struct Dir24 {
     /// One entry per /24 (2^24 of them).
-    tbl24: Box<[AtomicU32]>,
+    tbl24: LookupArray<AtomicU32>,
     /// The groups, 256 entries each (freed ones included).
     tbl8: Vec<AtomicU32>,
     /// Groups free for reuse.

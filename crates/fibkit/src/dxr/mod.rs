@@ -112,6 +112,7 @@ pub use update::DxrUpdater;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::engine::{BuildError, BuildOptions, Fib4};
+use crate::mem::LookupArray;
 use crate::rib::Rib4;
 
 /// Bits of the `frags` field of a direct entry.
@@ -191,24 +192,24 @@ cell!(AtomicU32, LongEntry);
 cell!(AtomicU64, WideEntry);
 
 /// Moves plain words into atomic cells, adding `slack` free cells.
-fn into_cells<C: Cell>(words: Vec<C::Word>, slack: usize, filler: C::Word) -> Box<[C]> {
+fn into_cells<C: Cell>(words: Vec<C::Word>, slack: usize, filler: C::Word) -> LookupArray<C> {
     let mut cells = Vec::with_capacity(words.len() + slack);
     cells.extend(words.into_iter().map(C::new));
     cells.extend((0..slack).map(|_| C::new(filler)));
-    cells.into_boxed_slice()
+    cells.into()
 }
 
 /// A DXR forwarding structure with `K` direct bits (16..=22).
 #[derive(Debug)]
 pub struct Dxr<const K: u32> {
     /// 2^K direct entries (layout in the module docs).
-    direct: Box<[AtomicU32]>,
+    direct: LookupArray<AtomicU32>,
     /// Long-format fragments of all chunks, chunk after chunk.
-    range_long: Box<[AtomicU32]>,
+    range_long: LookupArray<AtomicU32>,
     /// Short-format fragments of all chunks, chunk after chunk.
-    range_short: Box<[AtomicU16]>,
+    range_short: LookupArray<AtomicU16>,
     /// Wide-format fragments of all chunks, chunk after chunk.
-    range_wide: Box<[AtomicU64]>,
+    range_wide: LookupArray<AtomicU64>,
     /// Prefixes of the RIB the structure answers for (for [`Fib4::stats`]).
     prefixes: AtomicUsize,
 }

@@ -33,6 +33,7 @@ use crate::addr::Prefix4;
 use crate::engine::{BuildError, Fib4};
 use crate::rib::Rib4;
 use crate::router::{Applied, ApplyContext, Updater};
+use crate::mem::LookupArray;
 use crate::NextHop;
 
 /// Segments of up to this many entries are kept apart by exact length when
@@ -301,7 +302,7 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
     /// 8,192) in which every retired segment is free: no reader will search
     /// the copy before the updater publishes it, and its direct entries
     /// never point at retired segments.
-    fn grown<C: Cell<Word = W>>(&mut self, table: &[C]) -> Box<[C]> {
+    fn grown<C: Cell<Word = W>>(&mut self, table: &[C]) -> LookupArray<C> {
         let capacity = (self.live + self.live / 2 + 8192).max(self.capacity).min(BASE_MAX as usize + 1);
         let mut cells = Vec::with_capacity(capacity);
         cells.extend(table.iter().map(|cell| C::new(cell.get())));
@@ -315,7 +316,7 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         self.references.resize(capacity, 0);
         self.hashes.resize(capacity, 0);
         self.capacity = capacity;
-        cells.into_boxed_slice()
+        cells.into()
     }
 
     /// Whether the chunks in use fill less than half of a table worth

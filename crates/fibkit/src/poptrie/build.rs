@@ -439,8 +439,8 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         leaves.resize_with(used[1] + extra(used[1]), || L::cell(L::default()));
         let poptrie = Poptrie {
             direct: direct.into_iter().map(AtomicU32::new).collect(),
-            nodes: nodes.into_boxed_slice(),
-            leaves: leaves.into_boxed_slice(),
+            nodes: nodes.into(),
+            leaves: leaves.into(),
             summary,
             family: std::marker::PhantomData,
         };

@@ -72,6 +72,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use crate::addr::Address;
+use crate::mem::LookupArray;
 use crate::NextHop;
 
 pub mod build;
@@ -329,11 +330,11 @@ pub struct BuildSummary {
 /// while readers search.
 pub struct Poptrie<A: Address, L: Leaf, const S: u32> {
     /// 2^S entries (empty for S = 0); see the module doc for the encoding.
-    direct: Box<[AtomicU32]>,
+    direct: LookupArray<AtomicU32>,
     /// Internal nodes; for S = 0 the root is `nodes[0]`.
-    nodes: Box<[NodeCell]>,
+    nodes: LookupArray<NodeCell>,
     /// Next-hop indexes.
-    leaves: Box<[L::Cell]>,
+    leaves: LookupArray<L::Cell>,
     summary: BuildSummary,
     family: PhantomData<A>,
 }

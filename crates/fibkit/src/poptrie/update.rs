@@ -155,8 +155,8 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
         }
         let relocated = Poptrie {
             direct: fib.direct.iter().map(|entry| AtomicU32::new(entry.load(Ordering::Relaxed))).collect(),
-            nodes: nodes.into_boxed_slice(),
-            leaves: leaves.into_boxed_slice(),
+            nodes: nodes.into(),
+            leaves: leaves.into(),
             summary: fib.summary.clone(),
             family: std::marker::PhantomData,
         };

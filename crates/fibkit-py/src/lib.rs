@@ -1,0 +1,496 @@
+//! Python bindings of fibkit: `fibkit.Fib` (IPv4) and `fibkit.Fib6` (IPv6).
+//!
+//! A FIB is built once from routes or a table file; `lookup_batch` then
+//! answers a whole numpy array of addresses with the GIL released, in the
+//! engine's own batch path, optionally split across threads. The Python
+//! package (`python/fibkit/__init__.py`) adds address conversions on top.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use numpy::ndarray::Axis;
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use rayon::prelude::*;
+
+use fibkit::addr::{Prefix4, Prefix6};
+use fibkit::engine::{self, BuildOptions, Fib4, Fib6, Figure, Stats};
+use fibkit::load::{self, LoadOptions, RouteTable};
+use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::NextHop;
+
+/// Below this many keys a batch is not split across threads.
+const PARALLEL_MIN: usize = 1 << 15;
+
+/// IPv6 keys converted per step of [`PyFib6::lookup_batch`] (a stack buffer).
+const V6_STEP: usize = 256;
+
+/// The mapping `nexthops` asks for.
+fn mapping(nexthops: Option<u32>) -> PyResult<Mapping> {
+    match nexthops {
+        None => Ok(Mapping::Distinct),
+        Some(0) => Err(PyValueError::new_err("nexthops must be at least 1")),
+        Some(count) => Ok(Mapping::Modulo(count)),
+    }
+}
+
+/// A route value from Python: an int (an ASN, any number) or an address.
+fn label(value: &Bound<'_, PyAny>) -> PyResult<Label> {
+    if let Ok(number) = value.extract::<u64>() {
+        return Ok(Label::Number(number));
+    }
+    let text: String = value
+        .extract()
+        .map_err(|_| PyTypeError::new_err("a route's value must be a non-negative int or an address string"))?;
+    text.parse::<IpAddr>()
+        .map(Label::Addr)
+        .map_err(|_| PyValueError::new_err(format!("route value {text:?} is neither a number nor an address")))
+}
+
+/// A label as Python sees it: an int, or an address string.
+fn label_object<'py>(py: Python<'py>, label: Label) -> PyResult<Bound<'py, PyAny>> {
+    match label {
+        Label::Number(number) => Ok(number.into_pyobject(py)?.into_any()),
+        Label::Addr(addr) => Ok(PyString::new(py, &addr.to_string()).into_any()),
+    }
+}
+
+/// Loads a table file with fibkit's loaders (format and compression are
+/// detected from the content).
+fn load_table(path: PathBuf, nexthops: Option<u32>, strict: bool) -> PyResult<RouteTable> {
+    let options = LoadOptions { mapping: mapping(nexthops)?, strict, ..Default::default() };
+    load::load_path(&path, &options).map_err(|error| PyValueError::new_err(error.to_string()))
+}
+
+/// A table of `(prefix, value)` pairs from Python; `P` is the family's
+/// prefix type and `insert` puts a route into that family's RIB.
+fn routes_table<P>(
+    routes: &Bound<'_, PyAny>,
+    nexthops: Option<u32>,
+    other_family: &str,
+    insert: impl Fn(&mut RouteTable, P, NextHop),
+) -> PyResult<RouteTable>
+where
+    P: std::str::FromStr,
+    P::Err: std::fmt::Display,
+{
+    let mut table = RouteTable::new("routes", mapping(nexthops)?);
+    for (position, route) in routes.try_iter()?.enumerate() {
+        let (prefix, value): (String, Bound<'_, PyAny>) = route?
+            .extract()
+            .map_err(|_| PyTypeError::new_err(format!("route {position}: expected a (prefix, value) pair")))?;
+        let parsed = prefix.parse::<P>().map_err(|problem| {
+            let other = prefix.contains(':') == other_family.ends_with('6');
+            let hint = if other { format!(" ({other_family} takes this family)") } else { String::new() };
+            PyValueError::new_err(format!("route {position}: {problem}{hint}"))
+        })?;
+        let label = label(&value).map_err(|error| PyValueError::new_err(format!("route {position}: {error}")))?;
+        let hop = table.next_hops.intern(label);
+        insert(&mut table, parsed, hop);
+    }
+    Ok(table)
+}
+
+/// Loads a table file for the family whose RIB `routes` picks, refusing a
+/// file with none of its routes but some of the other family's.
+fn load_family(
+    path: PathBuf,
+    nexthops: Option<u32>,
+    strict: bool,
+    routes: fn(&RouteTable) -> (usize, usize),
+    other_class: &str,
+) -> PyResult<RouteTable> {
+    let table = load_table(path, nexthops, strict)?;
+    match routes(&table) {
+        (0, other) if other > 0 => {
+            Err(PyValueError::new_err(format!("{}: none of its routes is of this family (use {other_class})", table.name)))
+        }
+        _ => Ok(table),
+    }
+}
+
+/// The statistics as a dict of ints, floats and strings.
+fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (key, figure) in &stats.figures {
+        match figure {
+            Figure::Count(count) => dict.set_item(key, count)?,
+            Figure::Real(real) => dict.set_item(key, real)?,
+            Figure::Text(text) => dict.set_item(key, text)?,
+        }
+    }
+    Ok(dict)
+}
+
+/// `values[i]`: the number next-hop index `i` stands for (an address
+/// label as its integer; with `nexthops`, the index itself; 0 for none).
+fn values_array<'py>(py: Python<'py>, next_hops: &NextHopTable) -> Bound<'py, PyArray1<u64>> {
+    let count = next_hops.max_index() as usize + 1;
+    let values: Vec<u64> = (0..count as NextHop)
+        .map(|hop| match next_hops.mapping() {
+            Mapping::Modulo(_) => u64::from(hop),
+            Mapping::Distinct => next_hops.label(hop).map_or(0, |label| match label {
+                Label::Addr(IpAddr::V4(addr)) => u64::from(u32::from(addr)),
+                other => other.as_number(),
+            }),
+        })
+        .collect();
+    PyArray1::from_vec(py, values)
+}
+
+/// The output array: `out` if given (checked), else a new one.
+fn output_array<'py>(
+    py: Python<'py>,
+    out: Option<Bound<'py, PyArray1<u32>>>,
+    len: usize,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    match out {
+        Some(array) => {
+            if array.len() < len {
+                return Err(PyValueError::new_err(format!("out has {} slots for {len} addresses", array.len())));
+            }
+            if !array.is_contiguous() {
+                return Err(PyValueError::new_err("out must be a contiguous uint32 array"));
+            }
+            Ok(array)
+        }
+        None => Ok(PyArray1::zeros(py, len, false)),
+    }
+}
+
+/// How many pieces a batch of `len` keys is cut into for `threads`.
+fn pieces(len: usize, threads: Option<usize>) -> PyResult<usize> {
+    match threads {
+        Some(0) => Err(PyValueError::new_err("threads must be at least 1")),
+        Some(count) if len >= PARALLEL_MIN => Ok(count.min(len / (PARALLEL_MIN / 2)).max(1)),
+        _ => Ok(1),
+    }
+}
+
+/// An IPv4 address from an int or a dotted-quad string.
+fn ipv4_key(addr: &Bound<'_, PyAny>) -> PyResult<u32> {
+    if let Ok(number) = addr.extract::<u64>() {
+        return u32::try_from(number).map_err(|_| PyOverflowError::new_err(format!("{number} is not an IPv4 address")));
+    }
+    let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
+    text.parse::<Ipv4Addr>()
+        .map(u32::from)
+        .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv4 address")))
+}
+
+/// An IPv6 address from an int or a string.
+fn ipv6_key(addr: &Bound<'_, PyAny>) -> PyResult<u128> {
+    if let Ok(number) = addr.extract::<u128>() {
+        return Ok(number);
+    }
+    let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
+    text.parse::<Ipv6Addr>()
+        .map(u128::from)
+        .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv6 address")))
+}
+
+/// What `Fib` and `Fib6` share: the route values behind next-hop indexes
+/// and the engine's figures, taken when it was built (a FIB never changes).
+#[pyclass(frozen, subclass, module = "fibkit")]
+struct Compiled {
+    engine: String,
+    footprint: usize,
+    stats: Stats,
+    next_hops: NextHopTable,
+    prefixes: usize,
+    build_ms: f64,
+}
+
+impl Compiled {
+    fn new(engine: &str, footprint: usize, stats: Stats, table: &RouteTable, prefixes: usize, start: Instant) -> Self {
+        Compiled {
+            engine: engine.to_string(),
+            footprint,
+            stats,
+            next_hops: table.next_hops.clone(),
+            prefixes,
+            build_ms: start.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
+    fn describe(&self, class: &str) -> String {
+        format!("<fibkit.{class} {} with {} prefixes, {} bytes>", self.engine, self.prefixes, self.footprint)
+    }
+}
+
+#[pymethods]
+impl Compiled {
+    /// The route value next-hop index `index` stands for (int or address
+    /// string), or None for 0 and, with `nexthops`, for every index.
+    fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.next_hops.label(index).map(|label| label_object(py, label)).transpose()
+    }
+
+    /// `values[i]`: the number index `i` stands for (see [`values_array`]).
+    #[getter]
+    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        values_array(py, &self.next_hops)
+    }
+
+    /// The engine's registry name.
+    #[getter]
+    fn engine(&self) -> &str {
+        &self.engine
+    }
+
+    /// Bytes a lookup can touch.
+    #[getter]
+    fn footprint(&self) -> usize {
+        self.footprint
+    }
+
+    /// Prefixes the table holds (of the FIB's address family).
+    #[getter]
+    fn prefixes(&self) -> usize {
+        self.prefixes
+    }
+
+    /// Build time in milliseconds.
+    #[getter]
+    fn build_ms(&self) -> f64 {
+        self.build_ms
+    }
+
+    /// The engine's figures (as `fibkit stat --json`).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        stats_dict(py, &self.stats)
+    }
+
+    /// The engine's report (as `fibkit stat`).
+    fn report(&self) -> String {
+        self.stats.report.clone()
+    }
+}
+
+/// An IPv4 forwarding table compiled by one of fibkit's engines.
+///
+/// `Fib(routes, engine="d18r", nexthops=None)` builds from an iterable of
+/// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`; `Fib.load(path)`
+/// from a table file. Lookups return next-hop indexes (0: no route);
+/// `values[index]` / `value(index)` give the route values back.
+#[pyclass(frozen, extends = Compiled, name = "Fib", module = "fibkit")]
+struct PyFib {
+    fib: Box<dyn Fib4>,
+}
+
+impl PyFib {
+    fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
+        let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+        let start = Instant::now();
+        let fib = engine::build4(engine, &table.v4, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
+        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, table.v4.len(), start);
+        Ok((PyFib { fib }, compiled))
+    }
+}
+
+#[pymethods]
+impl PyFib {
+    #[new]
+    #[pyo3(signature = (routes, engine = "d18r", nexthops = None))]
+    fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
+        let table = routes_table(routes, nexthops, "Fib6", |table, prefix: Prefix4, hop| {
+            table.v4.insert(prefix, hop);
+        })?;
+        Self::build(table, engine).map(|(fib, compiled)| PyClassInitializer::from(compiled).add_subclass(fib))
+    }
+
+    /// Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV,
+    /// MRT; gz or bz2), its IPv4 routes.
+    #[staticmethod]
+    #[pyo3(signature = (path, engine = "d18r", nexthops = None, strict = false))]
+    fn load<'py>(
+        py: Python<'py>,
+        path: PathBuf,
+        engine: &str,
+        nexthops: Option<u32>,
+        strict: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let engine = engine.to_string();
+        let (fib, compiled) = py.detach(move || {
+            let routes = |table: &RouteTable| (table.v4.len(), table.v6.len());
+            Self::build(load_family(path, nexthops, strict, routes, "Fib6.load")?, &engine)
+        })?;
+        Bound::new(py, PyClassInitializer::from(compiled).add_subclass(fib))
+    }
+
+    /// The next-hop index of `addr` (an int or a dotted quad); 0: no route.
+    fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
+        Ok(self.fib.lookup(ipv4_key(addr)?))
+    }
+
+    /// Next-hop indexes of a uint32 array of addresses, into `out` if
+    /// given; the GIL is released, and with `threads` a large batch is
+    /// split across that many threads.
+    #[pyo3(signature = (addrs, out = None, threads = None))]
+    fn lookup_batch<'py>(
+        &self,
+        py: Python<'py>,
+        addrs: PyReadonlyArray1<'py, u32>,
+        out: Option<Bound<'py, PyArray1<u32>>>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let len = addrs.len();
+        let result = output_array(py, out, len)?;
+        let pieces = pieces(len, threads)?;
+        let copied;
+        let keys = match addrs.as_slice() {
+            Ok(keys) => keys,
+            Err(_) => {
+                copied = addrs.as_array().to_vec();
+                &copied[..]
+            }
+        };
+        let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
+        let slots = &mut writable.as_slice_mut()?[..len];
+        let fib = &*self.fib;
+        py.detach(|| {
+            if pieces == 1 {
+                fib.lookup_batch(keys, slots);
+            } else {
+                let piece = len.div_ceil(pieces);
+                keys.par_chunks(piece).zip(slots.par_chunks_mut(piece)).for_each(|(keys, slots)| {
+                    fib.lookup_batch(keys, slots);
+                });
+            }
+        });
+        drop(writable);
+        Ok(result)
+    }
+
+    fn __repr__(slf: PyRef<'_, Self>) -> String {
+        slf.as_super().describe("Fib")
+    }
+}
+
+/// An IPv6 forwarding table: `Fib6(routes, engine="poptrie18")` or
+/// `Fib6.load(path)`; `lookup_batch` takes an (N, 16) uint8 array of
+/// addresses in network byte order.
+#[pyclass(frozen, extends = Compiled, name = "Fib6", module = "fibkit")]
+struct PyFib6 {
+    fib: Box<dyn Fib6>,
+}
+
+impl PyFib6 {
+    fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
+        let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+        let start = Instant::now();
+        let fib = engine::build6(engine, &table.v6, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
+        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, table.v6.len(), start);
+        Ok((PyFib6 { fib }, compiled))
+    }
+}
+
+#[pymethods]
+impl PyFib6 {
+    #[new]
+    #[pyo3(signature = (routes, engine = "poptrie18", nexthops = None))]
+    fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
+        let table = routes_table(routes, nexthops, "Fib", |table, prefix: Prefix6, hop| {
+            table.v6.insert(prefix, hop);
+        })?;
+        Self::build(table, engine).map(|(fib, compiled)| PyClassInitializer::from(compiled).add_subclass(fib))
+    }
+
+    /// Builds from a table file, its IPv6 routes.
+    #[staticmethod]
+    #[pyo3(signature = (path, engine = "poptrie18", nexthops = None, strict = false))]
+    fn load<'py>(
+        py: Python<'py>,
+        path: PathBuf,
+        engine: &str,
+        nexthops: Option<u32>,
+        strict: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let engine = engine.to_string();
+        let (fib, compiled) = py.detach(move || {
+            let routes = |table: &RouteTable| (table.v6.len(), table.v4.len());
+            Self::build(load_family(path, nexthops, strict, routes, "Fib.load")?, &engine)
+        })?;
+        Bound::new(py, PyClassInitializer::from(compiled).add_subclass(fib))
+    }
+
+    /// The next-hop index of `addr` (an int or a string); 0: no route.
+    fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
+        Ok(self.fib.lookup(ipv6_key(addr)?))
+    }
+
+    /// Next-hop indexes of an (N, 16) uint8 array of addresses (network
+    /// byte order), into `out` if given; the GIL is released.
+    #[pyo3(signature = (addrs, out = None, threads = None))]
+    fn lookup_batch<'py>(
+        &self,
+        py: Python<'py>,
+        addrs: PyReadonlyArray2<'py, u8>,
+        out: Option<Bound<'py, PyArray1<u32>>>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let shape = addrs.shape();
+        if shape[1] != 16 {
+            return Err(PyValueError::new_err(format!("addrs must have shape (N, 16), not {shape:?}")));
+        }
+        let len = shape[0];
+        let result = output_array(py, out, len)?;
+        let pieces = pieces(len, threads)?;
+        let view = addrs.as_array();
+        let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
+        let slots = &mut writable.as_slice_mut()?[..len];
+        let fib = &*self.fib;
+        let run = |first: usize, slots: &mut [NextHop]| {
+            let mut keys = [0u128; V6_STEP];
+            for (step, chunk) in slots.chunks_mut(V6_STEP).enumerate() {
+                let start = first + step * V6_STEP;
+                for (offset, key) in keys[..chunk.len()].iter_mut().enumerate() {
+                    let row = view.index_axis(Axis(0), start + offset);
+                    *key = row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte));
+                }
+                fib.lookup_batch(&keys[..chunk.len()], chunk);
+            }
+        };
+        py.detach(|| {
+            let piece = len.div_ceil(pieces).max(1);
+            if pieces == 1 {
+                run(0, slots);
+            } else {
+                slots.par_chunks_mut(piece).enumerate().for_each(|(index, slots)| run(index * piece, slots));
+            }
+        });
+        drop(writable);
+        Ok(result)
+    }
+
+    fn __repr__(slf: PyRef<'_, Self>) -> String {
+        slf.as_super().describe("Fib6")
+    }
+}
+
+/// Names of the IPv4 engines.
+#[pyfunction]
+fn engines() -> Vec<&'static str> {
+    engine::ENGINES.iter().map(|spec| spec.name).collect()
+}
+
+/// Names of the IPv6 engines.
+#[pyfunction]
+fn engines6() -> Vec<&'static str> {
+    engine::ENGINES6.iter().map(|spec| spec.name).collect()
+}
+
+/// The native part of the `fibkit` package.
+#[pymodule]
+fn _fibkit(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<Compiled>()?;
+    module.add_class::<PyFib>()?;
+    module.add_class::<PyFib6>()?;
+    module.add_function(wrap_pyfunction!(engines, module)?)?;
+    module.add_function(wrap_pyfunction!(engines6, module)?)?;
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

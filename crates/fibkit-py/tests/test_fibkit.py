@@ -1,0 +1,202 @@
+"""fibkit's Python package against a pure-Python longest-prefix match."""
+
+import gzip
+import ipaddress
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fibkit
+
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "data"
+
+
+def shared(name):
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"../shared/data/{name} not found")
+    return path
+
+
+class Reference:
+    """Longest-prefix match by trying every prefix length, longest first."""
+
+    def __init__(self, routes, bits):
+        self.bits = bits
+        self.by_len = {}
+        for prefix, value in routes:
+            net = ipaddress.ip_network(prefix)
+            self.by_len.setdefault(net.prefixlen, {})[int(net.network_address)] = value
+        self.lengths = sorted(self.by_len, reverse=True)
+
+    def lookup(self, addr):
+        for length in self.lengths:
+            mask = ((1 << length) - 1) << (self.bits - length) if length else 0
+            value = self.by_len[length].get(addr & mask)
+            if value is not None:
+                return value
+        return None
+
+
+def random_routes(rng, bits, count):
+    """Nested and overlapping prefixes, the default route and host routes."""
+    routes = {}
+    version = 4 if bits == 32 else 6
+    anchors = [rng.getrandbits(bits) for _ in range(8)]
+    for _ in range(count):
+        length = rng.choice([0, 1, 8, bits // 2, bits - 8, bits - 1, bits] + [rng.randint(0, bits)] * 4)
+        base = rng.choice(anchors) ^ (rng.getrandbits(bits) >> rng.randint(0, bits))
+        net = ipaddress.ip_network((base, length), strict=False)
+        assert net.version == version
+        routes[str(net)] = rng.randint(1, 40)
+    return list(routes.items())
+
+
+def boundary_keys(routes, bits):
+    keys = []
+    for prefix, _ in routes:
+        net = ipaddress.ip_network(prefix)
+        first, last = int(net.network_address), int(net.broadcast_address)
+        keys += [first, last, max(first - 1, 0), min(last + 1, (1 << bits) - 1)]
+    return keys
+
+
+@pytest.mark.parametrize("engine", fibkit.engines())
+def test_every_ipv4_engine_matches_the_reference(engine):
+    rng = random.Random(engine)
+    routes = random_routes(rng, 32, 300)
+    reference = Reference(routes, 32)
+    fib = fibkit.Fib(routes, engine=engine)
+    keys = boundary_keys(routes, 32) + [rng.getrandbits(32) for _ in range(5000)]
+    hops = fib.lookup_batch(np.array(keys, dtype=np.uint32))
+    for key, hop in zip(keys, hops.tolist()):
+        want = reference.lookup(key)
+        assert fib.value(hop) == want, f"{engine}: {ipaddress.IPv4Address(key)}"
+        assert fib.lookup(key) == hop
+    assert fib.engine == engine
+    assert fib.prefixes == len(routes)
+
+
+@pytest.mark.parametrize("engine", fibkit.engines6())
+def test_every_ipv6_engine_matches_the_reference(engine):
+    rng = random.Random(engine + "6")
+    routes = random_routes(rng, 128, 200)
+    reference = Reference(routes, 128)
+    fib = fibkit.Fib6(routes, engine=engine)
+    keys = boundary_keys(routes, 128) + [rng.getrandbits(128) for _ in range(2000)]
+    hops = fib.lookup_batch(fibkit.ipv6_array(keys))
+    for key, hop in zip(keys, hops.tolist()):
+        assert fib.value(hop) == reference.lookup(key), f"{engine}: {ipaddress.IPv6Address(key)}"
+        assert fib.lookup(str(ipaddress.IPv6Address(key))) == hop
+
+
+def test_values_map_indexes_back_to_route_values():
+    fib = fibkit.Fib([("10.0.0.0/8", 64500), ("10.1.0.0/16", "192.0.2.1"), ("0.0.0.0/0", 7)])
+    hops = fib.lookup_batch(fibkit.ipv4_array(["10.2.3.4", "10.1.0.0", "8.8.8.8"]))
+    assert fib.value(int(hops[0])) == 64500
+    assert fib.value(int(hops[1])) == "192.0.2.1"
+    assert fib.values[hops].tolist() == [64500, int(ipaddress.IPv4Address("192.0.2.1")), 7]
+    assert fib.value(0) is None
+    modulo = fibkit.Fib([("10.0.0.0/8", 64500)], nexthops=239)
+    assert modulo.lookup("10.0.0.1") == 64500 % 239 + 1
+    assert modulo.values[64500 % 239 + 1] == 64500 % 239 + 1
+
+
+def test_out_threads_and_strided_input_give_the_same_answers():
+    rng = np.random.default_rng(5)
+    routes = random_routes(random.Random(5), 32, 2000)
+    fib = fibkit.Fib(routes, engine="d16r")
+    keys = rng.integers(0, 2**32, size=300_001, dtype=np.uint32)
+    plain = fib.lookup_batch(keys)
+    assert plain.dtype == np.uint32 and plain.shape == keys.shape
+    out = np.zeros(keys.shape[0] + 5, dtype=np.uint32)
+    assert fib.lookup_batch(keys, out=out) is out
+    assert np.array_equal(out[: keys.shape[0]], plain)
+    assert np.array_equal(fib.lookup_batch(keys, threads=2), plain)
+    assert np.array_equal(fib.lookup_batch(keys[::3]), plain[::3])
+    assert np.array_equal(fib.lookup_batch(keys[:0]), plain[:0])
+    assert [fib.lookup(int(key)) for key in keys[:1000]] == plain[:1000].tolist()
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="route 1"):
+        fibkit.Fib([("10.0.0.0/8", 1), ("10.0.0.0/33", 2)])
+    with pytest.raises(ValueError, match="Fib6"):
+        fibkit.Fib([("2001:db8::/32", 1)])
+    with pytest.raises(ValueError, match="unknown engine"):
+        fibkit.Fib([("10.0.0.0/8", 1)], engine="d99r")
+    with pytest.raises(ValueError, match="nexthops"):
+        fibkit.Fib([("10.0.0.0/8", 1)], nexthops=0)
+    fib = fibkit.Fib([("10.0.0.0/8", 1)])
+    with pytest.raises(TypeError):
+        fib.lookup_batch(np.zeros(4, dtype=np.int64))
+    with pytest.raises(ValueError, match="slots"):
+        fib.lookup_batch(np.zeros(4, dtype=np.uint32), out=np.zeros(3, dtype=np.uint32))
+    with pytest.raises(ValueError, match="not an IPv4 address"):
+        fib.lookup("10.0.0.300")
+    with pytest.raises(OverflowError):
+        fib.lookup(2**32)
+    fib6 = fibkit.Fib6([("2001:db8::/32", 1)])
+    with pytest.raises(ValueError, match="shape"):
+        fib6.lookup_batch(np.zeros((4, 8), dtype=np.uint8))
+
+
+def test_tables_load_from_files_and_errors_name_the_line(tmp_path):
+    table = tmp_path / "table.txt.gz"
+    with gzip.open(table, "wt") as text:
+        text.write("10.0.0.0/8 64500\n2001:db8::/32 64501\n")
+    fib = fibkit.Fib.load(table)
+    assert fib.value(fib.lookup("10.9.9.9")) == 64500
+    fib6 = fibkit.Fib6.load(table)
+    assert fib6.value(fib6.lookup("2001:db8::1")) == 64501
+    broken = tmp_path / "broken.txt"
+    broken.write_text("10.0.0.0/8 64500\n10.0.0.0/99 1\n")
+    with pytest.raises(ValueError, match=r"broken.txt:2: prefix length 99"):
+        fibkit.Fib.load(broken)
+    with pytest.raises(ValueError, match="missing.txt"):
+        fibkit.Fib.load(tmp_path / "missing.txt")
+
+
+def test_stats_and_report():
+    fib = fibkit.Fib([("10.0.0.0/8", 1), ("10.1.0.0/16", 2)], engine="d16r")
+    stats = fib.stats()
+    assert stats["engine"] == "d16r" and stats["prefixes"] == 2
+    assert stats["bytes_total"] == fib.footprint
+    assert "d16r" in repr(fib)
+    assert fib.report().strip()
+    assert fib.footprint >= 4 << 16 and fib.build_ms >= 0
+
+
+def test_2014_table_agrees_with_the_radix_reference_and_pytricia():
+    path = shared("routeviews-2014-05-13.ipasn.gz")
+    fib = fibkit.Fib.load(path, engine="d18r", nexthops=239)
+    radix = fibkit.Fib.load(path, engine="radix", nexthops=239)
+    assert fib.prefixes > 500_000
+    keys = np.random.default_rng(2014).integers(0, 2**32, size=1_000_000, dtype=np.uint32)
+    assert np.array_equal(fib.lookup_batch(keys, threads=2), radix.lookup_batch(keys))
+    pytricia = pytest.importorskip("pytricia")
+    trie = pytricia.PyTricia(32)
+    with gzip.open(path, "rt") as text:
+        for line in text:
+            if line.startswith(";") or not line.strip():
+                continue
+            prefix, asn = line.split()[:2]
+            trie[prefix] = int(asn.split("_")[0].split(",")[0]) % 239 + 1
+    sample = keys[:50_000]
+    hops = fib.lookup_batch(sample)
+    for key, hop in zip(sample.tolist(), hops.tolist()):
+        assert trie.get(str(ipaddress.IPv4Address(key)), 0) == hop
+
+
+def test_linx_ipv6_table_agrees_with_the_radix_reference():
+    path = shared("linx-p69-2014-12-25.rib6.gz")
+    fib = fibkit.Fib6.load(path, engine="poptrie18")
+    radix = fibkit.Fib6.load(path, engine="radix")
+    rng = np.random.default_rng(6)
+    keys = rng.integers(0, 256, size=(200_000, 16), dtype=np.uint8)
+    keys[:, 0] = 0x20 | (keys[:, 0] & 0x1F)  # inside 2000::/3, where routes are
+    assert np.array_equal(fib.lookup_batch(keys), radix.lookup_batch(keys))
+    assert np.count_nonzero(fib.lookup_batch(keys)) > 0

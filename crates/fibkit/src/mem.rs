@@ -1,0 +1,232 @@
+//! Lookup arrays on transparent huge pages.
+//!
+//! A random lookup in a table of a few MiB misses the first-level data TLB
+//! almost every time when the table sits on 4 KiB pages (Zen 4's L1 DTLB
+//! has 72 entries: 288 KiB of 4 KiB pages), and a table larger than the
+//! second-level TLB's reach (12 MiB) pays a page walk on top of the cache
+//! miss. On 2 MiB pages the same 72 entries cover 144 MiB. So the engines
+//! keep their big lookup arrays (DXR's `direct` and `range` tables,
+//! Poptrie's `direct`, `nodes` and `leaves`, DIR-24-8's `tbl24`) in a
+//! [`LookupArray`], which asks the kernel for transparent huge pages:
+//!
+//! ```text
+//!   array of >= 1 MiB                     smaller array
+//!   +--------------------------------+    +-----------------+
+//!   | 2 MiB-aligned, length rounded  |    | the Vec's own   |
+//!   | up to 2 MiB, madvise(HUGEPAGE) |    | allocation      |
+//!   | before the first write         |    +-----------------+
+//!   +--------------------------------+
+//! ```
+//!
+//! Linux grants huge pages to `madvise`d memory when
+//! `/sys/kernel/mm/transparent_hugepage/enabled` says `always` or
+//! `madvise` (the usual default); elsewhere, or if the kernel declines,
+//! the array simply stays on small pages. The rounding costs at most
+//! 2 MiB of memory per array, never cache: lookups touch only the
+//! array's own length. `FIBKIT_HUGEPAGES=off` in the environment (read
+//! once) turns the advice off, for measuring what it brings.
+
+use std::alloc::{self, Layout};
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+use std::sync::OnceLock;
+
+/// Size and alignment of a huge page on x86-64 and arm64 Linux.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Arrays of at least this many bytes go on huge pages.
+const HUGE_THRESHOLD: usize = 1 << 20;
+
+/// Whether big arrays are put on huge pages (`FIBKIT_HUGEPAGES=off`
+/// says no; read once per process).
+pub fn huge_pages_enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var_os("FIBKIT_HUGEPAGES").map_or(true, |value| value != "off"))
+}
+
+/// A fixed-length array for lookups to read, on transparent huge pages
+/// when it is large (see the module docs). Dereferences to `[T]`.
+pub struct LookupArray<T> {
+    /// The first element (dangling for an empty array).
+    start: NonNull<T>,
+    /// Number of elements.
+    len: usize,
+    /// The huge-page allocation's layout, or `None` if the memory is a
+    /// boxed slice's.
+    huge_layout: Option<Layout>,
+}
+
+// SAFETY: a `LookupArray<T>` owns its elements as a `Box<[T]>` does.
+unsafe impl<T: Send> Send for LookupArray<T> {}
+// SAFETY: shared access only hands out `&[T]`, as `Box<[T]>` does.
+unsafe impl<T: Sync> Sync for LookupArray<T> {}
+
+impl<T> LookupArray<T> {
+    /// An array of `len` elements, element `i` being `element(i)`.
+    pub fn from_fn(len: usize, mut element: impl FnMut(usize) -> T) -> Self {
+        match Self::huge_layout(len) {
+            None => Self::from_box((0..len).map(element).collect()),
+            Some(layout) => {
+                let start = Self::allocate_huge(layout);
+                for index in 0..len {
+                    // SAFETY: index < len and the allocation holds len
+                    // elements; each slot is written exactly once.
+                    unsafe { start.as_ptr().add(index).write(element(index)) };
+                }
+                LookupArray { start, len, huge_layout: Some(layout) }
+            }
+        }
+    }
+
+    /// Whether the array was placed on memory advised for huge pages.
+    pub fn on_huge_pages(&self) -> bool {
+        self.huge_layout.is_some()
+    }
+
+    /// The layout of a huge-page allocation for `len` elements, or `None`
+    /// if the array is too small or huge pages are off.
+    fn huge_layout(len: usize) -> Option<Layout> {
+        let bytes = len.checked_mul(size_of::<T>())?;
+        if bytes < HUGE_THRESHOLD || !huge_pages_enabled() || align_of::<T>() > HUGE_PAGE {
+            return None;
+        }
+        let rounded = bytes.checked_next_multiple_of(HUGE_PAGE)?;
+        Layout::from_size_align(rounded, HUGE_PAGE).ok()
+    }
+
+    /// Allocates `layout` and advises huge pages before anything touches it.
+    fn allocate_huge(layout: Layout) -> NonNull<T> {
+        // SAFETY: the layout has a non-zero size (at least HUGE_THRESHOLD).
+        let memory = unsafe { alloc::alloc(layout) };
+        let Some(start) = NonNull::new(memory.cast::<T>()) else { alloc::handle_alloc_error(layout) };
+        #[cfg(target_os = "linux")]
+        // SAFETY: the range is one allocation of ours; madvise only changes
+        // how the kernel backs it (a failure leaves it on small pages).
+        unsafe {
+            libc::madvise(memory.cast(), layout.size(), libc::MADV_HUGEPAGE);
+        }
+        start
+    }
+
+    /// Takes over a boxed slice's memory as it is.
+    fn from_box(elements: Box<[T]>) -> Self {
+        let len = elements.len();
+        let raw = Box::into_raw(elements);
+        // SAFETY: `Box::into_raw` never returns null.
+        let start = unsafe { NonNull::new_unchecked(raw.cast::<T>()) };
+        LookupArray { start, len, huge_layout: None }
+    }
+}
+
+impl<T> From<Vec<T>> for LookupArray<T> {
+    /// Moves the elements onto huge pages if the array is large, or keeps
+    /// the vector's memory (spare capacity released) if not.
+    fn from(mut elements: Vec<T>) -> Self {
+        let len = elements.len();
+        let Some(layout) = Self::huge_layout(len) else { return Self::from_box(elements.into_boxed_slice()) };
+        let start = Self::allocate_huge(layout);
+        // SAFETY: both regions hold `len` elements and do not overlap; the
+        // vector forgets its elements (len 0) so they are moved, not dropped.
+        unsafe {
+            std::ptr::copy_nonoverlapping(elements.as_ptr(), start.as_ptr(), len);
+            elements.set_len(0);
+        }
+        LookupArray { start, len, huge_layout: Some(layout) }
+    }
+}
+
+impl<T> FromIterator<T> for LookupArray<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(elements: I) -> Self {
+        Self::from(elements.into_iter().collect::<Vec<T>>())
+    }
+}
+
+impl<T> Deref for LookupArray<T> {
+    type Target = [T];
+
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        // SAFETY: `start` points at `len` initialised elements we own.
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl<T> DerefMut for LookupArray<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as for `deref`, and `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.start.as_ptr(), self.len) }
+    }
+}
+
+impl<T> Drop for LookupArray<T> {
+    fn drop(&mut self) {
+        let elements = std::ptr::slice_from_raw_parts_mut(self.start.as_ptr(), self.len);
+        match self.huge_layout {
+            // SAFETY: the elements are initialised and dropped once, then
+            // the memory is freed with the layout it was allocated with.
+            Some(layout) => unsafe {
+                std::ptr::drop_in_place(elements);
+                alloc::dealloc(self.start.as_ptr().cast(), layout);
+            },
+            // SAFETY: the memory came from `Box::into_raw` of this slice.
+            None => drop(unsafe { Box::from_raw(elements) }),
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for LookupArray<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LookupArray")
+            .field("len", &self.len)
+            .field("on_huge_pages", &self.on_huge_pages())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn large_arrays_are_aligned_to_huge_pages_and_keep_their_elements() {
+        let words: Vec<u32> = (0..(3 << 20) / 4).map(|index| index as u32 * 7).collect();
+        let array = LookupArray::from(words);
+        assert_eq!(array.len(), (3 << 20) / 4);
+        assert!(array.iter().enumerate().all(|(index, &word)| word == index as u32 * 7));
+        if huge_pages_enabled() {
+            assert!(array.on_huge_pages());
+            assert_eq!(array.as_ptr() as usize % HUGE_PAGE, 0);
+        }
+        let built = LookupArray::from_fn(1 << 19, |index| index as u64);
+        assert_eq!(built[12_345], 12_345);
+        assert_eq!(built.on_huge_pages(), huge_pages_enabled());
+    }
+
+    #[test]
+    fn small_and_empty_arrays_stay_on_ordinary_memory() {
+        let small: LookupArray<u16> = (0..1000).collect();
+        assert!(!small.on_huge_pages());
+        assert_eq!(small[999], 999);
+        let empty: LookupArray<u64> = LookupArray::from(Vec::new());
+        assert!(empty.is_empty());
+        let built: LookupArray<u8> = LookupArray::from_fn(0, |_| 1);
+        assert!(built.is_empty());
+    }
+
+    #[test]
+    fn every_element_is_dropped_once() {
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        struct Counted(#[allow(dead_code)] [u64; 8]);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                DROPS.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let count = (2 << 20) / size_of::<Counted>() + 3;
+        drop(LookupArray::from((0..count).map(|_| Counted([0; 8])).collect::<Vec<_>>()));
+        assert_eq!(DROPS.swap(0, Ordering::Relaxed), count);
+        drop(LookupArray::from_fn(5, |_| Counted([0; 8])));
+        assert_eq!(DROPS.load(Ordering::Relaxed), 5);
+    }
+}
