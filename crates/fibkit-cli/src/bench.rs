@@ -15,6 +15,13 @@
 //! addresses. Every result is folded into a checksum, reported in `--json`,
 //! so no lookup can be optimised away.
 //!
+//! IPv6 (`-6`, `--family ipv6`, or a table of IPv6 routes only) runs the
+//! same tests over `u128` keys ([`fibkit::workload::run6`]) on the IPv6
+//! engines. A uniform 128-bit key almost never hits a route, so random keys
+//! are drawn inside `--space` (2000::/3 by default; the Poptrie paper uses
+//! 2000::/8); the report names the space and the share of its keys that
+//! hit a route.
+//!
 //! `--plot OUT.png` draws throughput against threads per engine and test;
 //! it also runs single-thread SEQ/RND/REP for the whole DXR family and draws
 //! them against K into `OUT-dxr-k.png` (like Figures 4-6 of the SoftCOM
@@ -30,12 +37,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use fibkit::engine::{Figure, Fib4};
-use fibkit::workload::{Test, Workload, MAX_BATCH, REP_WINDOW};
+use fibkit::addr::Prefix6;
+use fibkit::engine::{Figure, Stats};
+use fibkit::workload::{self, KeyGen6, Test, Test6, Workload, Workload6, MAX_BATCH, REP_WINDOW};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Map, Value};
 
-use crate::{build_timed, select_engines, TableArgs};
+use crate::family::{self, build_timed_in, select_engines_in, AnyFib, Family, FamilyArgs};
+use crate::TableArgs;
 
 mod plot;
 
@@ -52,8 +61,15 @@ const DEFAULT_DXR: [&str; 3] = ["d16r", "d18r", "d20r"];
 pub struct BenchArgs {
     #[command(flatten)]
     table: TableArgs,
+    #[command(flatten)]
+    family: FamilyArgs,
+    /// IPv6: random keys (SEQ, RND, REP) are drawn inside this prefix
+    /// [default: 2000::/3, global unicast; the Poptrie paper uses 2000::/8].
+    #[arg(long, value_name = "PREFIX", value_parser = parse_space)]
+    space: Option<Prefix6>,
     /// Engines, comma-separated, or `all` [default: d16r,d18r,d20r, every
-    /// other engine except the rest of the DXR family, and the peers].
+    /// other engine except the rest of the DXR family, and the peers; for
+    /// IPv6 every IPv6 engine].
     #[arg(long, value_name = "LIST")]
     engines: Option<String>,
     /// Tests to run, comma-separated (`keys` needs --keys; --keys adds it).
@@ -70,7 +86,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "R", default_value_t = 3, value_parser = parse_runs)]
     runs: usize,
     /// File of addresses to replay in order (text, one address a line, or
-    /// raw little-endian u32); adds the `keys` test.
+    /// raw little-endian u32; IPv6: text, or raw 16-byte addresses in
+    /// network byte order); adds the `keys` test.
     #[arg(long, value_name = "FILE")]
     keys: Option<PathBuf>,
     /// Batch lengths for RND, REP and keys, comma-separated; 0 is the
@@ -152,6 +169,10 @@ fn parse_batch(text: &str) -> Result<usize, String> {
     Ok(batch)
 }
 
+fn parse_space(text: &str) -> Result<Prefix6, String> {
+    text.trim().parse::<Prefix6>().map_err(|error| format!("{text:?} is not an IPv6 prefix: {error}"))
+}
+
 /// Default thread counts: 1, powers of two below the core count, the core count.
 fn default_threads(cores: usize) -> Vec<usize> {
     let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |&n| Some(n * 2)).take_while(|&n| n < cores).collect();
@@ -167,7 +188,10 @@ fn dxr_k(name: &str) -> Option<u32> {
 
 /// The engines run without `--engines`: D16R, D18R, D20R, every other
 /// engine of fibkit's registry outside the DXR family, then the peers.
-fn default_engines() -> Vec<&'static str> {
+fn default_engines(family: Family) -> Vec<&'static str> {
+    if family == Family::Ipv6 {
+        return fibkit::engine::ENGINES6.iter().map(|spec| spec.name).collect();
+    }
     fibkit::engine::ENGINES
         .iter()
         .map(|spec| spec.name)
@@ -198,15 +222,41 @@ struct Plan {
     seconds: f64,
     runs: usize,
     keys: Option<Arc<[u32]>>,
+    /// The family the run works on.
+    family: Family,
+    /// IPv6: where random keys are drawn.
+    space: Prefix6,
+    /// IPv6: the `--keys` file's addresses.
+    keys6: Option<Arc<[u128]>>,
+}
+
+/// A workload of either family (the plan's).
+enum AnyWorkload {
+    V4(Workload),
+    V6(Workload6),
+}
+
+/// Runs `workload` on `fib`: the engine's own monomorphised loop.
+fn run_workload(fib: &AnyFib, workload: &AnyWorkload, lookups: u64) -> u64 {
+    match (fib, workload) {
+        (AnyFib::V4(fib), AnyWorkload::V4(workload)) => fib.run_workload(workload, lookups),
+        (AnyFib::V6(fib), AnyWorkload::V6(workload)) => fib.run_workload(workload, lookups),
+        _ => unreachable!("the plan builds its engines and workloads in one family"),
+    }
 }
 
 impl Plan {
-    /// Checks the arguments and loads the key file; touches no table.
-    fn new(args: &BenchArgs, cores: usize) -> Result<Plan> {
+    /// Checks the arguments and loads the key file for `family`; touches
+    /// no table.
+    fn new(args: &BenchArgs, cores: usize, family: Family) -> Result<Plan> {
         let mut engines = match &args.engines {
-            Some(spec) => select_engines(spec)?,
-            None => default_engines(),
+            Some(spec) => select_engines_in(family, spec)?,
+            None => default_engines(family),
         };
+        if args.space.is_some() && family == Family::Ipv4 {
+            bail!("--space sets where random IPv6 keys are drawn; this run is IPv4 (add -6)");
+        }
+        let space = args.space.unwrap_or_else(|| workload::key_space(workload::GLOBAL_UNICAST));
         let mut seen = BTreeSet::new();
         engines.retain(|name| seen.insert(*name));
         let mut tests: Vec<TestName> = args.tests.clone();
@@ -224,7 +274,12 @@ impl Plan {
         let mut batches = args.batch.clone();
         batches.sort_unstable();
         batches.dedup();
+        let mut keys6 = None;
         let keys = match &args.keys {
+            Some(path) if family == Family::Ipv6 => {
+                keys6 = Some(Arc::from(fibkit::load::load_keys6(path)?));
+                None
+            }
             Some(path) => {
                 let keys = fibkit::load::load_keys(path)?;
                 if keys.is_empty() {
@@ -247,7 +302,7 @@ impl Plan {
             }
             work.push((engine, configs.into_iter().collect()));
         }
-        if args.plot.is_some() {
+        if args.plot.is_some() && family == Family::Ipv4 {
             let sweep = [TestName::Seq, TestName::Rnd, TestName::Rep].map(|test| Config { test, batch: 0, threads: 1 });
             for spec in fibkit::engine::ENGINES.iter().filter(|spec| dxr_k(spec.name).is_some()) {
                 match work.iter_mut().find(|(engine, _)| *engine == spec.name) {
@@ -263,21 +318,47 @@ impl Plan {
                 }
             }
         }
-        Ok(Plan { engines, work, tests, threads, batches, seconds: args.seconds, runs: args.runs, keys })
+        Ok(Plan {
+            engines,
+            work,
+            tests,
+            threads,
+            batches,
+            seconds: args.seconds,
+            runs: args.runs,
+            keys,
+            family,
+            space,
+            keys6,
+        })
     }
 
     fn measurements(&self) -> u64 {
         self.work.iter().map(|(_, configs)| configs.len() as u64 * self.runs as u64).sum()
     }
 
-    fn workload(&self, test: TestName, batch: usize, seed: u64) -> Workload {
+    fn workload(&self, test: TestName, batch: usize, seed: u64) -> AnyWorkload {
+        if self.family == Family::Ipv6 {
+            let test = match test {
+                TestName::Seq => Test6::Seq,
+                TestName::Rnd => Test6::Rnd,
+                TestName::Rep => Test6::Rep,
+                TestName::Keys => Test6::Keys(self.keys6.clone().expect("the plan checked --keys")),
+            };
+            return AnyWorkload::V6(Workload6 { test, batch, seed, space: self.space });
+        }
         let test = match test {
             TestName::Seq => Test::Seq,
             TestName::Rnd => Test::Rnd,
             TestName::Rep => Test::Rep,
             TestName::Keys => Test::Keys(self.keys.clone().expect("the plan checked --keys")),
         };
-        Workload { test, batch, seed }
+        AnyWorkload::V4(Workload { test, batch, seed })
+    }
+
+    /// How many keys the `--keys` file had.
+    fn key_count(&self) -> usize {
+        self.keys.as_ref().map(|keys| keys.len()).or(self.keys6.as_ref().map(|keys| keys.len())).unwrap_or(0)
     }
 }
 
@@ -398,6 +479,11 @@ struct Report {
     keys_file: Option<String>,
     keys: usize,
     pinned: bool,
+    family: Family,
+    /// IPv6: the prefix random keys were drawn inside.
+    key_space: Option<Prefix6>,
+    /// IPv6: the share of those keys that hit a route.
+    key_space_routed: Option<f64>,
 }
 
 /// Seed of worker `thread`'s key generator (the same in every run).
@@ -415,7 +501,7 @@ fn pin(cores: &[core_affinity::CoreId], index: usize) -> bool {
 
 /// A lookup count that lasts about `seconds` on one thread (a multiple of
 /// REP's window, so every test does exactly that many lookups).
-fn calibrate(fib: &dyn Fib4, workload: &Workload, seconds: f64, cores: &[core_affinity::CoreId]) -> u64 {
+fn calibrate(fib: &AnyFib, workload: &AnyWorkload, seconds: f64, cores: &[core_affinity::CoreId]) -> u64 {
     let target = (seconds / 10.0).clamp(0.002, 0.1);
     std::thread::scope(|scope| {
         scope
@@ -424,7 +510,7 @@ fn calibrate(fib: &dyn Fib4, workload: &Workload, seconds: f64, cores: &[core_af
                 let mut lookups = 1024u64;
                 loop {
                     let start = Instant::now();
-                    std::hint::black_box(fib.run_workload(workload, lookups));
+                    std::hint::black_box(run_workload(fib, workload, lookups));
                     let elapsed = start.elapsed().as_secs_f64();
                     if elapsed >= target || lookups >= 1 << 40 {
                         let wanted = (lookups as f64 / elapsed.max(1e-9) * seconds).max(1024.0) as u64;
@@ -441,7 +527,7 @@ fn calibrate(fib: &dyn Fib4, workload: &Workload, seconds: f64, cores: &[core_af
 /// One run: `threads` workers at once, each `lookups` lookups. Returns the
 /// summed Mlps, the combined checksum and whether every worker was pinned.
 fn run_once(
-    fib: &dyn Fib4,
+    fib: &AnyFib,
     plan: &Plan,
     config: Config,
     lookups: u64,
@@ -457,7 +543,7 @@ fn run_once(
                     let pinned = pin(cores, thread);
                     barrier.wait();
                     let start = Instant::now();
-                    let checksum = fib.run_workload(&workload, lookups);
+                    let checksum = run_workload(fib, &workload, lookups);
                     let elapsed = start.elapsed().as_secs_f64();
                     (lookups as f64 / elapsed.max(1e-9) / 1e6, checksum, pinned)
                 })
@@ -489,7 +575,12 @@ fn spinner(message: String) -> ProgressBar {
 /// Runs `fibkit bench`.
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let machine = Machine::detect();
-    let plan = Plan::new(args, machine.cores)?;
+    // With the family given, the arguments are checked before the table
+    // loads; otherwise the table decides it first.
+    let early_plan = match args.family.explicit() {
+        Some(family) => Some(Plan::new(args, machine.cores, family)?),
+        None => None,
+    };
     if let Some(load) = machine.load_average.filter(|&load| load > machine.cores as f64 / 2.0) {
         eprintln!(
             "warning: load average {load:.1} on {} cores: other work competes for the CPUs and caches, \
@@ -510,6 +601,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let table = args.table.load();
     loading.finish_and_clear();
     let table = table?;
+    let family = args.family.resolve(&table)?;
+    let plan = match early_plan {
+        Some(plan) => plan,
+        None => Plan::new(args, machine.cores, family)?,
+    };
+    let key_space_routed = (family == Family::Ipv6).then(|| routed_share(&table.v6, plan.space));
 
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     if plan.threads.iter().any(|&threads| threads > cores.len().max(1)) {
@@ -527,8 +624,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let mut pinned = !cores.is_empty();
     for (name, configs) in &plan.work {
         bar.set_message(format!("building {name}"));
-        let summary = fibkit_peers::find(name).map_or("", |spec| spec.summary).to_string();
-        let (fib, build_ms) = match build_timed(name, &table) {
+        let summary = family::summary(family, name).to_string();
+        let (fib, build_ms) = match build_timed_in(family, name, &table) {
             Ok(built) => built,
             Err(error) => {
                 bar.suspend(|| eprintln!("warning: {name} skipped: {error:#}"));
@@ -549,19 +646,19 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             summary,
             bytes_total: Some(fib.footprint() as u64),
             build_ms: Some(build_ms),
-            parameters: parameters(fib.as_ref()),
+            parameters: parameters(fib.stats()),
             error: None,
         });
         for &config in configs {
             let label = format!("{name} {} batch {} x{}", config.test.as_str(), config.batch, config.threads);
             bar.set_message(format!("{label} calibrating"));
             let calibration = plan.workload(config.test, config.batch, seed_for(0));
-            let lookups = calibrate(fib.as_ref(), &calibration, plan.seconds, &cores);
+            let lookups = calibrate(&fib, &calibration, plan.seconds, &cores);
             let mut mlps_runs = Vec::with_capacity(plan.runs);
             let mut checksum = 0;
             for run in 0..plan.runs {
                 bar.set_message(format!("{label} run {}/{}", run + 1, plan.runs));
-                let (mlps, run_checksum, run_pinned) = run_once(fib.as_ref(), &plan, config, lookups, &cores);
+                let (mlps, run_checksum, run_pinned) = run_once(&fib, &plan, config, lookups, &cores);
                 mlps_runs.push(mlps);
                 checksum = run_checksum;
                 pinned &= run_pinned;
@@ -581,7 +678,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let report = Report {
         machine,
         table_name: table.name.clone(),
-        prefixes: table.v4.len(),
+        prefixes: family.prefixes(&table),
         next_hops: table.next_hops.len(),
         mapping: table.next_hops.mapping().to_string(),
         engines,
@@ -593,8 +690,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         seconds: plan.seconds,
         runs: plan.runs,
         keys_file: args.keys.as_ref().map(|path| path.display().to_string()),
-        keys: plan.keys.as_ref().map_or(0, |keys| keys.len()),
+        keys: plan.key_count(),
         pinned,
+        family,
+        key_space: (family == Family::Ipv6).then_some(plan.space),
+        key_space_routed,
     };
     print!("{}", render(&report));
     if let Some(path) = &args.json {
@@ -612,6 +712,15 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The share of the first 2^16 random keys of worker 0's generator inside
+/// `space` that hit a route of `rib` (what a random IPv6 test measures).
+fn routed_share(rib: &fibkit::rib::Rib6, space: Prefix6) -> f64 {
+    const SAMPLE: usize = 1 << 16;
+    let mut keys = KeyGen6::new(space, seed_for(0));
+    let routed = (0..SAMPLE).filter(|_| rib.lookup(keys.next()) != fibkit::NO_ROUTE).count();
+    routed as f64 / SAMPLE as f64
+}
+
 /// Fails early, before any measuring, if `path` cannot be created.
 fn check_writable(path: &Path) -> Result<()> {
     let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -622,8 +731,8 @@ fn check_writable(path: &Path) -> Result<()> {
 }
 
 /// An engine's statistics figures as JSON (its parameters and structure).
-fn parameters(fib: &dyn Fib4) -> Map<String, Value> {
-    fib.stats()
+fn parameters(stats: Stats) -> Map<String, Value> {
+    stats
         .figures
         .into_iter()
         .map(|(key, figure)| {
@@ -649,9 +758,18 @@ fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Table: {} ({} IPv4 prefixes, {} next hops, mapping: {})",
-        report.table_name, report.prefixes, report.next_hops, report.mapping
+        "Table: {} ({} {} prefixes, {} next hops, mapping: {})",
+        report.table_name, report.prefixes, report.family, report.next_hops, report.mapping
     );
+    if let Some(space) = report.key_space {
+        let _ = writeln!(
+            out,
+            "Random IPv6 keys: inside {space}{}",
+            report
+                .key_space_routed
+                .map_or(String::new(), |share| format!(" ({:.2}% of them hit a route)", share * 100.0))
+        );
+    }
     let _ = writeln!(
         out,
         "Machine: {}, {} cores{}, huge pages {}; {} run(s) of {} s per configuration, workers {}",
@@ -782,6 +900,7 @@ fn to_json(report: &Report) -> Value {
         "table": {
             "name": report.table_name,
             "prefixes": report.prefixes,
+            "family": report.family.key(),
             "next_hops": report.next_hops,
             "mapping": report.mapping,
         },
@@ -794,6 +913,8 @@ fn to_json(report: &Report) -> Value {
             "runs": report.runs,
             "keys_file": report.keys_file,
             "keys": report.keys,
+            "key_space": report.key_space.map(|space| space.to_string()),
+            "key_space_routed_share": report.key_space_routed,
             "pinned": report.pinned,
             "seeds": (0..report.threads.iter().copied().max().unwrap_or(1)).map(seed_for).collect::<Vec<_>>(),
         },
@@ -817,7 +938,11 @@ mod tests {
     }
 
     fn plan(line: &[&str]) -> Result<Plan> {
-        Plan::new(&parse(line)?, 2)
+        Plan::new(&parse(line)?, 2, Family::Ipv4)
+    }
+
+    fn plan6(line: &[&str]) -> Result<Plan> {
+        Plan::new(&parse(line)?, 2, Family::Ipv6)
     }
 
     fn error_of(line: &[&str]) -> String {
@@ -899,6 +1024,37 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_plans_use_the_ipv6_registry_and_key_space() {
+        let six = plan6(&["--plot", "x.png"]).unwrap();
+        let names: Vec<&str> = fibkit::engine::ENGINES6.iter().map(|spec| spec.name).collect();
+        assert_eq!(six.engines, names);
+        assert_eq!(six.work.len(), names.len(), "no IPv4 DXR sweep for --plot");
+        assert_eq!(six.space.to_string(), "2000::/3");
+        match six.workload(TestName::Rnd, 64, 9) {
+            AnyWorkload::V6(workload) => {
+                assert_eq!((workload.test, workload.batch, workload.seed), (Test6::Rnd, 64, 9));
+                assert_eq!(workload.space.to_string(), "2000::/3");
+            }
+            AnyWorkload::V4(_) => panic!("an IPv6 plan made an IPv4 workload"),
+        }
+        let paper = plan6(&["--space", "2000::/8", "--engines", "poptrie18"]).unwrap();
+        assert_eq!((paper.engines.clone(), paper.space.to_string()), (vec!["poptrie18"], "2000::/8".to_string()));
+        assert!(matches!(plan(&[]).unwrap().workload(TestName::Seq, 0, 1), AnyWorkload::V4(_)));
+    }
+
+    #[test]
+    fn ipv6_argument_errors_say_what_is_ipv4_only() {
+        let message = format!("{:#}", plan6(&["--engines", "poptrie16,d18r"]).unwrap_err());
+        assert!(message.contains("\"d18r\" is IPv4 only"), "{message}");
+        let message = format!("{:#}", plan6(&["--engines", "prefix-trie"]).unwrap_err());
+        assert!(message.contains("fibkit-peers is IPv4 only"), "{message}");
+        assert!(error_of(&["--space", "2000::/8"]).contains("this run is IPv4"));
+        let message = parse(&["--space", "2000::1/8"]).expect_err("host bits refused").to_string();
+        assert!(message.contains("host bits set"), "{message}");
+        assert!(parse(&["-4", "-6"]).is_err(), "-4 and -6 together");
+    }
+
+    #[test]
     fn default_threads_reach_the_core_count() {
         assert_eq!(default_threads(1), vec![1]);
         assert_eq!(default_threads(2), vec![1, 2]);
@@ -953,6 +1109,9 @@ mod tests {
             keys_file: None,
             keys: 0,
             pinned: true,
+            family: Family::Ipv4,
+            key_space: None,
+            key_space_routed: None,
         }
     }
 
@@ -987,6 +1146,34 @@ mod tests {
         assert_eq!(engines[0]["parameters"]["nodes"], 7);
         assert!(engines[1]["bytes_total"].is_null());
         assert_eq!(engines[1]["error"], "too many next hops");
+    }
+
+    #[test]
+    fn ipv6_reports_name_the_family_and_the_key_space() {
+        let mut report = sample_report();
+        report.family = Family::Ipv6;
+        report.key_space = Some("2000::/8".parse().unwrap());
+        report.key_space_routed = Some(0.25);
+        let text = render(&report);
+        assert!(text.contains("(4 IPv6 prefixes,"), "{text}");
+        assert!(text.contains("Random IPv6 keys: inside 2000::/8 (25.00% of them hit a route)"), "{text}");
+        let value = to_json(&report);
+        assert_eq!(value["table"]["family"], "ipv6");
+        assert_eq!(value["parameters"]["key_space"], "2000::/8");
+        assert_eq!(value["parameters"]["key_space_routed_share"], 0.25);
+        let ipv4 = to_json(&sample_report());
+        assert_eq!(ipv4["table"]["family"], "ipv4");
+        assert!(ipv4["parameters"]["key_space"].is_null());
+    }
+
+    #[test]
+    fn routed_share_counts_hits_inside_the_space() {
+        let mut rib = fibkit::rib::Rib6::new();
+        rib.insert("2000::/4".parse().unwrap(), 1);
+        let share = routed_share(&rib, "2000::/3".parse().unwrap());
+        assert!((0.45..0.55).contains(&share), "{share}");
+        assert_eq!(routed_share(&rib, "2000::/8".parse().unwrap()), 1.0);
+        assert_eq!(routed_share(&rib, "3000::/4".parse().unwrap()), 0.0);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use fibkit::nexthop::Mapping;
 
 mod bench;
 mod convert;
+mod family;
 mod replay;
 mod stat;
 mod verify;

@@ -2,20 +2,22 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::Args;
 use fibkit::dxr;
 use fibkit::engine::Figure;
 use serde_json::{json, Map, Value};
 
-use crate::{build_timed, select_engines, TableArgs};
+use crate::family::{build_timed_in, select_engines_in, Family, FamilyArgs};
+use crate::TableArgs;
 
 /// Arguments of `fibkit stat`.
 #[derive(Args, Debug)]
 pub struct StatArgs {
-    /// Engine to build (see `fibkit verify --engine all` for the list).
-    #[arg(long, default_value = "d16r")]
-    engine: String,
+    /// Engine to build, a comma-separated list, or `all` [default: d16r;
+    /// for IPv6 poptrie18].
+    #[arg(long)]
+    engine: Option<String>,
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     json: bool,
@@ -24,20 +26,34 @@ pub struct StatArgs {
     chunk_histogram: bool,
     #[command(flatten)]
     table: TableArgs,
+    #[command(flatten)]
+    family: FamilyArgs,
 }
 
 /// Runs `fibkit stat`.
 pub fn run(args: &StatArgs) -> Result<ExitCode> {
+    if args.chunk_histogram && args.family.explicit() == Some(Family::Ipv6) {
+        bail!("--chunk-histogram is about IPv4 DXR (drop -6 / --family ipv6)");
+    }
     let table = args.table.load()?;
+    let family = args.family.resolve(&table)?;
+    if args.chunk_histogram && family == Family::Ipv6 {
+        bail!("--chunk-histogram is about IPv4 DXR, and {} has IPv6 routes only", table.name);
+    }
+    let default_engine = match family {
+        Family::Ipv4 => "d16r",
+        Family::Ipv6 => "poptrie18",
+    };
     let mut objects = Vec::new();
-    for name in select_engines(&args.engine)? {
-        let (fib, build_ms) = build_timed(name, &table)?;
+    for name in select_engines_in(family, args.engine.as_deref().unwrap_or(default_engine))? {
+        let (fib, build_ms) = build_timed_in(family, name, &table)?;
         let stats = fib.stats();
-        let prefixes = table.v4.len() as u64;
+        let prefixes = family.prefixes(&table) as u64;
         let bytes = fib.footprint() as u64;
         let mut object = Map::new();
         object.insert("engine".into(), json!(name));
         object.insert("table".into(), json!(table.name));
+        object.insert("family".into(), json!(family.key()));
         object.insert("mapping".into(), json!(table.next_hops.mapping().to_string()));
         object.insert("prefixes".into(), json!(prefixes));
         object.insert("nexthops".into(), json!(table.next_hops.len()));
@@ -55,7 +71,12 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
             objects.push(Value::Object(object));
         } else {
             println!("{}", stats.report);
-            println!("Table: {} ({} prefixes, next hops: {})", table.name, prefixes, table.next_hops.mapping());
+            println!(
+                "Table: {} ({} {family} prefixes, next hops: {})",
+                table.name,
+                prefixes,
+                table.next_hops.mapping()
+            );
             println!("Build time: {build_ms:.1} ms");
             println!();
         }

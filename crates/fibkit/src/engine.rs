@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::rib::{Rib4, Rib6};
-use crate::workload::{self, Workload};
+use crate::workload::{self, Workload, Workload6};
 use crate::NextHop;
 
 /// One figure of an engine's statistics report.
@@ -129,6 +129,13 @@ pub trait Fib6: Send + Sync {
 
     /// The engine's statistics report.
     fn stats(&self) -> Stats;
+
+    /// Runs an IPv6 benchmark workload of `lookups` lookups and returns the
+    /// checksum of the results (monomorphised per engine, as
+    /// [`Fib4::run_workload`]).
+    fn run_workload(&self, workload: &Workload6, lookups: u64) -> u64 {
+        workload::run6(self, workload, lookups)
+    }
 }
 
 /// Why an engine could not be built from a table.
@@ -209,6 +216,8 @@ pub const ENGINES6: &[EngineSpec6] = &[
     EngineSpec6 { name: "poptrie0", summary: "Poptrie, s = 0", build: crate::poptrie::build_boxed6::<0> },
     EngineSpec6 { name: "poptrie16", summary: "Poptrie, s = 16", build: crate::poptrie::build_boxed6::<16> },
     EngineSpec6 { name: "poptrie18", summary: "Poptrie, s = 18", build: crate::poptrie::build_boxed6::<18> },
+    EngineSpec6 { name: "d16r6", summary: "DXR for IPv6, K = 16", build: crate::dxr6::build_boxed6::<16> },
+    EngineSpec6 { name: "d18r6", summary: "DXR for IPv6, K = 18", build: crate::dxr6::build_boxed6::<18> },
     EngineSpec6 {
         name: "radix",
         summary: "the RIB's path-compressed binary trie (reference)",

@@ -6,6 +6,8 @@
 //!
 //! - [`dxr`]: DXR (Zec, Rizzo, Mikuc), D16R..D22R: a direct table on the top
 //!   K bits and binary search over sorted ranges;
+//! - [`dxr6`]: DXR for IPv6 as the Poptrie paper built it for its
+//!   comparison, D16R6 and D18R6 (long range entries of 128 bits);
 //! - [`poptrie`]: Poptrie (Asai, Ohara), a 64-ary trie indexed by population
 //!   count, with direct pointing on the top s bits, for IPv4 and IPv6;
 //! - [`lulea`]: Luleå (Degermark, Brodnik, Carlsson, Pink): a three-level
@@ -35,6 +37,7 @@
 pub mod addr;
 pub mod dir24;
 pub mod dxr;
+pub mod dxr6;
 pub mod engine;
 pub mod lctrie;
 pub mod load;

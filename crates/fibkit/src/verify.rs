@@ -13,12 +13,14 @@
 //!
 //! For IPv6, [`boundaries6`] and [`random6`] (keys from the whole space, a
 //! given prefix such as 2000::/3, or inside announced prefixes) answer with
-//! a [`Report6`].
+//! a [`Report6`]. Both families share one generic sweep each
+//! ([`Report`] is generic over the [`Address`]); only key drawing differs.
 
 use rayon::prelude::*;
 
-use crate::engine::Fib4;
-use crate::rib::{Range, Rib4};
+use crate::addr::{Address, Prefix6};
+use crate::engine::{Fib4, Fib6};
+use crate::rib::{Range, Rib, Rib4, Rib6};
 use crate::workload::XorShift32;
 use crate::NextHop;
 
@@ -27,42 +29,58 @@ pub const KEPT_MISMATCHES: usize = 10;
 
 /// One wrong answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mismatch {
+pub struct Mismatch<A: Address = u32> {
     /// The address looked up.
-    pub addr: u32,
+    pub addr: A,
     /// The RIB's answer.
     pub expected: NextHop,
     /// The engine's answer.
     pub got: NextHop,
 }
 
+/// One wrong answer for an IPv6 address.
+pub type Mismatch6 = Mismatch<u128>;
+
 /// The outcome of a sweep.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Report {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report<A: Address = u32> {
     /// Addresses checked.
     pub checked: u64,
     /// Wrong answers found.
     pub mismatches: u64,
+    /// How many of the expected answers were a route (not
+    /// [`crate::NO_ROUTE`]): random IPv6 keys easily miss every prefix.
+    pub routed: u64,
     /// The first wrong answers, in address order where the sweep has one.
-    pub first: Vec<Mismatch>,
+    pub first: Vec<Mismatch<A>>,
 }
 
-impl Report {
+/// The outcome of an IPv6 sweep.
+pub type Report6 = Report<u128>;
+
+impl<A: Address> Default for Report<A> {
+    fn default() -> Self {
+        Report { checked: 0, mismatches: 0, routed: 0, first: Vec::new() }
+    }
+}
+
+impl<A: Address> Report<A> {
     /// Whether every answer was right.
     pub fn passed(&self) -> bool {
         self.mismatches == 0
     }
 
-    fn record(&mut self, mismatch: Mismatch) {
+    fn record(&mut self, mismatch: Mismatch<A>) {
         self.mismatches += 1;
         if self.first.len() < KEPT_MISMATCHES {
             self.first.push(mismatch);
         }
     }
 
-    fn merge(mut self, other: Report) -> Report {
+    fn merge(mut self, other: Report<A>) -> Report<A> {
         self.checked += other.checked;
         self.mismatches += other.mismatches;
+        self.routed += other.routed;
         for mismatch in other.first {
             if self.first.len() < KEPT_MISMATCHES {
                 self.first.push(mismatch);
@@ -72,14 +90,38 @@ impl Report {
     }
 }
 
+/// The batch lookup of either family: [`Fib4`] over `u32`, [`Fib6`] over
+/// `u128`, so that one generic sweep serves both.
+trait BatchLookup<A> {
+    fn answer_batch(&self, keys: &[A], out: &mut [NextHop]);
+}
+
+impl<F: Fib4 + ?Sized> BatchLookup<u32> for F {
+    fn answer_batch(&self, keys: &[u32], out: &mut [NextHop]) {
+        self.lookup_batch(keys, out);
+    }
+}
+
+impl<F: Fib6 + ?Sized> BatchLookup<u128> for F {
+    fn answer_batch(&self, keys: &[u128], out: &mut [NextHop]) {
+        self.lookup_batch(keys, out);
+    }
+}
+
 const BATCH: usize = 256;
 
 /// Checks `addrs` (with their expected answers) through `lookup_batch`.
-fn check_batch<F: Fib4 + ?Sized>(fib: &F, addrs: &[u32], expected: &[NextHop], report: &mut Report) {
+fn check_batch<A: Address, F: BatchLookup<A> + ?Sized>(
+    fib: &F,
+    addrs: &[A],
+    expected: &[NextHop],
+    report: &mut Report<A>,
+) {
     let mut got = [0 as NextHop; BATCH];
     for (keys, wanted) in addrs.chunks(BATCH).zip(expected.chunks(BATCH)) {
-        fib.lookup_batch(keys, &mut got[..keys.len()]);
+        fib.answer_batch(keys, &mut got[..keys.len()]);
         for ((&addr, &expected), &got) in keys.iter().zip(wanted).zip(&got[..keys.len()]) {
+            report.routed += u64::from(expected != crate::NO_ROUTE);
             if got != expected {
                 report.record(Mismatch { addr, expected, got });
             }
@@ -88,9 +130,9 @@ fn check_batch<F: Fib4 + ?Sized>(fib: &F, addrs: &[u32], expected: &[NextHop], r
     }
 }
 
-/// Checks the first and last address of every range of `rib`.
-pub fn boundaries<F: Fib4 + ?Sized>(fib: &F, rib: &Rib4) -> Report {
-    let ranges = rib.ranges(0, u32::MAX);
+/// The boundary sweep of either family.
+fn boundaries_of<A: Address, F: BatchLookup<A> + Sync + ?Sized>(fib: &F, rib: &Rib<A>) -> Report<A> {
+    let ranges = rib.ranges(A::ZERO, A::MAX);
     ranges
         .par_chunks(4096)
         .map(|block| {
@@ -109,24 +151,42 @@ pub fn boundaries<F: Fib4 + ?Sized>(fib: &F, rib: &Rib4) -> Report {
         .reduce(Report::default, Report::merge)
 }
 
-/// Checks `count` uniformly random addresses drawn from `seed`.
-pub fn random<F: Fib4 + ?Sized>(fib: &F, rib: &Rib4, count: u64, seed: u64) -> Report {
+/// The random sweep of either family: `count` addresses from `draw`, in
+/// slices of 2^16 with a generator per slice (so the result does not depend
+/// on how the slices spread over the cores).
+fn random_of<A: Address, F: BatchLookup<A> + Sync + ?Sized>(
+    fib: &F,
+    rib: &Rib<A>,
+    count: u64,
+    seed: u64,
+    draw: impl Fn(&mut XorShift32) -> A + Sync,
+) -> Report<A> {
     const SLICE: u64 = 1 << 16;
-    let ranges = rib.ranges(0, u32::MAX);
-    let expected_for = |addr: u32| ranges[ranges.partition_point(|range| range.first <= addr) - 1].next_hop;
+    let ranges = rib.ranges(A::ZERO, A::MAX);
+    let expected_for = |addr: A| ranges[ranges.partition_point(|range| range.first <= addr) - 1].next_hop;
     let slices = count.div_ceil(SLICE);
     (0..slices)
         .into_par_iter()
         .map(|slice| {
             let mut rng = XorShift32::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ slice);
             let len = SLICE.min(count - slice * SLICE) as usize;
-            let addrs: Vec<u32> = (0..len).map(|_| rng.next()).collect();
+            let addrs: Vec<A> = (0..len).map(|_| draw(&mut rng)).collect();
             let expected: Vec<NextHop> = addrs.iter().map(|&addr| expected_for(addr)).collect();
             let mut report = Report::default();
             check_batch(fib, &addrs, &expected, &mut report);
             report
         })
         .reduce(Report::default, Report::merge)
+}
+
+/// Checks the first and last address of every range of `rib`.
+pub fn boundaries<F: Fib4 + ?Sized>(fib: &F, rib: &Rib4) -> Report {
+    boundaries_of(fib, rib)
+}
+
+/// Checks `count` uniformly random addresses drawn from `seed`.
+pub fn random<F: Fib4 + ?Sized>(fib: &F, rib: &Rib4, count: u64, seed: u64) -> Report {
+    random_of(fib, rib, count, seed, XorShift32::next)
 }
 
 /// Checks every address of the IPv4 space against the RIB's ranges.
@@ -164,6 +224,7 @@ pub fn exhaustive<F: Fib4 + ?Sized>(fib: &F, rib: &Rib4) -> Report {
                         }
                     }
                     report.checked += len as u64;
+                    report.routed += if range.next_hop == crate::NO_ROUTE { 0 } else { len as u64 };
                     next += len as u64;
                 }
             }
@@ -176,91 +237,9 @@ pub fn exhaustive<F: Fib4 + ?Sized>(fib: &F, rib: &Rib4) -> Report {
 
 // ------------------------------------------------------------------ IPv6
 
-use crate::addr::{Address, Prefix6};
-use crate::engine::Fib6;
-use crate::rib::Rib6;
-
-/// One wrong answer for an IPv6 address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mismatch6 {
-    /// The address looked up.
-    pub addr: u128,
-    /// The RIB's answer.
-    pub expected: NextHop,
-    /// The engine's answer.
-    pub got: NextHop,
-}
-
-/// The outcome of an IPv6 sweep.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Report6 {
-    /// Addresses checked.
-    pub checked: u64,
-    /// Wrong answers found.
-    pub mismatches: u64,
-    /// How many of the expected answers were a route (not
-    /// [`crate::NO_ROUTE`]): random IPv6 keys easily miss every prefix.
-    pub routed: u64,
-    /// The first wrong answers.
-    pub first: Vec<Mismatch6>,
-}
-
-impl Report6 {
-    /// Whether every answer was right.
-    pub fn passed(&self) -> bool {
-        self.mismatches == 0
-    }
-
-    fn merge(mut self, other: Report6) -> Report6 {
-        self.checked += other.checked;
-        self.mismatches += other.mismatches;
-        self.routed += other.routed;
-        for mismatch in other.first {
-            if self.first.len() < KEPT_MISMATCHES {
-                self.first.push(mismatch);
-            }
-        }
-        self
-    }
-
-    /// Checks `addrs` against the RIB through `lookup_batch`.
-    fn check<F: Fib6 + ?Sized>(fib: &F, rib: &Rib6, addrs: &[u128]) -> Report6 {
-        let mut report = Report6::default();
-        let mut got = [0 as NextHop; BATCH];
-        for keys in addrs.chunks(BATCH) {
-            fib.lookup_batch(keys, &mut got[..keys.len()]);
-            for (&addr, &got) in keys.iter().zip(&got[..keys.len()]) {
-                let expected = rib.lookup(addr);
-                report.routed += u64::from(expected != crate::NO_ROUTE);
-                if got != expected {
-                    report.mismatches += 1;
-                    if report.first.len() < KEPT_MISMATCHES {
-                        report.first.push(Mismatch6 { addr, expected, got });
-                    }
-                }
-            }
-            report.checked += keys.len() as u64;
-        }
-        report
-    }
-}
-
 /// Checks the first and last address of every range of an IPv6 RIB.
 pub fn boundaries6<F: Fib6 + ?Sized>(fib: &F, rib: &Rib6) -> Report6 {
-    let ranges = rib.ranges(0, u128::MAX);
-    ranges
-        .par_chunks(4096)
-        .map(|block| {
-            let mut addrs = Vec::with_capacity(block.len() * 2);
-            for range in block {
-                addrs.push(range.first);
-                if range.last != range.first {
-                    addrs.push(range.last);
-                }
-            }
-            Report6::check(fib, rib, &addrs)
-        })
-        .reduce(Report6::default, Report6::merge)
+    boundaries_of(fib, rib)
 }
 
 /// Where [`random6`] draws its keys.
@@ -280,8 +259,9 @@ fn random_u128(rng: &mut XorShift32) -> u128 {
 }
 
 /// Checks `count` random IPv6 addresses drawn from `keys` with `seed`.
+/// With [`Keys6::Announced`] and an empty RIB there is nothing to draw
+/// from: the report is empty.
 pub fn random6<F: Fib6 + ?Sized>(fib: &F, rib: &Rib6, keys: Keys6, count: u64, seed: u64) -> Report6 {
-    const SLICE: u64 = 1 << 16;
     let routes: Vec<Prefix6> = match keys {
         Keys6::Announced => rib.iter().map(|(prefix, _)| prefix).collect(),
         _ => Vec::new(),
@@ -289,28 +269,17 @@ pub fn random6<F: Fib6 + ?Sized>(fib: &F, rib: &Rib6, keys: Keys6, count: u64, s
     if keys == Keys6::Announced && routes.is_empty() {
         return Report6::default();
     }
-    let slices = count.div_ceil(SLICE);
-    (0..slices)
-        .into_par_iter()
-        .map(|slice| {
-            let mut rng = XorShift32::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ slice);
-            let len = SLICE.min(count - slice * SLICE) as usize;
-            let addrs: Vec<u128> = (0..len)
-                .map(|_| {
-                    let (network, prefix_len) = match keys {
-                        Keys6::Anywhere => (0, 0),
-                        Keys6::Inside(prefix) => (prefix.addr(), prefix.prefix_len()),
-                        Keys6::Announced => {
-                            let route = routes[rng.next() as usize % routes.len()];
-                            (route.addr(), route.prefix_len())
-                        }
-                    };
-                    network | (random_u128(&mut rng) & !u128::mask(prefix_len))
-                })
-                .collect();
-            Report6::check(fib, rib, &addrs)
-        })
-        .reduce(Report6::default, Report6::merge)
+    random_of(fib, rib, count, seed, |rng| {
+        let (network, prefix_len) = match keys {
+            Keys6::Anywhere => (0, 0),
+            Keys6::Inside(prefix) => (prefix.addr(), prefix.prefix_len()),
+            Keys6::Announced => {
+                let route = routes[rng.next() as usize % routes.len()];
+                (route.addr(), route.prefix_len())
+            }
+        };
+        network | (random_u128(rng) & !u128::mask(prefix_len))
+    })
 }
 
 #[cfg(test)]

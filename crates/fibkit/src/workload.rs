@@ -377,3 +377,358 @@ mod tests {
         assert!(top_bytes.iter().all(|&count| (160..=352).contains(&count)), "{top_bytes:?}");
     }
 }
+
+// ------------------------------------------------------------------ IPv6
+//
+// The IPv6 twins of the above, kept in their own functions: SEQ, RND, REP
+// and Keys over `u128` keys through [`Fib6`]. A uniform 128-bit key almost
+// never hits a route (announced space is a sliver of 2^128), so random keys
+// are drawn inside a key space: 2000::/3 (global unicast) by default, or
+// 2000::/8 as the Poptrie paper does, or any other prefix.
+
+use crate::addr::{Address, Prefix6};
+use crate::engine::Fib6;
+
+/// The global unicast space 2000::/3, where IPv6 random keys are drawn by
+/// default.
+pub const GLOBAL_UNICAST: (u128, u8) = (0x2000 << 112, 3);
+
+/// The Poptrie paper's IPv6 key space, 2000::/8.
+pub const POPTRIE_PAPER_SPACE: (u128, u8) = (0x2000 << 112, 8);
+
+/// A key space given as `(network, prefix_len)` as a [`Prefix6`].
+pub fn key_space((network, prefix_len): (u128, u8)) -> Prefix6 {
+    Prefix6::new(network, prefix_len).expect("the key space constants have no host bits")
+}
+
+/// Which key stream an IPv6 workload uses (the twin of [`Test`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Test6 {
+    /// Dependent random keys.
+    Seq,
+    /// Independent random keys.
+    Rnd,
+    /// Each random key 8 times within a sliding window.
+    Rep,
+    /// Keys from an array, in order.
+    Keys(Arc<[u128]>),
+}
+
+impl Test6 {
+    /// Short name as used on the command line (`seq`, `rnd`, `rep`, `keys`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Test6::Seq => "seq",
+            Test6::Rnd => "rnd",
+            Test6::Rep => "rep",
+            Test6::Keys(_) => "keys",
+        }
+    }
+}
+
+/// An IPv6 benchmark workload: a key stream, a batch length, a seed and
+/// the prefix random keys are drawn inside.
+#[derive(Clone, Debug)]
+pub struct Workload6 {
+    /// The key stream.
+    pub test: Test6,
+    /// 0 for scalar lookups, else the batch length for `lookup_batch`.
+    pub batch: usize,
+    /// Seed of the key generator (each worker thread uses its own).
+    pub seed: u64,
+    /// Random keys (SEQ, RND, REP) are uniform inside this prefix.
+    pub space: Prefix6,
+}
+
+/// Two Marsaglia xorshift64 generators side by side, one per half of a
+/// 128-bit key. The halves are independent chains, so the CPU steps both
+/// at once: a key costs about as much as one xorshift64 step.
+#[derive(Clone, Copy, Debug)]
+pub struct XorShift64Pair {
+    high: u64,
+    low: u64,
+}
+
+impl XorShift64Pair {
+    /// A generator from `seed` (any seed; the two halves get distinct,
+    /// non-zero states).
+    pub fn new(seed: u64) -> Self {
+        // SplitMix64's finaliser spreads nearby seeds over the state space.
+        fn mix(mut z: u64) -> u64 {
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        let nonzero = |state: u64| if state == 0 { 0x9e37_79b9_7f4a_7c15 } else { state };
+        XorShift64Pair {
+            high: nonzero(mix(seed)),
+            low: nonzero(mix(seed.wrapping_add(0x9e37_79b9_7f4a_7c15))),
+        }
+    }
+
+    #[inline(always)]
+    fn step(mut x: u64) -> u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+
+    /// The next 128 random bits.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u128 {
+        self.high = Self::step(self.high);
+        self.low = Self::step(self.low);
+        (u128::from(self.high) << 64) | u128::from(self.low)
+    }
+}
+
+/// Uniform random IPv6 keys inside a prefix: the network bits fixed, the
+/// host bits from an [`XorShift64Pair`].
+#[derive(Clone, Copy, Debug)]
+pub struct KeyGen6 {
+    rng: XorShift64Pair,
+    network: u128,
+    host_mask: u128,
+}
+
+impl KeyGen6 {
+    /// Keys inside `space`, drawn from `seed`.
+    pub fn new(space: Prefix6, seed: u64) -> Self {
+        KeyGen6 { rng: XorShift64Pair::new(seed), network: space.addr(), host_mask: !u128::mask(space.prefix_len()) }
+    }
+
+    /// The next key.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u128 {
+        self.network | (self.rng.next() & self.host_mask)
+    }
+
+    /// The next key XORed with `previous` (SEQ's dependency), still inside
+    /// the space.
+    #[inline(always)]
+    pub fn next_after(&mut self, previous: NextHop) -> u128 {
+        self.network | ((self.rng.next() ^ u128::from(previous)) & self.host_mask)
+    }
+}
+
+/// Runs `lookups` IPv6 lookups of `workload` against `fib` and returns the
+/// checksum (wrapping sum of the next hops), as [`run`] does for IPv4.
+pub fn run6<F: Fib6 + ?Sized>(fib: &F, workload: &Workload6, lookups: u64) -> u64 {
+    let mut keys = KeyGen6::new(workload.space, workload.seed);
+    let batch = workload.batch.min(MAX_BATCH);
+    let mut checksum = 0u64;
+    match (&workload.test, batch) {
+        (Test6::Seq, _) => {
+            let mut previous: NextHop = 0;
+            for _ in 0..lookups {
+                previous = fib.lookup(keys.next_after(previous));
+                checksum = checksum.wrapping_add(u64::from(previous));
+            }
+        }
+        (Test6::Rnd, 0) => {
+            for _ in 0..lookups {
+                checksum = checksum.wrapping_add(u64::from(fib.lookup(keys.next())));
+            }
+        }
+        (Test6::Rep, 0) => {
+            let mut window = [0u128; REP_WINDOW];
+            for slot in &mut window {
+                *slot = keys.next();
+            }
+            for step in 0..lookups / REP_WINDOW as u64 {
+                window[step as usize % REP_WINDOW] = keys.next();
+                for &key in &window {
+                    checksum = checksum.wrapping_add(u64::from(fib.lookup(key)));
+                }
+            }
+        }
+        (Test6::Keys(source), 0) => {
+            if source.is_empty() {
+                return 0;
+            }
+            let mut remaining = lookups;
+            while remaining > 0 {
+                let take = remaining.min(source.len() as u64) as usize;
+                for &key in &source[..take] {
+                    checksum = checksum.wrapping_add(u64::from(fib.lookup(key)));
+                }
+                remaining -= take as u64;
+            }
+        }
+        (test, batch) => return run_batched6(fib, test, batch, &mut keys, lookups),
+    }
+    checksum
+}
+
+/// [`run6`]'s batch path: RND, REP and Keys through [`Fib6::lookup_batch`],
+/// with the same keys in the same order as the scalar path.
+fn run_batched6<F: Fib6 + ?Sized>(fib: &F, test: &Test6, batch: usize, gen: &mut KeyGen6, lookups: u64) -> u64 {
+    if matches!(test, Test6::Keys(source) if source.is_empty()) {
+        return 0;
+    }
+    let mut keys = vec![0u128; batch];
+    let mut out = vec![0 as NextHop; batch];
+    let mut window = [0u128; REP_WINDOW];
+    if *test == Test6::Rep {
+        for slot in &mut window {
+            *slot = gen.next();
+        }
+    }
+    let (mut checksum, mut done) = (0u64, 0u64);
+    let (mut step, mut offset, mut cursor) = (0usize, 0usize, 0usize);
+    while done < lookups {
+        let count = batch.min((lookups - done) as usize);
+        match test {
+            Test6::Rnd | Test6::Seq => keys[..count].iter_mut().for_each(|key| *key = gen.next()),
+            Test6::Rep => {
+                // The window position carries over between batches, so any
+                // batch length gives the scalar path's keys.
+                for key in &mut keys[..count] {
+                    if offset == 0 {
+                        window[step % REP_WINDOW] = gen.next();
+                        step += 1;
+                    }
+                    *key = window[offset];
+                    offset = (offset + 1) % REP_WINDOW;
+                }
+            }
+            Test6::Keys(source) => {
+                for key in &mut keys[..count] {
+                    *key = source[cursor];
+                    cursor = if cursor + 1 == source.len() { 0 } else { cursor + 1 };
+                }
+            }
+        }
+        fib.lookup_batch(&keys[..count], &mut out[..count]);
+        checksum = out[..count].iter().fold(checksum, |sum, &hop| sum.wrapping_add(u64::from(hop)));
+        done += count as u64;
+    }
+    checksum
+}
+
+#[cfg(test)]
+mod tests6 {
+    use super::*;
+    use crate::engine::Stats;
+
+    /// An IPv6 engine that records the keys it is asked for.
+    struct Recorder6 {
+        keys: std::sync::Mutex<Vec<u128>>,
+    }
+
+    impl Fib6 for Recorder6 {
+        fn name(&self) -> &str {
+            "recorder6"
+        }
+        fn lookup(&self, addr: u128) -> NextHop {
+            self.keys.lock().unwrap().push(addr);
+            (addr & 0xff) as NextHop
+        }
+        fn footprint(&self) -> usize {
+            0
+        }
+        fn stats(&self) -> Stats {
+            Stats::default()
+        }
+    }
+
+    fn recorded(test: Test6, batch: usize, lookups: u64, space: Prefix6) -> (Vec<u128>, u64) {
+        let recorder = Recorder6 { keys: Default::default() };
+        let workload = Workload6 { test, batch, seed: 42, space };
+        let checksum = run6(&recorder, &workload, lookups);
+        (recorder.keys.into_inner().unwrap(), checksum)
+    }
+
+    #[test]
+    fn generator_is_deterministic_and_fills_both_halves() {
+        let draw = |seed| {
+            let mut rng = XorShift64Pair::new(seed);
+            (0..1000).map(|_| rng.next()).collect::<Vec<u128>>()
+        };
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+        let keys = draw(0);
+        assert!(keys.iter().all(|&key| key >> 64 != 0 && key as u64 != 0), "a half stuck at zero");
+        // Every bit position is set in some key and clear in another.
+        let ones = keys.iter().fold(0u128, |bits, &key| bits | key);
+        let zeros = keys.iter().fold(0u128, |bits, &key| bits | !key);
+        assert_eq!((ones, zeros), (u128::MAX, u128::MAX));
+        assert!(keys.iter().all(|&key| (key >> 64) as u64 != key as u64), "halves in lockstep");
+    }
+
+    #[test]
+    fn keys_stay_inside_their_space() {
+        for (space, top_bits) in [(GLOBAL_UNICAST, 3), (POPTRIE_PAPER_SPACE, 8)] {
+            let prefix = key_space(space);
+            let mut gen = KeyGen6::new(prefix, 3);
+            let keys: Vec<u128> = (0..10_000).map(|_| gen.next()).collect();
+            assert!(keys.iter().all(|&key| prefix.contains(key)), "{prefix}: a key outside");
+            // The host bits vary: the first bit below the prefix takes both values.
+            let below = 127 - top_bits;
+            assert!(keys.iter().any(|&key| key >> below & 1 == 1));
+            assert!(keys.iter().any(|&key| key >> below & 1 == 0));
+            let mut again = KeyGen6::new(prefix, 3);
+            assert!(keys.iter().all(|&key| key == again.next()), "{prefix}: not deterministic");
+        }
+        assert_eq!(key_space(GLOBAL_UNICAST).to_string(), "2000::/3");
+        assert_eq!(key_space(POPTRIE_PAPER_SPACE).to_string(), "2000::/8");
+    }
+
+    #[test]
+    fn seq_chains_each_key_to_the_previous_result_inside_the_space() {
+        let space = key_space(POPTRIE_PAPER_SPACE);
+        let (keys, checksum) = recorded(Test6::Seq, 0, 200, space);
+        let mut gen = KeyGen6::new(space, 42);
+        let mut previous = 0;
+        let mut expected_sum = 0u64;
+        for &key in &keys {
+            assert!(space.contains(key));
+            assert_eq!(key, gen.next_after(previous));
+            previous = (key & 0xff) as NextHop;
+            expected_sum += u64::from(previous);
+        }
+        assert_eq!(keys.len(), 200);
+        assert_eq!(checksum, expected_sum);
+        // A space as narrow as a /126 keeps SEQ's keys inside it too.
+        let narrow: Prefix6 = "2001:db8::/126".parse().unwrap();
+        let (keys, _) = recorded(Test6::Seq, 0, 100, narrow);
+        assert!(keys.iter().all(|&key| narrow.contains(key)));
+    }
+
+    #[test]
+    fn rnd_and_rep_use_the_generator() {
+        let space = key_space(GLOBAL_UNICAST);
+        let (keys, _) = recorded(Test6::Rnd, 0, 50, space);
+        let mut gen = KeyGen6::new(space, 42);
+        assert!(keys.iter().all(|&key| key == gen.next()));
+        let (keys, _) = recorded(Test6::Rep, 0, 8 * 100, space);
+        assert_eq!(keys.len(), 800);
+        let mut counts = std::collections::HashMap::new();
+        for &key in &keys {
+            *counts.entry(key).or_insert(0) += 1;
+        }
+        let full = counts.values().filter(|&&count| count == REP_WINDOW).count();
+        assert!(full >= 90, "only {full} keys looked up 8 times");
+        assert!(counts.values().all(|&count| count <= REP_WINDOW));
+    }
+
+    #[test]
+    fn batches_give_the_same_keys_and_answers_as_scalar() {
+        let space = key_space(GLOBAL_UNICAST);
+        let given: Arc<[u128]> = vec![1, 2, 0x2001_0db8 << 96, u128::MAX].into();
+        for test in [Test6::Rnd, Test6::Rep, Test6::Keys(given)] {
+            let (scalar_keys, scalar_sum) = recorded(test.clone(), 0, 800, space);
+            assert_eq!(scalar_keys.len(), 800);
+            for batch in [1, 7, 64, 256] {
+                let (batch_keys, batch_sum) = recorded(test.clone(), batch, 800, space);
+                assert!(batch_keys == scalar_keys, "{} batch {batch}: keys differ", test.name());
+                assert_eq!(batch_sum, scalar_sum, "{} batch {batch}", test.name());
+            }
+        }
+        let (none, sum) = recorded(Test6::Keys(Vec::new().into()), 16, 100, space);
+        assert_eq!((none.len(), sum), (0, 0));
+    }
+}

@@ -1,11 +1,12 @@
-//! Key files: IPv4 lookup keys for replaying traffic (`fibkit bench --keys`).
+//! Key files: lookup keys for replaying traffic (`fibkit bench --keys`),
+//! IPv4 ([`load_keys`]) and IPv6 ([`load_keys6`]).
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 use super::{decompress, LoadError, Position};
 
-/// Loads lookup keys from `path` (gzip and bzip2 decompressed by magic bytes).
+/// Loads IPv4 lookup keys from `path` (gzip and bzip2 decompressed by magic bytes).
 ///
 /// Two layouts are accepted:
 ///
@@ -28,23 +29,85 @@ pub fn load_keys(path: &Path) -> Result<Vec<u32>, LoadError> {
 /// truncated compressed stream is an error here (a key file has no
 /// warnings to carry), naming the offset where the data ends.
 pub fn keys_from_bytes(file: &Path, bytes: &[u8]) -> Result<Vec<u32>, LoadError> {
+    keys_in(file, bytes, &IPV4_LAYOUT)
+}
+
+/// Loads IPv6 lookup keys from `path`, as [`load_keys`] does for IPv4:
+///
+/// - **text**: one IPv6 address a line (`2001:db8::1`), or a decimal
+///   128-bit number; blank lines and `#` comments are skipped;
+/// - **raw**: 16-byte addresses back to back in network byte order (as
+///   they stand in packet headers).
+///
+/// The detection rule is [`load_keys`]'s with 16 in place of 4.
+pub fn load_keys6(path: &Path) -> Result<Vec<u128>, LoadError> {
+    let raw = super::read_file(path)?;
+    keys6_from_bytes(path, &raw)
+}
+
+/// [`load_keys6`] on bytes in memory; `file` names them in errors.
+pub fn keys6_from_bytes(file: &Path, bytes: &[u8]) -> Result<Vec<u128>, LoadError> {
+    keys_in(file, bytes, &IPV6_LAYOUT)
+}
+
+/// How one family's key files read.
+struct Layout<A> {
+    /// The family's name in messages (`IPv4`).
+    family: &'static str,
+    /// Bits of a key (decimal keys above are refused).
+    bits: u32,
+    /// Bytes of a raw key.
+    raw_width: usize,
+    /// What a raw key is called in messages.
+    raw_name: &'static str,
+    parse_decimal: fn(&str) -> Option<A>,
+    parse_address: fn(&str) -> Option<A>,
+    from_raw: fn(&[u8]) -> A,
+}
+
+const IPV4_LAYOUT: Layout<u32> = Layout {
+    family: "IPv4",
+    bits: 32,
+    raw_width: 4,
+    raw_name: "u32",
+    parse_decimal: |text| text.parse().ok(),
+    parse_address: |text| text.parse::<Ipv4Addr>().ok().map(u32::from),
+    from_raw: |word| u32::from_le_bytes([word[0], word[1], word[2], word[3]]),
+};
+
+const IPV6_LAYOUT: Layout<u128> = Layout {
+    family: "IPv6",
+    bits: 128,
+    raw_width: 16,
+    raw_name: "16-byte",
+    parse_decimal: |text| text.parse().ok(),
+    parse_address: |text| text.parse::<Ipv6Addr>().ok().map(u128::from),
+    from_raw: |bytes| u128::from_be_bytes(bytes.try_into().expect("chunks of 16 bytes")),
+};
+
+fn keys_in<A>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, LoadError> {
     let data = decompress(file, bytes)?;
     if let Some(cut) = &data.cut {
         return Err(LoadError::new(file, Position::Offset(cut.decompressed), cut.to_string()));
     }
     let bytes = &data.bytes[..];
-    match text_keys(bytes) {
+    match text_keys(bytes, layout) {
         Ok(keys) if keys.is_empty() => Err(LoadError::new(file, Position::File, "no keys in the file")),
         Ok(keys) => Ok(keys),
         Err(bad) => {
             let printable = bytes.iter().all(|&b| b.is_ascii_graphic() || matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-            if bytes.len() % 4 == 0 && !(printable && bad.after_valid_line) {
-                Ok(bytes.chunks_exact(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect())
+            let width = layout.raw_width;
+            if bytes.len() % width == 0 && !(printable && bad.after_valid_line) {
+                Ok(bytes.chunks_exact(width).map(layout.from_raw).collect())
             } else {
-                let raw_note = if bytes.len() % 4 == 0 {
+                let raw_note = if bytes.len() % width == 0 {
                     String::new()
                 } else {
-                    format!(" (nor raw u32 keys: the length {} is not a multiple of 4)", bytes.len())
+                    format!(
+                        " (nor raw {} keys: the length {} is not a multiple of {width})",
+                        layout.raw_name,
+                        bytes.len()
+                    )
                 };
                 Err(LoadError::new(file, Position::Line(bad.line), format!("{}{raw_note}", bad.message)))
             }
@@ -60,7 +123,7 @@ struct BadLine {
     after_valid_line: bool,
 }
 
-fn text_keys(bytes: &[u8]) -> Result<Vec<u32>, BadLine> {
+fn text_keys<A>(bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, BadLine> {
     let mut keys = Vec::with_capacity(bytes.len() / 12);
     for (index, raw_line) in bytes.split(|&b| b == b'\n').enumerate() {
         let bad = |message: String| BadLine { line: index + 1, message, after_valid_line: !keys.is_empty() };
@@ -76,12 +139,13 @@ fn text_keys(bytes: &[u8]) -> Result<Vec<u32>, BadLine> {
             continue;
         }
         let key = if line.bytes().all(|b| b.is_ascii_digit()) {
-            line.parse::<u32>()
-                .map_err(|_| bad(format!("decimal key {} exceeds 32 bits", super::text::shorten(line))))?
+            (layout.parse_decimal)(line).ok_or_else(|| {
+                bad(format!("decimal key {} exceeds {} bits", super::text::shorten(line), layout.bits))
+            })?
         } else {
-            line.parse::<Ipv4Addr>()
-                .map(u32::from)
-                .map_err(|_| bad(format!("malformed IPv4 address {:?}", super::text::shorten(line))))?
+            (layout.parse_address)(line).ok_or_else(|| {
+                bad(format!("malformed {} address {:?}", layout.family, super::text::shorten(line)))
+            })?
         };
         keys.push(key);
     }

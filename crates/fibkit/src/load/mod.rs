@@ -85,7 +85,7 @@
 //!
 //! # Key files
 //!
-//! [`load_keys`] reads lookup keys for replaying traffic; see its docs.
+//! [`load_keys`] and [`load_keys6`] read lookup keys for replaying traffic; see their docs.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -103,7 +103,7 @@ pub mod synthetic;
 mod text;
 pub mod updates;
 
-pub use keys::{keys_from_bytes, load_keys};
+pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6};
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
 pub use updates::{load_updates, updates_from_bytes, IpPrefix, Timestamp, TimedUpdate, Update, UpdateStream};
 

@@ -383,3 +383,33 @@ fn ranges_become_exact_prefixes_for_ipv4_edges() {
     assert!(table.v4.get("255.255.255.0/25".parse::<Prefix4>().unwrap()).is_some());
     assert_eq!(Label::Number(2).to_string(), value_at(&table, "255.255.255.255"));
 }
+
+#[test]
+fn ipv6_keys_as_text_raw_and_compressed() {
+    let file = Path::new("keys6");
+    let text = b"# keys\n2001:db8::1\n\n::ffff:1.2.3.4 # mapped\nffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\r\n42\n";
+    let expected = vec![(0x2001_0db8 << 96) | 1, 0xffff_0102_0304, u128::MAX, 42];
+    assert_eq!(keys6_from_bytes(file, text).unwrap(), expected);
+    let raw: Vec<u8> = expected.iter().flat_map(|key| key.to_be_bytes()).collect();
+    assert_eq!(raw[..4], [0x20, 0x01, 0x0d, 0xb8], "raw keys are in network byte order");
+    assert_eq!(keys6_from_bytes(file, &raw).unwrap(), expected);
+    assert_eq!(keys6_from_bytes(file, &gzip(text)).unwrap(), expected);
+    assert_eq!(keys6_from_bytes(file, &bzip2(&raw)).unwrap(), expected);
+}
+
+#[test]
+fn bad_ipv6_key_files_name_the_problem() {
+    let file = Path::new("keys6");
+    let error = keys6_from_bytes(file, b"2001:db8::1\n2001:db8::g\n").unwrap_err();
+    assert_eq!(error.position, Position::Line(2));
+    assert!(error.message.contains("malformed IPv6 address \"2001:db8::g\""), "{error}");
+    let error = keys6_from_bytes(file, b"2001:db8::1\n1.2.3.4\n").unwrap_err();
+    assert!(error.message.contains("malformed IPv6 address \"1.2.3.4\""), "{error}");
+    let too_big = format!("::1\n{}0\n", u128::MAX);
+    let error = keys6_from_bytes(file, too_big.as_bytes()).unwrap_err();
+    assert!(error.message.contains("exceeds 128 bits") && error.message.contains("not a multiple of 16"), "{error}");
+    let error = keys6_from_bytes(file, b"\x00\x01\x02\xff\xfe").unwrap_err();
+    assert!(error.message.contains("nor raw 16-byte keys"), "{error}");
+    let error = keys6_from_bytes(file, b"# nothing\n").unwrap_err();
+    assert!(error.message.contains("no keys"), "{error}");
+}
