@@ -98,7 +98,7 @@ impl<const K: u32> Dxr6<K> {
             shared.insert(entries, base as u32);
         }
         summary.build_ms = start.elapsed().as_secs_f64() * 1e3;
-        Ok(Dxr6 { direct: direct.into_boxed_slice(), range: range.into_boxed_slice(), summary })
+        Ok(Dxr6 { direct: direct.into(), range: range.into(), summary })
     }
 }
 

@@ -59,6 +59,8 @@ mod build;
 mod lookup;
 mod stats;
 
+use crate::mem::LookupArray;
+
 pub use build::build_boxed6;
 
 /// Bits of the `size` field of a direct entry.
@@ -132,9 +134,9 @@ impl RangeEntry {
 /// DXR for IPv6 with a direct table on the top `K` bits.
 pub struct Dxr6<const K: u32> {
     /// One entry per chunk of 2^(128-K) addresses.
-    direct: Box<[DirectEntry]>,
+    direct: LookupArray<DirectEntry>,
     /// The chunks' ranges, chunk after chunk.
-    range: Box<[RangeEntry]>,
+    range: LookupArray<RangeEntry>,
     /// Figures of the build (for the stats report).
     summary: build::Summary,
 }
