@@ -1,7 +1,7 @@
 //! Building: an empty table, then every route inserted (DPDK builds its
 //! table the same way, one `rte_lpm_add` per route).
 
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicUsize};
 
 use super::{Dir24, TBL24_ENTRIES};
 use crate::engine::BuildError;
@@ -17,7 +17,7 @@ impl Dir24 {
         // as `u32` (asserted in the module), so the allocation holds a valid
         // `[AtomicU32]` of the same length and layout.
         let tbl24: Box<[AtomicU32]> = unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU32]) };
-        Dir24 { tbl24, tbl8: Vec::new(), free_groups: Vec::new(), rules: Rib4::new() }
+        Dir24 { tbl24, tbl8: Vec::new(), free_groups: Vec::new(), rules: Rib4::new(), routes: AtomicUsize::new(0) }
     }
 
     /// Builds the table by inserting every route of `rib`.

@@ -30,7 +30,7 @@ use crate::engine::{BuildError, BuildOptions, Fib4, Fib6};
 use crate::rib::{Rib, Rib4, Rib6};
 use crate::{NextHop, NO_ROUTE};
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::{BuildSummary, Leaf, Node, NodeCell, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
 
@@ -467,6 +467,8 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             direct: direct.into_iter().map(AtomicU32::new).collect(),
             nodes: nodes.into_boxed_slice(),
             leaves: leaves.into_boxed_slice(),
+            routes: AtomicUsize::new(summary.prefixes),
+            batches: AtomicU64::new(0),
             summary,
             family: std::marker::PhantomData,
         };

@@ -69,7 +69,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::addr::Address;
 use crate::NextHop;
@@ -335,6 +335,11 @@ pub struct Poptrie<A: Address, L: Leaf, const S: u32> {
     /// Next-hop indexes.
     leaves: Box<[L::Cell]>,
     summary: BuildSummary,
+    /// Routes in the RIB the structure answers for (the build's count,
+    /// then kept by the updater).
+    routes: AtomicUsize,
+    /// Batches the updater applied in place since the build.
+    batches: AtomicU64,
     family: PhantomData<A>,
 }
 

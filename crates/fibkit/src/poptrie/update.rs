@@ -23,11 +23,11 @@
 //! router rebuilds it instead ([`crate::router::FullRebuild`]).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::build::{build_slot, Boundaries, Prepared};
-use super::{ones_through, Leaf, Node, Poptrie, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX, K};
+use super::{Leaf, Node, Poptrie, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX};
 use crate::addr::Prefix4;
 use crate::dxr::update::FreeSpace;
 use crate::engine::{BuildError, Fib4};
@@ -166,6 +166,8 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
             nodes: nodes.into_boxed_slice(),
             leaves: leaves.into_boxed_slice(),
             summary: fib.summary.clone(),
+            routes: AtomicUsize::new(fib.routes.load(Ordering::Relaxed)),
+            batches: AtomicU64::new(fib.batches.load(Ordering::Relaxed)),
             family: std::marker::PhantomData,
         };
         *bytes_written += relocated.footprint() as u64;
@@ -247,7 +249,8 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
         if entry & DIRECT_LEAF != 0 {
             self.old_points.push_run(first, entry & DIRECT_MAX);
         } else {
-            decode_node(&self.fib, entry as usize, first, S, &mut self.old_points);
+            let mut census = super::stats::Census::default();
+            self.fib.append_runs(entry as usize, first, S, 1, &mut self.old_points, &mut census);
         }
     }
 
@@ -386,46 +389,8 @@ where
             self.fib.direct[slot as usize].store(entry, Ordering::Release);
         }
         bytes_written += 4 * self.pending.len() as u64;
+        self.fib.routes.store(rib.len(), Ordering::Relaxed);
+        self.fib.batches.fetch_add(1, Ordering::Relaxed);
         Ok(Applied { rebuilt: false, relocated: self.relocated, bytes_written })
-    }
-}
-
-/// Appends the runs of the subtree rooted at `nodes[index]`, whose slots
-/// start at `first`, `offset` key bits down, to `points`: one point per
-/// leaf run (the set bits of `leafvec`), the child's runs for an internal
-/// slot, and the run that resumes after an internal slot (a leaf slot
-/// following it that starts no run of its own).
-fn decode_node<L: Leaf, const S: u32>(
-    fib: &Poptrie<u32, L, S>,
-    index: usize,
-    first: u32,
-    offset: u32,
-    points: &mut Boundaries<u32>,
-) {
-    let node = fib.nodes[index].get();
-    let remaining = 32 - offset;
-    // Past the key's end slots come in groups of 2^pad sharing an address.
-    let (pad, span) = if remaining >= K { (0, remaining - K) } else { (K - remaining, 0) };
-    let slot_first = |v: u32| first + ((v >> pad) << span);
-    let mut leaf = node.base0 as usize;
-    let mut run_hop = None;
-    let mut marked = node.vector | node.leafvec;
-    while marked != 0 {
-        let v = marked.trailing_zeros();
-        marked &= marked - 1;
-        if node.vector & (1u64 << v) != 0 {
-            let child = node.base1 as usize + ones_through(node.vector, v) as usize - 1;
-            decode_node(fib, child, slot_first(v), offset + K, points);
-            let after = v + 1;
-            if after < 64 && (node.vector | node.leafvec) & (1u64 << after) == 0 {
-                let next_hop = run_hop.expect("a leaf slot after a hole continues an earlier run");
-                points.push_run(slot_first(after), next_hop);
-            }
-        } else {
-            let next_hop = L::load(&fib.leaves[leaf]).next_hop();
-            leaf += 1;
-            points.push_run(slot_first(v), next_hop);
-            run_hop = Some(next_hop);
-        }
     }
 }
