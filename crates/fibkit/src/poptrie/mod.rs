@@ -55,8 +55,9 @@
 //!   prefix's edges, not aggregated) -> arrays, depth first; route
 //!   aggregation's prefix count ([`build::aggregate`]).
 //! - [`lookup`]: the hot path (Algorithms 1-3 of the paper).
-//! - [`stats`]: the figures of the paper's Table 2 (of the structure as
-//!   built: after live updates the array sizes include free space).
+//! - [`stats`]: the figures of the paper's Table 2, counted in the live
+//!   arrays (after live updates: of the updated trie; the allocated sizes
+//!   include the updater's free space).
 //! - [`update`]: incremental updates under concurrent lookups (section
 //!   3.5): the subtree of every `direct` entry an update touches is built
 //!   anew into free space and the entry swapped ([`PoptrieUpdater`]).

@@ -2,9 +2,13 @@
 //! (section 3.5 of the paper), while readers search it.
 //!
 //! The unit of replacement is the subtree of one `direct` entry: for every
-//! direct slot an update's prefix overlaps, the updater builds the slot's
-//! subtree anew from the RIB's runs over the slot alone (what the full build
-//! would put there, route aggregation included), writes its nodes and
+//! direct slot an update's prefix overlaps, the updater takes the slot's
+//! runs as the structure holds them (decoded from its nodes and leaves,
+//! contiguous in memory), splices in the RIB's runs over the changed
+//! addresses only (no walk of the rest of the slot in the RIB), skips the
+//! slot if its runs did not change, and otherwise builds the slot's subtree
+//! anew from those runs (what the full build would put there, route
+//! aggregation included), writes its nodes and
 //! leaves into free segments of the node and leaf arrays (one contiguous
 //! segment each, indexes relocated), and, once every touched slot of the
 //! batch is written, stores the slots' `direct` entries with `Release`. The
