@@ -7,7 +7,8 @@
 //! Figures:
 //!
 //! - `updates_per_s`: updates applied over the wall time of the replay loop
-//!   (with `--verify` or `--realtime`, over the time spent applying);
+//!   (with `--verify`, `--realtime` or `--rate`, over the time spent
+//!   applying);
 //! - `publish_us_*`: the time of one `Router::apply` (RIB changes, engine
 //!   update, publication); `update_us_*`: each update's share of its
 //!   publish (the publish time divided by the updates in it);
@@ -17,7 +18,10 @@
 //!   the RIB, or copied into larger arrays;
 //! - with `--readers T`: `reader_mlps_idle`, the readers' lookups per second
 //!   (millions, all threads) with no updates, for `--idle-seconds`, and
-//!   `reader_mlps_during`, while the replay runs.
+//!   `reader_mlps_during`, while the replay runs: flat out (the replay of
+//!   the trace lasts a few tens of milliseconds, so that figure is noisy
+//!   and includes the writer's share of the CPUs), or at a realistic pace
+//!   with `--rate N` (N updates per second of wall time) or `--realtime`.
 //!
 //! The trace is read by [`load::load_updates`] (text `UNIXTIME a|w PREFIX
 //! NEXTHOP` lines or MRT BGP4MP records, compressed or not); its IPv4
@@ -69,6 +73,12 @@ pub struct ReplayArgs {
     /// possible.
     #[arg(long)]
     realtime: bool,
+    /// Replay at N updates per second of wall-clock time (each batch waits
+    /// until its first update is due) instead of as fast as possible, to
+    /// measure readers under a realistic update load (the report's
+    /// `trace_updates_per_s` gives the trace's own average pace).
+    #[arg(long, value_name = "N", conflicts_with = "realtime")]
+    rate: Option<f64>,
     /// With --realtime, run the trace's clock this many times faster.
     #[arg(long, default_value_t = 1.0, value_name = "X", requires = "realtime")]
     speedup: f64,
@@ -248,6 +258,9 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     if args.batch == Some(0) {
         bail!("--batch must be at least 1");
     }
+    if args.rate.is_some_and(|rate| rate.is_nan() || rate <= 0.0) {
+        bail!("--rate must be a positive number of updates per second");
+    }
     if args.window.is_some_and(|ms| ms.is_nan() || ms <= 0.0) {
         bail!("--window must be a positive number of milliseconds");
     }
@@ -335,6 +348,13 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                     first + trace[first..].iter().take_while(|traced| traced.micros < close).count()
                 }
             };
+            if let Some(rate) = args.rate {
+                let due = Duration::from_secs_f64(first as f64 / rate);
+                let elapsed = replay_start.elapsed();
+                if elapsed < due {
+                    thread::sleep(due - elapsed);
+                }
+            }
             let batch = &trace[first..end];
             batch_updates.clear();
             batch_updates.extend(batch.iter().map(|traced| traced.update));
@@ -365,7 +385,10 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let applied = stats.updates;
     // As fast as possible: wall time of the loop; at the trace's pace: the
     // time spent applying.
-    let seconds = if args.realtime || args.verify { busy.as_secs_f64() } else { replay_seconds };
+    let paced = args.realtime || args.rate.is_some();
+    let seconds = if paced || args.verify { busy.as_secs_f64() } else { replay_seconds };
+    let trace_span = (trace[trace.len() - 1].micros - trace[0].micros) as f64 / 1e6;
+    let trace_updates_per_s = (trace_span > 0.0).then(|| trace.len() as f64 / trace_span);
     let updates_per_s = applied as f64 / seconds;
     let (update_median, update_p99, update_max) = percentiles(&mut update_us);
     let (publish_median, publish_p99, publish_max) = percentiles(&mut publish_us);
@@ -389,6 +412,9 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             "batch": args.batch.unwrap_or(if args.window.is_some() { 0 } else { 1 }),
             "window_ms": args.window,
             "realtime": args.realtime,
+            "rate": args.rate,
+            "trace_updates_per_s": trace_updates_per_s,
+            "replay_seconds": replay_seconds,
             "build_ms": build_ms,
             "seconds": seconds,
             "updates_per_s": updates_per_s,
@@ -429,8 +455,13 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         );
         println!("bytes rewritten per update: {bytes_per_update:.1}");
         if let (Some(idle), Some(during)) = (reader_mlps_idle, reader_mlps_during) {
+            let pace = match (args.rate, args.realtime) {
+                (Some(rate), _) => format!("paced at {rate:.0} updates/s"),
+                (None, true) => format!("at the trace's pace x{}", args.speedup),
+                (None, false) => "flat out".to_string(),
+            };
             println!(
-                "readers ({}): {idle:.1} Mlps idle, {during:.1} Mlps during updates ({:+.1}%)",
+                "readers ({}): {idle:.1} Mlps idle, {during:.1} Mlps during updates {pace} over {replay_seconds:.3} s ({:+.1}%)",
                 args.readers,
                 (during / idle - 1.0) * 100.0
             );

@@ -17,6 +17,14 @@
 //!        +---- Weak<Version> of retired generations <-------+  (freed when the last reader drops it)
 //! ```
 //!
+//! # Address families
+//!
+//! The router is generic over the [`Family`] it serves: `Router` (`u32`,
+//! the `dyn Fib4` engines, incremental updates where the engine has them)
+//! and `Router<u128>` (the `dyn Fib6` engines). No IPv6 engine has
+//! incremental updates yet: an IPv6 router rebuilds its engine from the RIB
+//! for every batch ([`FullRebuild`]) and publishes it whole.
+//!
 //! # Single writer, many readers
 //!
 //! [`Router`] owns the RIB, the [`NextHopTable`] and the engine's
@@ -79,11 +87,93 @@ use std::time::{Duration, Instant};
 
 use arc_swap::{ArcSwap, Guard};
 
-use crate::addr::Prefix4;
-use crate::engine::{self, BuildError, BuildOptions, EngineSpec, Fib4};
+use crate::addr::{Address, Prefix};
+use crate::engine::{self, BuildError, BuildOptions, EngineSpec, Fib4, Fib6};
 use crate::nexthop::{Label, NextHopTable};
-use crate::rib::Rib4;
+use crate::rib::{Rib, Rib4, Rib6};
 use crate::NextHop;
+
+/// An address family a router serves: its addresses (`u32`, `u128`) and
+/// the trait object its engines' FIBs are (`dyn Fib4`, `dyn Fib6`).
+pub trait Family: Address {
+    /// The FIB trait object.
+    type Fib: ?Sized + Send + Sync + 'static;
+
+    /// The FIB's name.
+    fn name(fib: &Self::Fib) -> &str;
+
+    /// Longest-prefix match in `fib`.
+    fn lookup(fib: &Self::Fib, addr: Self) -> NextHop;
+
+    /// `out[i]` gets the next hop of `keys[i]` in `fib`.
+    fn lookup_batch(fib: &Self::Fib, keys: &[Self], out: &mut [NextHop]);
+
+    /// Bytes of `fib`'s lookup structure.
+    fn footprint(fib: &Self::Fib) -> usize;
+
+    /// The updater of the engine called `name`, built from `rib`:
+    /// incremental where the engine has it, [`FullRebuild`] otherwise.
+    fn updater(name: &str, rib: &Rib<Self>, options: &BuildOptions) -> Result<Box<dyn Updater<Self>>, BuildError>;
+}
+
+impl Family for u32 {
+    type Fib = dyn Fib4;
+
+    fn name(fib: &dyn Fib4) -> &str {
+        fib.name()
+    }
+
+    #[inline]
+    fn lookup(fib: &dyn Fib4, addr: u32) -> NextHop {
+        fib.lookup(addr)
+    }
+
+    fn lookup_batch(fib: &dyn Fib4, keys: &[u32], out: &mut [NextHop]) {
+        fib.lookup_batch(keys, out)
+    }
+
+    fn footprint(fib: &dyn Fib4) -> usize {
+        fib.footprint()
+    }
+
+    fn updater(name: &str, rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater>, BuildError> {
+        updater(name, rib, options)
+    }
+}
+
+/// IPv6: every engine is rebuilt per batch ([`FullRebuild`]); no IPv6
+/// engine has incremental updates yet.
+impl Family for u128 {
+    type Fib = dyn Fib6;
+
+    fn name(fib: &dyn Fib6) -> &str {
+        fib.name()
+    }
+
+    #[inline]
+    fn lookup(fib: &dyn Fib6, addr: u128) -> NextHop {
+        fib.lookup(addr)
+    }
+
+    fn lookup_batch(fib: &dyn Fib6, keys: &[u128], out: &mut [NextHop]) {
+        fib.lookup_batch(keys, out)
+    }
+
+    fn footprint(fib: &dyn Fib6) -> usize {
+        fib.footprint()
+    }
+
+    fn updater(name: &str, rib: &Rib6, options: &BuildOptions) -> Result<Box<dyn Updater<u128>>, BuildError> {
+        let spec = engine::ENGINES6.iter().find(|spec| spec.name == name).ok_or_else(|| BuildError {
+            engine: name.to_string(),
+            message: format!(
+                "unknown IPv6 engine (known: {})",
+                engine::ENGINES6.iter().map(|spec| spec.name).collect::<Vec<_>>().join(", ")
+            ),
+        })?;
+        Ok(Box::new(FullRebuild::with_builder(spec.name, spec.build, rib, options)?))
+    }
+}
 
 /// What the router tells an updater about readers before a batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,12 +208,12 @@ pub struct Applied {
 /// Implementations either update [`Updater::fib`] in place so that
 /// concurrent lookups stay right (see the module docs), or build a new
 /// structure and report [`Applied::rebuilt`].
-pub trait Updater: Send {
+pub trait Updater<A: Family = u32>: Send {
     /// The engine's registry name.
     fn name(&self) -> &str;
 
     /// The structure readers should be served now.
-    fn fib(&self) -> Arc<dyn Fib4>;
+    fn fib(&self) -> Arc<A::Fib>;
 
     /// The largest next hop the engine can hold.
     fn max_next_hop(&self) -> NextHop;
@@ -134,29 +224,45 @@ pub trait Updater: Send {
     /// Brings the FIB up to date with `rib`, in which exactly the routes of
     /// `changed` differ from the last batch. On error the structure readers
     /// are served must answer as before.
-    fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError>;
+    fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError>;
 }
+
+/// A registry builder of family `A`'s engines.
+pub type Builder<A> = fn(&Rib<A>, &BuildOptions) -> Result<Box<<A as Family>::Fib>, BuildError>;
 
 /// The updater of engines without incremental updates: every batch
 /// rebuilds the structure from the RIB.
-pub struct FullRebuild {
-    spec: &'static EngineSpec,
-    fib: Arc<dyn Fib4>,
+pub struct FullRebuild<A: Family = u32> {
+    name: &'static str,
+    build: Builder<A>,
+    fib: Arc<A::Fib>,
 }
 
 impl FullRebuild {
     /// Builds `spec`'s engine from `rib`.
     pub fn new(spec: &'static EngineSpec, rib: &Rib4, options: &BuildOptions) -> Result<Self, BuildError> {
-        Ok(FullRebuild { spec, fib: Arc::from((spec.build)(rib, options)?) })
+        Self::with_builder(spec.name, spec.build, rib, options)
     }
 }
 
-impl Updater for FullRebuild {
+impl<A: Family> FullRebuild<A> {
+    /// Builds the engine called `name` with `build` from `rib`.
+    pub fn with_builder(
+        name: &'static str,
+        build: Builder<A>,
+        rib: &Rib<A>,
+        options: &BuildOptions,
+    ) -> Result<Self, BuildError> {
+        Ok(FullRebuild { name, build, fib: Arc::from(build(rib, options)?) })
+    }
+}
+
+impl<A: Family> Updater<A> for FullRebuild<A> {
     fn name(&self) -> &str {
-        self.spec.name
+        self.name
     }
 
-    fn fib(&self) -> Arc<dyn Fib4> {
+    fn fib(&self) -> Arc<A::Fib> {
         self.fib.clone()
     }
 
@@ -168,10 +274,10 @@ impl Updater for FullRebuild {
         false
     }
 
-    fn apply(&mut self, rib: &Rib4, _changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
+    fn apply(&mut self, rib: &Rib<A>, _changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
         let options = BuildOptions { max_next_hop: context.max_next_hop };
-        let fib: Arc<dyn Fib4> = Arc::from((self.spec.build)(rib, &options)?);
-        let bytes_written = fib.footprint() as u64;
+        let fib: Arc<A::Fib> = Arc::from((self.build)(rib, &options)?);
+        let bytes_written = A::footprint(&fib) as u64;
         self.fib = fib;
         Ok(Applied { rebuilt: true, bytes_written, ..Applied::default() })
     }
@@ -211,23 +317,23 @@ pub fn updater(name: &str, rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn
 
 /// One route update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Update {
+pub enum Update<A: Address = u32> {
     /// Announce (or replace) the route of a prefix.
-    Announce(Prefix4, Label),
+    Announce(Prefix<A>, Label),
     /// Withdraw the route of a prefix.
-    Withdraw(Prefix4),
+    Withdraw(Prefix<A>),
 }
 
-impl Update {
+impl<A: Address> Update<A> {
     /// The prefix the update is about.
-    pub fn prefix(&self) -> Prefix4 {
+    pub fn prefix(&self) -> Prefix<A> {
         match *self {
             Update::Announce(prefix, _) | Update::Withdraw(prefix) => prefix,
         }
     }
 }
 
-impl fmt::Display for Update {
+impl<A: Address> fmt::Display for Update<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Update::Announce(prefix, label) => write!(f, "announce {prefix} via {label}"),
@@ -272,11 +378,11 @@ pub enum Window {
 /// Rejects an update whose next hop `updater` cannot hold. `new_labels`
 /// holds the labels the batch interns for the first time; an accepted
 /// update's new label joins them.
-fn check(
+fn check<A: Family>(
     next_hops: &NextHopTable,
-    updater: &dyn Updater,
+    updater: &dyn Updater<A>,
     index: usize,
-    update: &Update,
+    update: &Update<A>,
     new_labels: &mut HashSet<Label>,
 ) -> Result<(), UpdateError> {
     let Update::Announce(_, label) = *update else {
@@ -306,26 +412,26 @@ fn check(
 }
 
 /// A published FIB generation, as readers hold it.
-pub struct Version {
+pub struct Version<A: Family = u32> {
     generation: u64,
-    fib: Arc<dyn Fib4>,
+    fib: Arc<A::Fib>,
 }
 
-impl Version {
+impl<A: Family> Version<A> {
     /// The generation number (0 for the initial build, +1 per batch).
     pub fn generation(&self) -> u64 {
         self.generation
     }
 
     /// The forwarding structure.
-    pub fn fib(&self) -> &dyn Fib4 {
-        &*self.fib
+    pub fn fib(&self) -> &A::Fib {
+        &self.fib
     }
 }
 
-impl fmt::Debug for Version {
+impl<A: Family> fmt::Debug for Version<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Version").field("generation", &self.generation).field("engine", &self.fib.name()).finish()
+        f.debug_struct("Version").field("generation", &self.generation).field("engine", &A::name(&self.fib)).finish()
     }
 }
 
@@ -333,33 +439,38 @@ impl fmt::Debug for Version {
 /// generation (or, for in-place engines, per address, that generation or
 /// a later one). Hold it for a batch of lookups, not for long: the space
 /// it may be reading is not reused while it lives.
-pub struct Snapshot(Guard<Arc<Version>>);
+pub struct Snapshot<A: Family = u32>(Guard<Arc<Version<A>>>);
 
-impl std::ops::Deref for Snapshot {
-    type Target = Version;
-    fn deref(&self) -> &Version {
+impl<A: Family> std::ops::Deref for Snapshot<A> {
+    type Target = Version<A>;
+    fn deref(&self) -> &Version<A> {
         &self.0
     }
 }
 
 /// A reader of the router's current FIB: cheap to clone, `Send + Sync`,
 /// never blocks and is never blocked.
-#[derive(Clone)]
-pub struct Reader {
-    current: Arc<ArcSwap<Version>>,
+pub struct Reader<A: Family = u32> {
+    current: Arc<ArcSwap<Version<A>>>,
 }
 
-impl Reader {
+impl<A: Family> Clone for Reader<A> {
+    fn clone(&self) -> Self {
+        Reader { current: self.current.clone() }
+    }
+}
+
+impl<A: Family> Reader<A> {
     /// The generation being served now.
-    pub fn snapshot(&self) -> Snapshot {
+    pub fn snapshot(&self) -> Snapshot<A> {
         Snapshot(self.current.load())
     }
 
     /// Longest-prefix match in the current FIB (one snapshot per call: use
     /// [`Reader::lookup_batch`] for many keys).
     #[inline]
-    pub fn lookup(&self, addr: u32) -> NextHop {
-        self.current.load().fib.lookup(addr)
+    pub fn lookup(&self, addr: A) -> NextHop {
+        A::lookup(&self.current.load().fib, addr)
     }
 
     /// Looks up every key in the current FIB; `out[i]` gets the next hop
@@ -367,8 +478,8 @@ impl Reader {
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
-    pub fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
-        self.current.load().fib.lookup_batch(keys, out)
+    pub fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
+        A::lookup_batch(&self.current.load().fib, keys, out)
     }
 }
 
@@ -410,38 +521,38 @@ pub struct RouterStats {
 }
 
 /// The writer's handle on a live FIB (module docs: single writer, many
-/// readers).
-pub struct Router {
-    rib: Rib4,
+/// readers), for IPv4 (`Router`, `A = u32`) or IPv6 (`Router<u128>`).
+pub struct Router<A: Family = u32> {
+    rib: Rib<A>,
     next_hops: NextHopTable,
-    updater: Box<dyn Updater>,
-    current: Arc<ArcSwap<Version>>,
+    updater: Box<dyn Updater<A>>,
+    current: Arc<ArcSwap<Version<A>>>,
     /// Replaced generations, oldest first, until no reader holds them.
-    retired: VecDeque<(u64, Weak<Version>)>,
+    retired: VecDeque<(u64, Weak<Version<A>>)>,
     generation: u64,
     stats: RouterStats,
     window: Window,
-    queue: Vec<Update>,
+    queue: Vec<Update<A>>,
     queued_since: Option<Instant>,
     /// Labels the queue interns for the first time.
     queued_labels: HashSet<Label>,
     /// Scratch of a batch: prefixes changed, and how to undo the changes.
-    changed: Vec<Prefix4>,
-    undo: Vec<(Prefix4, Option<NextHop>)>,
+    changed: Vec<Prefix<A>>,
+    undo: Vec<(Prefix<A>, Option<NextHop>)>,
 }
 
-impl Router {
+impl<A: Family> Router<A> {
     /// A router serving `engine` built from `rib`, whose next hops
     /// `next_hops` interned; submitted updates are batched by `window`.
-    pub fn new(engine: &str, rib: Rib4, next_hops: NextHopTable, window: Window) -> Result<Self, BuildError> {
+    pub fn new(engine: &str, rib: Rib<A>, next_hops: NextHopTable, window: Window) -> Result<Self, BuildError> {
         let options = BuildOptions { max_next_hop: next_hops.max_index() };
-        let updater = updater(engine, &rib, &options)?;
+        let updater = A::updater(engine, &rib, &options)?;
         Ok(Self::with_updater(updater, rib, next_hops, window))
     }
 
     /// A router serving what `updater` (already built from `rib`) keeps up
     /// to date.
-    pub fn with_updater(updater: Box<dyn Updater>, rib: Rib4, next_hops: NextHopTable, window: Window) -> Self {
+    pub fn with_updater(updater: Box<dyn Updater<A>>, rib: Rib<A>, next_hops: NextHopTable, window: Window) -> Self {
         let version = Version { generation: 0, fib: updater.fib() };
         Router {
             rib,
@@ -461,12 +572,12 @@ impl Router {
     }
 
     /// A new reader of this router's FIB.
-    pub fn reader(&self) -> Reader {
+    pub fn reader(&self) -> Reader<A> {
         Reader { current: self.current.clone() }
     }
 
     /// The RIB as of the last published batch.
-    pub fn rib(&self) -> &Rib4 {
+    pub fn rib(&self) -> &Rib<A> {
         &self.rib
     }
 
@@ -501,18 +612,18 @@ impl Router {
     }
 
     /// Announces (or replaces) one route and publishes it at once.
-    pub fn announce(&mut self, prefix: Prefix4, label: Label) -> Result<Published, UpdateError> {
+    pub fn announce(&mut self, prefix: Prefix<A>, label: Label) -> Result<Published, UpdateError> {
         self.apply(&[Update::Announce(prefix, label)])
     }
 
     /// Withdraws one route and publishes it at once.
-    pub fn withdraw(&mut self, prefix: Prefix4) -> Result<Published, UpdateError> {
+    pub fn withdraw(&mut self, prefix: Prefix<A>) -> Result<Published, UpdateError> {
         self.apply(&[Update::Withdraw(prefix)])
     }
 
     /// Applies `batch` to the RIB and publishes it as one generation, all
     /// or nothing: on error nothing changed.
-    pub fn apply(&mut self, batch: &[Update]) -> Result<Published, UpdateError> {
+    pub fn apply(&mut self, batch: &[Update<A>]) -> Result<Published, UpdateError> {
         let mut new_labels = HashSet::new();
         for (index, update) in batch.iter().enumerate() {
             if let Err(error) = check(&self.next_hops, &*self.updater, index, update, &mut new_labels) {
@@ -581,7 +692,7 @@ impl Router {
     /// Queues `update`; when the window closes, applies the queue as one
     /// batch and returns what was published. An update that would fail
     /// ([`UpdateError::NextHopOverflow`]) is rejected here, alone.
-    pub fn submit(&mut self, update: Update) -> Result<Option<Published>, UpdateError> {
+    pub fn submit(&mut self, update: Update<A>) -> Result<Option<Published>, UpdateError> {
         let index = self.queue.len();
         if let Err(error) = check(&self.next_hops, &*self.updater, index, &update, &mut self.queued_labels) {
             self.stats.rejected += 1;
@@ -649,7 +760,7 @@ impl Router {
     }
 }
 
-impl fmt::Debug for Router {
+impl<A: Family> fmt::Debug for Router<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Router")
             .field("engine", &self.updater.name())

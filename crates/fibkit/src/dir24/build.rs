@@ -1,7 +1,7 @@
 //! Building: an empty table, then every route inserted (DPDK builds its
 //! table the same way, one `rte_lpm_add` per route).
 
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicUsize};
 
 use super::{Dir24, TBL24_ENTRIES};
 use crate::engine::BuildError;
@@ -13,7 +13,7 @@ impl Dir24 {
     /// (see [`crate::mem`]).
     pub fn new() -> Self {
         let tbl24 = LookupArray::from_fn(TBL24_ENTRIES, |_| AtomicU32::new(0));
-        Dir24 { tbl24, tbl8: Vec::new(), free_groups: Vec::new(), rules: Rib4::new() }
+        Dir24 { tbl24, tbl8: Vec::new(), free_groups: Vec::new(), rules: Rib4::new(), routes: AtomicUsize::new(0) }
     }
 
     /// Builds the table by inserting every route of `rib`.

@@ -22,10 +22,11 @@
 //! router publishes that. Entries written here carry prefix length 24 (in
 //! `tbl24`) or 32 (in groups): the rule table of [`Dir24::insert`] is not
 //! kept, the router's RIB is the rule table, and [`Dir24::rules`] of a
-//! table served this way is empty.
+//! table served this way is empty (its route count, [`Dir24::routes`], is
+//! the RIB's).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::{Dir24, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
@@ -118,6 +119,7 @@ impl Dir24Updater {
             tbl8: copy(&fib.tbl8, capacity * GROUP_ENTRIES),
             free_groups: Vec::new(),
             rules: Rib4::new(),
+            routes: AtomicUsize::new(fib.routes()),
         };
         self.free_groups.extend(self.limbo.drain(..).map(|(_, group)| group));
         *bytes_written += relocated.footprint() as u64;
@@ -247,6 +249,7 @@ impl Updater for Dir24Updater {
             *self = fresh;
             return Ok(Applied { rebuilt: true, bytes_written, ..Applied::default() });
         }
+        self.fib.routes.store(rib.len(), Ordering::Relaxed);
         Ok(Applied { rebuilt: false, relocated: self.relocated, bytes_written })
     }
 }

@@ -50,7 +50,7 @@ mod update;
 
 pub use live::Dir24Updater;
 
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicUsize};
 
 use crate::engine::{BuildError, BuildOptions, Fib4, Stats};
 use crate::rib::Rib4;
@@ -145,6 +145,10 @@ pub struct Dir24 {
     free_groups: Vec<u32>,
     /// The routes, to find covering prefixes on removal.
     rules: Rib4,
+    /// Routes the table answers for: the rule table's count, or, for a
+    /// table served by [`Dir24Updater`] (which keeps no rule table), the
+    /// router's RIB's.
+    routes: AtomicUsize,
 }
 
 impl Dir24 {
@@ -157,7 +161,7 @@ impl Dir24 {
 impl std::fmt::Debug for Dir24 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Dir24")
-            .field("prefixes", &self.rules.len())
+            .field("prefixes", &self.routes())
             .field("groups_in_use", &self.groups_in_use())
             .field("groups_allocated", &self.groups_allocated())
             .finish()

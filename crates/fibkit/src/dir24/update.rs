@@ -35,6 +35,7 @@ impl Dir24 {
             return Err(next_hop_too_large(next_hop));
         }
         let previous = self.rules.insert(prefix, next_hop);
+        *self.routes.get_mut() = self.rules.len();
         let prefix_len = prefix.prefix_len();
         let entry = Entry::route(next_hop, prefix_len);
         let first = (prefix.addr() >> 8) as usize;
@@ -77,6 +78,7 @@ impl Dir24 {
     /// 24 bits is folded back into `tbl24` and freed.
     pub fn remove(&mut self, prefix: Prefix4) -> Option<NextHop> {
         let removed = self.rules.remove(prefix)?;
+        *self.routes.get_mut() = self.rules.len();
         let prefix_len = prefix.prefix_len();
         let replacement = match self.covering_rule(prefix) {
             Some((covering_len, next_hop)) => Entry::route(next_hop, covering_len),

@@ -30,7 +30,7 @@ use crate::engine::{BuildError, BuildOptions, Fib4, Fib6};
 use crate::rib::{Rib, Rib4, Rib6};
 use crate::{NextHop, NO_ROUTE};
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::{BuildSummary, Leaf, Node, NodeCell, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
 
@@ -51,7 +51,7 @@ impl Default for PoptrieOptions {
 /// Sorted change points: `hops[i]` holds from `starts[i]` up to
 /// `starts[i + 1] - 1` (the last one up to the end of the space);
 /// `starts[0]` is address zero.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Boundaries<A: Address> {
     starts: Vec<A>,
     hops: Vec<NextHop>,
@@ -67,6 +67,32 @@ impl<A: Address> Boundaries<A> {
             self.starts.push(at);
             self.hops.push(next_hop);
         }
+    }
+
+    /// Forgets every point (keeping the buffers).
+    pub(crate) fn clear(&mut self) {
+        self.starts.clear();
+        self.hops.clear();
+    }
+
+    /// Appends the start of a run, keeping runs maximal: a point at the
+    /// address of the previous one replaces it, and a point repeating the
+    /// next hop of the run before it adds nothing.
+    pub(crate) fn push_run(&mut self, at: A, next_hop: NextHop) {
+        if self.starts.last() == Some(&at) {
+            self.starts.pop();
+            self.hops.pop();
+        }
+        if self.hops.last() != Some(&next_hop) {
+            debug_assert!(self.starts.last().map_or(true, |&last| last < at));
+            self.starts.push(at);
+            self.hops.push(next_hop);
+        }
+    }
+
+    /// The first address and next hop of point `index`.
+    pub(crate) fn point(&self, index: usize) -> (A, NextHop) {
+        (self.starts[index], self.hops[index])
     }
 
     /// The RIB's maximal runs of equal next hop (route aggregation on).
@@ -103,7 +129,7 @@ impl<A: Address> Boundaries<A> {
         points
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.starts.len()
     }
 
@@ -441,6 +467,8 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             direct: direct.into_iter().map(AtomicU32::new).collect(),
             nodes: nodes.into(),
             leaves: leaves.into(),
+            routes: AtomicUsize::new(summary.prefixes),
+            batches: AtomicU64::new(0),
             summary,
             family: std::marker::PhantomData,
         };
@@ -478,26 +506,26 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
 }
 
 /// Builds the subtree of the direct slot whose addresses start at `first`
-/// (`s` bits down) from the RIB's runs over the slot alone, as the full
-/// build would: `Ok(Some(next_hop))` if the slot is one leaf, else
-/// `Ok(None)` with the subtree in `nodes` (its root first) and `leaves`,
-/// indexes relative to the two vectors.
+/// (`s` bits down) from the slot's maximal runs `points` (the first one at
+/// `first`), as the full build would: `Ok(Some(next_hop))` if the slot is
+/// one leaf, else `Ok(None)` with the subtree in `nodes` (its root first)
+/// and `leaves`, indexes relative to the two vectors (whose buffers are
+/// reused).
 pub(crate) fn build_slot<A: Address, L: Leaf>(
-    rib: &Rib<A>,
+    points: &Boundaries<A>,
     first: A,
     s: u32,
     nodes: &mut Vec<Node>,
     leaves: &mut Vec<L>,
 ) -> Result<Option<NextHop>, String> {
-    let mut points = Boundaries::default();
-    rib.for_each_run(first, first | !A::mask(s as u8), |at, next_hop| points.push(at, next_hop));
+    debug_assert_eq!(points.starts.first(), Some(&first));
     if points.len() == 1 {
         return Ok(Some(points.hops[0]));
     }
     nodes.clear();
     leaves.clear();
     let mut builder =
-        Builder::<A, L> { points: &points, nodes: std::mem::take(nodes), leaves: std::mem::take(leaves), levels: 0 };
+        Builder::<A, L> { points, nodes: std::mem::take(nodes), leaves: std::mem::take(leaves), levels: 0 };
     builder.nodes.push(Node::default());
     let outcome = builder.fill_node(0, first, s, 0, 1);
     *nodes = builder.nodes;

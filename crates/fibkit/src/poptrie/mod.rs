@@ -55,8 +55,9 @@
 //!   prefix's edges, not aggregated) -> arrays, depth first; route
 //!   aggregation's prefix count ([`build::aggregate`]).
 //! - [`lookup`]: the hot path (Algorithms 1-3 of the paper).
-//! - [`stats`]: the figures of the paper's Table 2 (of the structure as
-//!   built: after live updates the array sizes include free space).
+//! - [`stats`]: the figures of the paper's Table 2, counted in the live
+//!   arrays (after live updates: of the updated trie; the allocated sizes
+//!   include the updater's free space).
 //! - [`update`]: incremental updates under concurrent lookups (section
 //!   3.5): the subtree of every `direct` entry an update touches is built
 //!   anew into free space and the entry swapped ([`PoptrieUpdater`]).
@@ -69,7 +70,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::addr::Address;
 use crate::mem::LookupArray;
@@ -336,6 +337,11 @@ pub struct Poptrie<A: Address, L: Leaf, const S: u32> {
     /// Next-hop indexes.
     leaves: LookupArray<L::Cell>,
     summary: BuildSummary,
+    /// Routes in the RIB the structure answers for (the build's count,
+    /// then kept by the updater).
+    routes: AtomicUsize,
+    /// Batches the updater applied in place since the build.
+    batches: AtomicU64,
     family: PhantomData<A>,
 }
 

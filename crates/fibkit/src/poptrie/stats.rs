@@ -3,10 +3,34 @@
 
 use std::fmt::Write;
 
+use std::sync::atomic::Ordering;
+
 use crate::addr::Address;
 use crate::engine::Stats;
 
-use super::{Leaf, Node, Poptrie, K};
+use super::build::Boundaries;
+use super::{ones_through, Leaf, Node, Poptrie, DIRECT_LEAF, DIRECT_MAX, K};
+
+/// What a walk of the live structure finds below the `direct` entries (or
+/// the root): the nodes and leaves readers can reach (free space and
+/// replaced subtrees not counted) and the deepest level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Census {
+    pub(crate) nodes: usize,
+    pub(crate) leaves: usize,
+    pub(crate) levels: u32,
+}
+
+/// `value` (below 2^32) as an address.
+fn small<A: Address>(value: u32) -> A {
+    let mut out = A::ZERO;
+    let mut bits = value;
+    while bits != 0 {
+        out = out | (A::ONE << bits.trailing_zeros());
+        bits &= bits - 1;
+    }
+    out
+}
 
 /// Whether `count_ones` compiles to the CPU's population count instruction
 /// in this build.
@@ -35,15 +59,98 @@ fn grouped(value: usize) -> String {
 }
 
 impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+    /// Appends the maximal runs of the subtree rooted at `nodes[index]`,
+    /// whose slots start at `first`, `offset` key bits down, at depth
+    /// `level`, to `points`, and counts its nodes and leaves: one point per
+    /// leaf run (the set bits of `leafvec`), the child's runs for an
+    /// internal slot, and the run that resumes after an internal slot (a
+    /// leaf slot following it that starts no run of its own).
+    pub(crate) fn append_runs(
+        &self,
+        index: usize,
+        first: A,
+        offset: u32,
+        level: u32,
+        points: &mut Boundaries<A>,
+        census: &mut Census,
+    ) {
+        let node = self.nodes[index].get();
+        census.nodes += 1;
+        census.leaves += node.leaves();
+        census.levels = census.levels.max(level);
+        let remaining = u32::from(A::BITS) - offset;
+        // Past the key's end slots come in groups of 2^pad sharing an address.
+        let (pad, span) = if remaining >= K { (0, remaining - K) } else { (K - remaining, 0) };
+        let slot_first = |v: u32| first | (small::<A>(v >> pad) << span);
+        let mut leaf = node.base0 as usize;
+        let mut run_hop = None;
+        let marked_all = node.vector | node.leafvec;
+        let mut marked = marked_all;
+        while marked != 0 {
+            let v = marked.trailing_zeros();
+            marked &= marked - 1;
+            if node.vector & (1u64 << v) != 0 {
+                let child = node.base1 as usize + ones_through(node.vector, v) as usize - 1;
+                self.append_runs(child, slot_first(v), offset + K, level + 1, points, census);
+                let after = v + 1;
+                if after < 64 && marked_all & (1u64 << after) == 0 {
+                    let next_hop = run_hop.expect("a leaf slot after a hole continues an earlier run");
+                    points.push_run(slot_first(after), next_hop);
+                }
+            } else {
+                let next_hop = L::load(&self.leaves[leaf]).next_hop();
+                leaf += 1;
+                points.push_run(slot_first(v), next_hop);
+                run_hop = Some(next_hop);
+            }
+        }
+    }
+
+    /// The structure as readers see it now: its maximal runs over the
+    /// whole address space, what [`Census`] counts, and the `direct`
+    /// entries that are leaves.
+    pub(crate) fn live_census(&self) -> (Boundaries<A>, Census, usize) {
+        let mut points = Boundaries::default();
+        let mut census = Census::default();
+        let mut direct_leaves = 0;
+        if S == 0 {
+            self.append_runs(0, A::ZERO, 0, 1, &mut points, &mut census);
+        }
+        let shift = u32::from(A::BITS) - S;
+        for (slot, entry) in self.direct.iter().enumerate() {
+            let entry = entry.load(Ordering::Acquire);
+            let first = small::<A>(slot as u32) << shift;
+            if entry & DIRECT_LEAF != 0 {
+                points.push_run(first, entry & DIRECT_MAX);
+                direct_leaves += 1;
+            } else {
+                self.append_runs(entry as usize, first, S, 1, &mut points, &mut census);
+            }
+        }
+        (points, census, direct_leaves)
+    }
+
     /// The engine's figures and its Table-2-style report.
+    ///
+    /// Counts come from a walk of the live structure (after incremental
+    /// updates they describe the updated trie): `direct_leaves`,
+    /// `internal_nodes` and `leaves` (in use; `*_allocated` and the byte
+    /// figures include the updater's free space), `levels`, `boundaries`
+    /// (the runs, with route aggregation) and `prefixes` (kept by the
+    /// updater). `prefixes_aggregated` and `build_ms` are the build's: the
+    /// report says how many batches were applied since.
     pub fn report(&self) -> Stats {
         let summary = &self.summary;
+        let (points, census, direct_leaves) = self.live_census();
+        let boundaries = if summary.aggregated { points.len() } else { summary.boundaries };
+        let prefixes = self.routes.load(Ordering::Relaxed);
+        let batches = self.batches.load(Ordering::Relaxed);
         let family = if A::BITS == 32 { "IPv4" } else { "IPv6" };
         let bytes_direct = self.direct.len() * std::mem::size_of::<u32>();
         let bytes_nodes = self.nodes.len() * std::mem::size_of::<Node>();
         let bytes_leaves = self.leaves.len() * std::mem::size_of::<L>();
         let bytes_total = self.footprint();
-        let direct_nodes = self.direct.len() - summary.direct_leaves;
+        let direct_nodes = self.direct.len() - direct_leaves;
         let popcnt = if HARDWARE_POPCNT { "hardware" } else { "software" };
         let aggregation = if summary.aggregated { "on" } else { "off" };
         let mut stats = Stats::default();
@@ -54,15 +161,18 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             .count("direct_bits", u64::from(S))
             .count("leaf_bits", u64::from(L::BITS))
             .text("route_aggregation", aggregation)
-            .count("prefixes", summary.prefixes as u64)
+            .count("prefixes", prefixes as u64)
             .count("prefixes_aggregated", summary.prefixes_aggregated as u64)
-            .count("boundaries", summary.boundaries as u64)
+            .count("boundaries", boundaries as u64)
             .count("direct_entries", self.direct.len() as u64)
-            .count("direct_leaves", summary.direct_leaves as u64)
+            .count("direct_leaves", direct_leaves as u64)
             .count("direct_nodes", direct_nodes as u64)
-            .count("internal_nodes", self.nodes.len() as u64)
-            .count("leaves", self.leaves.len() as u64)
-            .count("levels", u64::from(summary.levels))
+            .count("internal_nodes", census.nodes as u64)
+            .count("internal_nodes_allocated", self.nodes.len() as u64)
+            .count("leaves", census.leaves as u64)
+            .count("leaves_allocated", self.leaves.len() as u64)
+            .count("levels", u64::from(census.levels))
+            .count("update_batches", batches)
             .count("bytes_direct", bytes_direct as u64)
             .count("bytes_nodes", bytes_nodes as u64)
             .count("bytes_leaves", bytes_leaves as u64)
@@ -80,9 +190,9 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         let _ = writeln!(
             report,
             "  prefixes        {:>11} -> {} after route aggregation ({} boundaries)",
-            grouped(summary.prefixes),
+            grouped(prefixes),
             grouped(summary.prefixes_aggregated),
-            grouped(summary.boundaries),
+            grouped(boundaries),
         );
         if S > 0 {
             let _ = writeln!(
@@ -90,24 +200,33 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
                 "  direct          {:>11} entries x 4 B = {:>9.2} KiB ({} leaves, {} to inodes)",
                 grouped(self.direct.len()),
                 kib(bytes_direct),
-                grouped(summary.direct_leaves),
+                grouped(direct_leaves),
                 grouped(direct_nodes),
             );
         }
+        let free = |allocated: usize, used: usize| {
+            if allocated > used {
+                format!(" ({} in use)", grouped(used))
+            } else {
+                String::new()
+            }
+        };
         let _ = writeln!(
             report,
-            "  # of inodes     {:>11} x {} B = {:>9.2} KiB (up to {} levels)",
+            "  # of inodes     {:>11} x {} B = {:>9.2} KiB (up to {} levels){}",
             grouped(self.nodes.len()),
             std::mem::size_of::<Node>(),
             kib(bytes_nodes),
-            summary.levels,
+            census.levels,
+            free(self.nodes.len(), census.nodes),
         );
         let _ = writeln!(
             report,
-            "  # of leaves     {:>11} x {} B  = {:>9.2} KiB",
+            "  # of leaves     {:>11} x {} B  = {:>9.2} KiB{}",
             grouped(self.leaves.len()),
             std::mem::size_of::<L>(),
             kib(bytes_leaves),
+            free(self.leaves.len(), census.leaves),
         );
         let _ = writeln!(
             report,
@@ -118,6 +237,13 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         );
         let _ = writeln!(report, "  compilation     {:>11.2} ms", summary.build_seconds * 1e3);
         let _ = write!(report, "  popcnt          {:>11}", popcnt);
+        if batches > 0 {
+            let _ = write!(
+                report,
+                "\n  updated in place by {} batches since the build (route aggregation's count and compilation time are the build's)",
+                grouped(batches as usize),
+            );
+        }
         stats.report = report;
         stats
     }

@@ -2,9 +2,13 @@
 //! (section 3.5 of the paper), while readers search it.
 //!
 //! The unit of replacement is the subtree of one `direct` entry: for every
-//! direct slot an update's prefix overlaps, the updater builds the slot's
-//! subtree anew from the RIB's runs over the slot alone (what the full build
-//! would put there, route aggregation included), writes its nodes and
+//! direct slot an update's prefix overlaps, the updater takes the slot's
+//! runs as the structure holds them (decoded from its nodes and leaves,
+//! contiguous in memory), splices in the RIB's runs over the changed
+//! addresses only (no walk of the rest of the slot in the RIB), skips the
+//! slot if its runs did not change, and otherwise builds the slot's subtree
+//! anew from those runs (what the full build would put there, route
+//! aggregation included), writes its nodes and
 //! leaves into free segments of the node and leaf arrays (one contiguous
 //! segment each, indexes relocated), and, once every touched slot of the
 //! batch is written, stores the slots' `direct` entries with `Release`. The
@@ -23,10 +27,10 @@
 //! router rebuilds it instead ([`crate::router::FullRebuild`]).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::build::{build_slot, Prepared};
+use super::build::{build_slot, Boundaries, Prepared};
 use super::{Leaf, Node, Poptrie, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX};
 use crate::addr::Prefix4;
 use crate::dxr::update::FreeSpace;
@@ -55,7 +59,13 @@ pub struct PoptrieUpdater<L: Leaf, const S: u32> {
     limbo: VecDeque<(u64, Segment)>,
     scratch_nodes: Vec<Node>,
     scratch_leaves: Vec<L>,
-    slots: Vec<u32>,
+    /// Address ranges a batch changed, clipped to direct slots:
+    /// (slot, first, last), sorted.
+    ranges: Vec<(u32, u32, u32)>,
+    /// A slot's runs as the structure holds them, and as the RIB has them
+    /// now.
+    old_points: Boundaries<u32>,
+    new_points: Boundaries<u32>,
     /// Direct entries to store once the batch's subtrees are all written.
     pending: Vec<(u32, u32)>,
     /// The bookkeeping no longer matches the structure: rebuild first.
@@ -103,7 +113,9 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
             limbo: VecDeque::new(),
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
-            slots: Vec::new(),
+            ranges: Vec::new(),
+            old_points: Boundaries::default(),
+            new_points: Boundaries::default(),
             pending: Vec::new(),
             stale: false,
             relocated: false,
@@ -158,11 +170,67 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
             nodes: nodes.into(),
             leaves: leaves.into(),
             summary: fib.summary.clone(),
+            routes: AtomicUsize::new(fib.routes.load(Ordering::Relaxed)),
+            batches: AtomicU64::new(fib.batches.load(Ordering::Relaxed)),
             family: std::marker::PhantomData,
         };
         *bytes_written += relocated.footprint() as u64;
         self.fib = Arc::new(relocated);
         self.relocated = true;
+    }
+
+    /// Rebuilds the subtree of every slot `ranges` touch whose runs
+    /// changed, queueing its direct entry in `pending`; `Some` ends the
+    /// batch early (a rebuild or an error).
+    fn apply_ranges(
+        &mut self,
+        rib: &Rib4,
+        ranges: &[(u32, u32, u32)],
+        context: ApplyContext,
+        bytes_written: &mut u64,
+    ) -> Option<Result<Applied, BuildError>> {
+        let mut index = 0;
+        while index < ranges.len() {
+            let slot = ranges[index].0;
+            let end = index + ranges[index..].iter().take_while(|range| range.0 == slot).count();
+            let changed = self.splice_slot(rib, slot, &ranges[index..end]);
+            index = end;
+            if !changed {
+                continue;
+            }
+            let built = build_slot(&self.new_points, slot << (32 - S), S, &mut self.scratch_nodes, &mut self.scratch_leaves);
+            let (entry, segment) = match built {
+                Ok(Some(next_hop)) if next_hop <= DIRECT_MAX => (DIRECT_LEAF | next_hop, Segment::default()),
+                Ok(Some(next_hop)) => {
+                    self.stale = true;
+                    let message = format!("next hop {next_hop} exceeds the direct array's 31 bits");
+                    return Some(Err(BuildError { engine: self.name().to_string(), message }));
+                }
+                Ok(None) => {
+                    let mut written = self.write_subtree(bytes_written);
+                    if written.is_none() && !self.relocated {
+                        // Out of space while readers hold replaced subtrees:
+                        // move to a larger copy once per batch, then rebuild.
+                        self.relocate(bytes_written);
+                        written = self.write_subtree(bytes_written);
+                    }
+                    match written {
+                        Some(segment) if segment.nodes.0 <= DIRECT_MAX => (segment.nodes.0, segment),
+                        _ => return Some(self.rebuild(rib)),
+                    }
+                }
+                Err(message) => {
+                    self.stale = true;
+                    return Some(Err(BuildError { engine: self.name().to_string(), message }));
+                }
+            };
+            let old = std::mem::replace(&mut self.segments[slot as usize], segment);
+            if old != Segment::default() {
+                self.limbo.push_back((context.published, old));
+            }
+            self.pending.push((slot, entry));
+        }
+        None
     }
 
     fn free_segment(&mut self, segment: Segment) {
@@ -174,6 +242,64 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
         }
         self.live[0] -= segment.nodes.1 as usize;
         self.live[1] -= segment.leaves.1 as usize;
+    }
+
+    /// The maximal runs of direct slot `slot` as the structure holds them
+    /// (the writer reads what it wrote), into `old_points`.
+    fn decode_slot(&mut self, slot: u32) {
+        self.old_points.clear();
+        let first = slot << (32 - S);
+        let entry = self.fib.direct[slot as usize].load(Ordering::Relaxed);
+        if entry & DIRECT_LEAF != 0 {
+            self.old_points.push_run(first, entry & DIRECT_MAX);
+        } else {
+            let mut census = super::stats::Census::default();
+            self.fib.append_runs(entry as usize, first, S, 1, &mut self.old_points, &mut census);
+        }
+    }
+
+    /// The runs of `slot` after the batch, into `new_points`: the slot's
+    /// runs as the structure holds them (`old_points`, decoded here), with
+    /// the RIB's runs over each changed range spliced in. Outside the
+    /// changed ranges no answer changed, and the structure answers as the
+    /// RIB did before the batch. `ranges` are the slot's changed ranges,
+    /// sorted by first address. Returns whether the runs changed.
+    fn splice_slot(&mut self, rib: &Rib4, slot: u32, ranges: &[(u32, u32, u32)]) -> bool {
+        self.decode_slot(slot);
+        let slot_last = (slot << (32 - S)) | (u32::MAX >> S);
+        let (old, new) = (&self.old_points, &mut self.new_points);
+        new.clear();
+        let mut next_old = 0;
+        let mut index = 0;
+        while index < ranges.len() {
+            // Merge overlapping or adjacent ranges.
+            let (_, first, mut last) = ranges[index];
+            index += 1;
+            while index < ranges.len() && ranges[index].1 <= last.saturating_add(1) {
+                last = last.max(ranges[index].2);
+                index += 1;
+            }
+            while next_old < old.len() && old.point(next_old).0 < first {
+                let (at, next_hop) = old.point(next_old);
+                new.push_run(at, next_hop);
+                next_old += 1;
+            }
+            rib.for_each_run(first, last, |at, next_hop| new.push_run(at, next_hop));
+            if last == slot_last {
+                next_old = old.len();
+                break;
+            }
+            // The old answer resumes after the range.
+            while next_old < old.len() && old.point(next_old).0 <= last + 1 {
+                next_old += 1;
+            }
+            new.push_run(last + 1, old.point(next_old - 1).1);
+        }
+        for index in next_old..old.len() {
+            let (at, next_hop) = old.point(index);
+            new.push_run(at, next_hop);
+        }
+        self.old_points != self.new_points
     }
 
     /// Writes the subtree in the scratch vectors into free segments;
@@ -246,52 +372,29 @@ where
         }
         self.relocated = false;
         let shift = 32 - S;
-        self.slots.clear();
+        self.ranges.clear();
         for prefix in changed {
-            self.slots.extend(prefix.first() >> shift..=prefix.last() >> shift);
+            let (first, last) = (prefix.first(), prefix.last());
+            for slot in first >> shift..=last >> shift {
+                let slot_first = slot << shift;
+                self.ranges.push((slot, first.max(slot_first), last.min(slot_first | (u32::MAX >> S))));
+            }
         }
-        self.slots.sort_unstable();
-        self.slots.dedup();
+        self.ranges.sort_unstable();
         self.pending.clear();
         let mut bytes_written = 0;
-        for index in 0..self.slots.len() {
-            let slot = self.slots[index];
-            let built = build_slot(rib, slot << shift, S, &mut self.scratch_nodes, &mut self.scratch_leaves);
-            let (entry, segment) = match built {
-                Ok(Some(next_hop)) if next_hop <= DIRECT_MAX => (DIRECT_LEAF | next_hop, Segment::default()),
-                Ok(Some(next_hop)) => {
-                    self.stale = true;
-                    let message = format!("next hop {next_hop} exceeds the direct array's 31 bits");
-                    return Err(BuildError { engine: self.name().to_string(), message });
-                }
-                Ok(None) => {
-                    let mut written = self.write_subtree(&mut bytes_written);
-                    if written.is_none() && !self.relocated {
-                        // Out of space while readers hold replaced subtrees:
-                        // move to a larger copy once per batch, then rebuild.
-                        self.relocate(&mut bytes_written);
-                        written = self.write_subtree(&mut bytes_written);
-                    }
-                    match written {
-                        Some(segment) if segment.nodes.0 <= DIRECT_MAX => (segment.nodes.0, segment),
-                        _ => return self.rebuild(rib),
-                    }
-                }
-                Err(message) => {
-                    self.stale = true;
-                    return Err(BuildError { engine: self.name().to_string(), message });
-                }
-            };
-            let old = std::mem::replace(&mut self.segments[slot as usize], segment);
-            if old != Segment::default() {
-                self.limbo.push_back((context.published, old));
-            }
-            self.pending.push((slot, entry));
+        let ranges = std::mem::take(&mut self.ranges);
+        let outcome = self.apply_ranges(rib, &ranges, context, &mut bytes_written);
+        self.ranges = ranges;
+        if let Some(outcome) = outcome {
+            return outcome;
         }
         for &(slot, entry) in &self.pending {
             self.fib.direct[slot as usize].store(entry, Ordering::Release);
         }
         bytes_written += 4 * self.pending.len() as u64;
+        self.fib.routes.store(rib.len(), Ordering::Relaxed);
+        self.fib.batches.fetch_add(1, Ordering::Relaxed);
         Ok(Applied { rebuilt: false, relocated: self.relocated, bytes_written })
     }
 }

@@ -1,0 +1,151 @@
+//! The statistics of a FIB updated in place describe the updated structure:
+//! they agree with the statistics of a FIB built from scratch from the
+//! final RIB, except for the figures that legitimately differ (free space
+//! and the build's own figures), which these tests name.
+
+mod common;
+
+use fibkit::engine::{self, BuildOptions, Figure, Stats};
+use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::rib::Rib4;
+use fibkit::router::{Router, Update, Window};
+use fibkit::workload::XorShift32;
+
+fn count(stats: &Stats, key: &str) -> u64 {
+    match stats.get(key) {
+        Some(Figure::Count(value)) => *value,
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+/// The router's stats and a fresh build's from its final RIB.
+fn updated_and_fresh(router: &Router) -> (Stats, Stats) {
+    let updated = router.reader().snapshot().fib().stats();
+    let spec = engine::engine(router.engine()).expect("a registered engine");
+    let options = BuildOptions { max_next_hop: router.next_hops().max_index() };
+    let fresh = (spec.build)(router.rib(), &options).expect("the final RIB builds").stats();
+    (updated, fresh)
+}
+
+/// Poptrie: every count the structure determines agrees; the allocated
+/// arrays (free space for updates) are at least the fresh build's;
+/// `prefixes_aggregated` and `build_ms` are the initial build's.
+fn check_poptrie(router: &Router) {
+    let (updated, fresh) = updated_and_fresh(router);
+    for key in ["prefixes", "boundaries", "direct_leaves", "direct_nodes", "internal_nodes", "leaves", "levels", "leaf_bits"]
+    {
+        assert_eq!(count(&updated, key), count(&fresh, key), "{}: {key}", router.engine());
+    }
+    assert_eq!(count(&updated, "prefixes"), router.rib().len() as u64);
+    assert!(count(&updated, "internal_nodes_allocated") >= count(&updated, "internal_nodes"));
+    assert!(count(&updated, "leaves_allocated") >= count(&updated, "leaves"));
+    assert!(count(&updated, "bytes_total") >= count(&fresh, "bytes_total"));
+    assert_eq!(count(&updated, "update_batches"), router.stats().publishes);
+    assert_eq!(count(&fresh, "update_batches"), 0);
+    let aggregated = fibkit::poptrie::aggregate(router.rib()).len() as u64;
+    assert_eq!(count(&fresh, "prefixes_aggregated"), aggregated);
+}
+
+/// DIR-24-8: the route count agrees. Groups differ legitimately: the
+/// updater gives a group exactly to the /24 blocks with more than one
+/// answer, while a table built by inserting route after route (as DPDK
+/// does) keeps a group for every block holding a prefix longer than /24,
+/// even one whose answers are all equal; blocks no update touched keep
+/// the build's groups. So the groups in use lie between the blocks with
+/// mixed answers and a fresh build's groups, and equal the former when
+/// every group came from the updater (`all_updated`).
+fn check_dir24(router: &Router, all_updated: bool) {
+    let (updated, fresh) = updated_and_fresh(router);
+    assert_eq!(count(&updated, "prefixes"), count(&fresh, "prefixes"));
+    assert_eq!(count(&updated, "prefixes"), router.rib().len() as u64);
+    let mut mixed_blocks = 0u64;
+    let mut last_block = None;
+    router.rib().for_each_run(0, u32::MAX, |start, _| {
+        if start & 0xff != 0 && last_block != Some(start >> 8) {
+            mixed_blocks += 1;
+            last_block = Some(start >> 8);
+        }
+    });
+    let groups = count(&updated, "groups_used");
+    assert!(mixed_blocks <= groups && groups <= count(&fresh, "groups_used"), "{groups} groups, {mixed_blocks} mixed");
+    if all_updated {
+        assert_eq!(groups, mixed_blocks);
+    }
+    assert!(count(&updated, "groups_allocated") > groups, "room to grow is not counted as in use");
+}
+
+fn check(router: &Router, all_updated: bool) {
+    if router.engine().starts_with("poptrie") {
+        check_poptrie(router);
+    } else {
+        check_dir24(router, all_updated);
+    }
+}
+
+#[test]
+fn stats_after_random_updates_describe_the_updated_structure() {
+    let next_hops = || NextHopTable::new(Mapping::Modulo(1000));
+    let mut rng = XorShift32::new(99);
+    let anchors = [0x0a00_0000u32, 0x0a01_0000, 0x0a02_0000, 0xc0a8_0000, 0x0000_0000, 0xffff_ff00];
+    let random_prefix = |rng: &mut XorShift32| {
+        let anchor = anchors[rng.next() as usize % anchors.len()];
+        let prefix_len = [0, 8, 12, 16, 18, 20, 22, 24, 24, 25, 28, 32][rng.next() as usize % 12];
+        fibkit::addr::Prefix4::truncating(anchor ^ (rng.next() & 0x3ffff), prefix_len)
+    };
+    let mut rib = Rib4::new();
+    let empty = Rib4::new();
+    let mut table = next_hops();
+    for _ in 0..300 {
+        let prefix = random_prefix(&mut rng);
+        rib.insert(prefix, table.intern(Label::Number(u64::from(rng.next() % 40))));
+    }
+    let runs = [("poptrie16", &rib), ("poptrie18", &rib), ("dir24-8", &rib), ("poptrie18", &empty), ("dir24-8", &empty)];
+    for (engine, initial) in runs {
+        let all_updated = initial.is_empty();
+        let mut router = Router::new(engine, initial.clone(), table.clone(), Window::Count(1)).unwrap();
+        let mut rng = XorShift32::new(5);
+        for _ in 0..2000 {
+            let prefix = random_prefix(&mut rng);
+            let update = if rng.next() % 3 == 0 {
+                Update::Withdraw(prefix)
+            } else {
+                Update::Announce(prefix, Label::Number(u64::from(rng.next() % 40)))
+            };
+            router.apply(&[update]).unwrap();
+        }
+        assert_eq!(router.stats().full_rebuilds, 0, "{engine}: updated in place");
+        check(&router, all_updated);
+    }
+}
+
+#[test]
+fn stats_after_the_real_trace_describe_the_updated_structure() {
+    let (Some(table), Some(trace)) =
+        (common::routeviews_2014(Mapping::Modulo(239)), common::shared_data("linx-p52-2014-12-17.updates.gz"))
+    else {
+        return;
+    };
+    let options = fibkit::load::LoadOptions { mapping: Mapping::Modulo(239), ..Default::default() };
+    let stream = fibkit::load::load_updates(&trace, &options).unwrap();
+    let updates: Vec<Update> = stream
+        .updates
+        .iter()
+        .filter_map(|timed| match timed.update {
+            fibkit::load::Update::Announce { prefix: fibkit::load::IpPrefix::V4(prefix), value } => {
+                Some(Update::Announce(prefix, value))
+            }
+            fibkit::load::Update::Withdraw { prefix: fibkit::load::IpPrefix::V4(prefix) } => {
+                Some(Update::Withdraw(prefix))
+            }
+            _ => None,
+        })
+        .collect();
+    for engine in ["poptrie18", "dir24-8"] {
+        let mut router = Router::new(engine, table.v4.clone(), table.next_hops.clone(), Window::Count(1)).unwrap();
+        for update in &updates {
+            router.apply(std::slice::from_ref(update)).unwrap();
+        }
+        assert!(router.stats().changes > 1000, "{engine}: {:?}", router.stats());
+        check(&router, false);
+    }
+}
