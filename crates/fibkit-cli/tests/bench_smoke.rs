@@ -1,8 +1,11 @@
 //! Runs the built `fibkit bench` on a small table for every engine, and
 //! checks its JSON, its tables and its argument errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
+
+use common::{text, write};
 
 use serde_json::Value;
 
@@ -25,18 +28,9 @@ const TABLE: &str = "\
 
 const KEYS: &str = "10.1.2.3\n10.1.2.200\n192.168.1.1\n8.8.8.8\n255.255.255.255\n";
 
+/// Runs `fibkit bench ARGS...`.
 fn fibkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fibkit")).arg("bench").args(args).output().expect("running fibkit")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn text(output: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
+    common::fibkit(&[&["bench"], args].concat())
 }
 
 #[test]

@@ -1,26 +1,16 @@
 //! `fibkit convert` and `--peers` run as a user would.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use std::path::PathBuf;
+
+use common::shared_data;
+
+/// Runs `fibkit ARGS...`: whether it succeeded, its stdout and stderr.
 fn fibkit(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_fibkit")).args(args).output().unwrap();
-    (
-        output.status.success(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
-}
-
-/// `../shared/data/NAME` beside the repository, if present (says so when not).
-fn shared_data(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: ../shared/data/{name} not found");
-        None
-    }
+    let output = common::fibkit(args);
+    let (stdout, stderr) = common::text(&output);
+    (output.status.success(), stdout, stderr)
 }
 
 /// A fresh directory under the system's temporary directory.

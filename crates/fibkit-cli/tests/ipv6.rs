@@ -2,8 +2,11 @@
 //! IPv4/IPv6 table written here, and the LINX IPv6 table from the shared
 //! data when present.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use std::path::PathBuf;
+
+use common::{fibkit, shared_data, text, write};
 
 use serde_json::Value;
 
@@ -27,28 +30,8 @@ const IPV6_ROUTES: u64 = 9;
 
 const KEYS6: &str = "2001:db8:1:2::7\n2001:db8::1\n2a00:1450::5\n::1\n# a comment\nfe80::1\n";
 
-fn fibkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fibkit")).args(args).output().expect("running fibkit")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn text(output: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
-}
-
 fn linx() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/linx-p69-2014-12-25.rib6.gz");
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: ../shared/data/linx-p69-2014-12-25.rib6.gz not found");
-        None
-    }
+    shared_data("linx-p69-2014-12-25.rib6.gz")
 }
 
 #[test]
