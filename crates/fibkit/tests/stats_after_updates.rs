@@ -106,7 +106,7 @@ fn stats_after_random_updates_describe_the_updated_structure() {
         let mut rng = XorShift32::new(5);
         for _ in 0..2000 {
             let prefix = random_prefix(&mut rng);
-            let update = if rng.next() % 3 == 0 {
+            let update = if rng.next().is_multiple_of(3) {
                 Update::Withdraw(prefix)
             } else {
                 Update::Announce(prefix, Label::Number(u64::from(rng.next() % 40)))

@@ -30,7 +30,7 @@ fn random_batches(count: usize, seed: u64) -> Vec<Vec<Update<u128>>> {
             (0..1 + rng.next() % 3)
                 .map(|_| {
                     let prefix = random_prefix(&mut rng);
-                    if rng.next() % 3 == 0 {
+                    if rng.next().is_multiple_of(3) {
                         Update::Withdraw(prefix)
                     } else {
                         Update::Announce(prefix, Label::Number(u64::from(rng.next() % 50)))

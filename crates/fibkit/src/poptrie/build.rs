@@ -84,7 +84,7 @@ impl<A: Address> Boundaries<A> {
             self.hops.pop();
         }
         if self.hops.last() != Some(&next_hop) {
-            debug_assert!(self.starts.last().map_or(true, |&last| last < at));
+            debug_assert!(self.starts.last().is_none_or(|&last| last < at));
             self.starts.push(at);
             self.hops.push(next_hop);
         }
