@@ -5,14 +5,13 @@ mod common;
 
 use fibkit::addr::{Address, Prefix, Prefix4, Prefix6};
 use fibkit::engine::{self, BuildOptions, Figure};
-use fibkit::load::{self, LoadOptions};
 use fibkit::nexthop::Mapping;
 use fibkit::poptrie::{aggregate, Leaf, Poptrie, PoptrieOptions};
 use fibkit::rib::{Rib, Rib4, Rib6};
 use fibkit::workload::XorShift32;
 use fibkit::verify::{self, Keys6};
 use fibkit::{NextHop, NO_ROUTE};
-use common::{routeviews_2014, shared_data};
+use common::routeviews_2014;
 use proptest::prelude::*;
 
 const NAMES: [&str; 3] = ["poptrie0", "poptrie16", "poptrie18"];
@@ -319,10 +318,8 @@ fn routeviews_2014_with_the_asns_as_next_hops() {
 
 #[test]
 fn linx_ipv6_table() {
-    let Some(path) = shared_data("linx-p69-2014-12-25.rib6.gz") else { return };
-    let table = load::load_path(&path, &LoadOptions::default()).expect("LINX IPv6 table loads");
+    let Some(table) = common::linx_ipv6() else { return };
     let rib = table.v6;
-    assert_eq!(rib.len(), 20_440);
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     let global: Prefix6 = "2000::/3".parse().unwrap();
     for name in NAMES {

@@ -120,26 +120,10 @@ fn stats_after_random_updates_describe_the_updated_structure() {
 
 #[test]
 fn stats_after_the_real_trace_describe_the_updated_structure() {
-    let (Some(table), Some(trace)) =
-        (common::routeviews_2014(Mapping::Modulo(239)), common::shared_data("linx-p52-2014-12-17.updates.gz"))
+    let (Some(table), Some(updates)) = (common::routeviews_2014(Mapping::Modulo(239)), common::linx_trace(Mapping::Modulo(239)))
     else {
         return;
     };
-    let options = fibkit::load::LoadOptions { mapping: Mapping::Modulo(239), ..Default::default() };
-    let stream = fibkit::load::load_updates(&trace, &options).unwrap();
-    let updates: Vec<Update> = stream
-        .updates
-        .iter()
-        .filter_map(|timed| match timed.update {
-            fibkit::load::Update::Announce { prefix: fibkit::load::IpPrefix::V4(prefix), value } => {
-                Some(Update::Announce(prefix, value))
-            }
-            fibkit::load::Update::Withdraw { prefix: fibkit::load::IpPrefix::V4(prefix) } => {
-                Some(Update::Withdraw(prefix))
-            }
-            _ => None,
-        })
-        .collect();
     for engine in ["poptrie18", "dir24-8"] {
         let mut router = Router::new(engine, table.v4.clone(), table.next_hops.clone(), Window::Count(1)).unwrap();
         for update in &updates {

@@ -447,25 +447,10 @@ fn readers_see_the_rib_before_or_after_the_batch_in_flight() {
 
 #[test]
 fn readers_racing_the_real_trace_on_the_2014_table() {
-    let (Some(table), Some(trace)) =
-        (common::routeviews_2014(Mapping::Modulo(239)), common::shared_data("linx-p52-2014-12-17.updates.gz"))
+    let (Some(table), Some(updates)) = (common::routeviews_2014(Mapping::Modulo(239)), common::linx_trace(Mapping::Modulo(239)))
     else {
         return;
     };
-    let options = fibkit::load::LoadOptions { mapping: Mapping::Modulo(239), ..Default::default() };
-    let stream = fibkit::load::load_updates(&trace, &options).unwrap();
-    let updates: Vec<Update> = stream
-        .updates
-        .iter()
-        .map(|timed| match timed.update {
-            fibkit::load::Update::Announce { prefix: fibkit::load::IpPrefix::V4(prefix), value } => {
-                Update::Announce(prefix, value)
-            }
-            fibkit::load::Update::Withdraw { prefix: fibkit::load::IpPrefix::V4(prefix) } => Update::Withdraw(prefix),
-            other => panic!("an IPv6 update in the IPv4 trace: {other:?}"),
-        })
-        .collect();
-    assert_eq!(updates.len(), 23_446);
     for engine in ["d16r", "d20r", "poptrie18", "dir24-8"] {
         let batches: Vec<Vec<Update>> = updates.chunks(4).map(<[Update]>::to_vec).collect();
         let lookups = stress(engine, table.v4.clone(), table.next_hops.clone(), batches, 1);
