@@ -211,18 +211,22 @@ fn run_batched<F: Fib4 + ?Sized>(
             *slot = rng.next();
         }
     }
-    let mut step = 0usize;
-    let mut cursor = 0usize;
+    let (mut step, mut offset, mut cursor) = (0usize, 0usize, 0usize);
     let mut lanes = XorShift32x16::new(seed);
     while done < lookups {
         let count = batch.min((lookups - done) as usize);
         match test {
             Test::Rnd | Test::Seq => lanes.fill(&mut keys[..count]),
             Test::Rep => {
-                for chunk in keys[..count].chunks_mut(REP_WINDOW) {
-                    window[step % REP_WINDOW] = rng.next();
-                    step += 1;
-                    chunk.copy_from_slice(&window[..chunk.len()]);
+                // The window position carries over between batches, so any
+                // batch length gives the scalar path's keys.
+                for key in &mut keys[..count] {
+                    if offset == 0 {
+                        window[step % REP_WINDOW] = rng.next();
+                        step += 1;
+                    }
+                    *key = window[offset];
+                    offset = (offset + 1) % REP_WINDOW;
                 }
             }
             Test::Keys(source) => {
@@ -332,9 +336,12 @@ mod tests {
             assert!(batch_keys == scalar_keys, "keys batch {batch}: keys differ");
             assert_eq!(batch_sum, scalar_sum);
         }
-        let (rep_batched, _) = recorded(Test::Rep, 64, 800);
-        let (rep_scalar, _) = recorded(Test::Rep, 0, 800);
-        assert!(rep_batched == rep_scalar, "rep: batched keys differ from scalar");
+        let (rep_scalar, rep_sum) = recorded(Test::Rep, 0, 800);
+        for batch in [1, 7, 13, 64, 100] {
+            let (rep_batched, batched_sum) = recorded(Test::Rep, batch, 800);
+            assert!(rep_batched == rep_scalar, "rep batch {batch}: batched keys differ from scalar");
+            assert_eq!(batched_sum, rep_sum);
+        }
     }
 
     #[test]
