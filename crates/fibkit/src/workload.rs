@@ -193,6 +193,48 @@ pub fn run<F: Fib4 + ?Sized>(fib: &F, workload: &Workload, lookups: u64) -> u64 
     }
 }
 
+/// Where the batch paths' REP window and key-file cursor stand between
+/// batches (for either key width).
+struct BatchKeys<K> {
+    /// The REP window, as the scalar path holds it.
+    window: [K; REP_WINDOW],
+    /// REP steps taken (each draws one key into the window).
+    step: usize,
+    /// Position in the window of the next REP key.
+    offset: usize,
+    /// Position in the key file of the next key.
+    cursor: usize,
+}
+
+impl<K: Copy> BatchKeys<K> {
+    fn new(window: [K; REP_WINDOW]) -> Self {
+        BatchKeys { window, step: 0, offset: 0, cursor: 0 }
+    }
+
+    /// The next REP keys. The window position carries over between
+    /// batches, so any batch length gives the scalar path's keys.
+    #[inline]
+    fn fill_rep(&mut self, keys: &mut [K], mut draw: impl FnMut() -> K) {
+        for key in keys {
+            if self.offset == 0 {
+                self.window[self.step % REP_WINDOW] = draw();
+                self.step += 1;
+            }
+            *key = self.window[self.offset];
+            self.offset = (self.offset + 1) % REP_WINDOW;
+        }
+    }
+
+    /// The next keys of `source` (not empty), in order, cycling.
+    #[inline]
+    fn fill_cycling(&mut self, keys: &mut [K], source: &[K]) {
+        for key in keys {
+            *key = source[self.cursor];
+            self.cursor = if self.cursor + 1 == source.len() { 0 } else { self.cursor + 1 };
+        }
+    }
+}
+
 fn run_batched<F: Fib4 + ?Sized>(
     fib: &F,
     test: &Test,
@@ -205,38 +247,18 @@ fn run_batched<F: Fib4 + ?Sized>(
     let mut out = [0 as NextHop; MAX_BATCH];
     let mut checksum = 0u64;
     let mut done = 0u64;
-    let mut window = [0u32; REP_WINDOW];
-    if *test == Test::Rep {
-        for slot in &mut window {
-            *slot = rng.next();
-        }
-    }
-    let (mut step, mut offset, mut cursor) = (0usize, 0usize, 0usize);
+    let mut streams = BatchKeys::new(if *test == Test::Rep { std::array::from_fn(|_| rng.next()) } else { [0; REP_WINDOW] });
     let mut lanes = XorShift32x16::new(seed);
     while done < lookups {
         let count = batch.min((lookups - done) as usize);
         match test {
             Test::Rnd | Test::Seq => lanes.fill(&mut keys[..count]),
-            Test::Rep => {
-                // The window position carries over between batches, so any
-                // batch length gives the scalar path's keys.
-                for key in &mut keys[..count] {
-                    if offset == 0 {
-                        window[step % REP_WINDOW] = rng.next();
-                        step += 1;
-                    }
-                    *key = window[offset];
-                    offset = (offset + 1) % REP_WINDOW;
-                }
-            }
+            Test::Rep => streams.fill_rep(&mut keys[..count], || rng.next()),
             Test::Keys(source) => {
                 if source.is_empty() {
                     return 0;
                 }
-                for key in &mut keys[..count] {
-                    *key = source[cursor];
-                    cursor = if cursor + 1 == source.len() { 0 } else { cursor + 1 };
-                }
+                streams.fill_cycling(&mut keys[..count], source);
             }
         }
         fib.lookup_batch(&keys[..count], &mut out[..count]);
@@ -578,36 +600,14 @@ fn run_batched6<F: Fib6 + ?Sized>(fib: &F, test: &Test6, batch: usize, gen: &mut
     }
     let mut keys = vec![0u128; batch];
     let mut out = vec![0 as NextHop; batch];
-    let mut window = [0u128; REP_WINDOW];
-    if *test == Test6::Rep {
-        for slot in &mut window {
-            *slot = gen.next();
-        }
-    }
+    let mut streams = BatchKeys::new(if *test == Test6::Rep { std::array::from_fn(|_| gen.next()) } else { [0; REP_WINDOW] });
     let (mut checksum, mut done) = (0u64, 0u64);
-    let (mut step, mut offset, mut cursor) = (0usize, 0usize, 0usize);
     while done < lookups {
         let count = batch.min((lookups - done) as usize);
         match test {
             Test6::Rnd | Test6::Seq => keys[..count].iter_mut().for_each(|key| *key = gen.next()),
-            Test6::Rep => {
-                // The window position carries over between batches, so any
-                // batch length gives the scalar path's keys.
-                for key in &mut keys[..count] {
-                    if offset == 0 {
-                        window[step % REP_WINDOW] = gen.next();
-                        step += 1;
-                    }
-                    *key = window[offset];
-                    offset = (offset + 1) % REP_WINDOW;
-                }
-            }
-            Test6::Keys(source) => {
-                for key in &mut keys[..count] {
-                    *key = source[cursor];
-                    cursor = if cursor + 1 == source.len() { 0 } else { cursor + 1 };
-                }
-            }
+            Test6::Rep => streams.fill_rep(&mut keys[..count], || gen.next()),
+            Test6::Keys(source) => streams.fill_cycling(&mut keys[..count], source),
         }
         fib.lookup_batch(&keys[..count], &mut out[..count]);
         checksum = out[..count].iter().fold(checksum, |sum, &hop| sum.wrapping_add(u64::from(hop)));
