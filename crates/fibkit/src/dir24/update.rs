@@ -38,21 +38,11 @@ impl Dir24 {
         *self.routes.get_mut() = self.rules.len();
         let prefix_len = prefix.prefix_len();
         let entry = Entry::route(next_hop, prefix_len);
-        let first = (prefix.addr() >> 8) as usize;
+        let overwrite = |old: Entry| old.yields_to(prefix_len).then_some(entry);
         if prefix_len <= 24 {
-            for index in first..first + (1 << (24 - prefix_len)) {
-                let current = self.tbl24_mut()[index];
-                if current.is_extended() {
-                    for slot in self.group_mut(current.value()) {
-                        if slot.yields_to(prefix_len) {
-                            *slot = entry;
-                        }
-                    }
-                } else if current.yields_to(prefix_len) {
-                    self.tbl24_mut()[index] = entry;
-                }
-            }
+            self.rewrite_tbl24_span(prefix, overwrite);
         } else {
+            let first = (prefix.addr() >> 8) as usize;
             let current = self.tbl24_mut()[first];
             let group = if current.is_extended() {
                 current.value()
@@ -61,12 +51,7 @@ impl Dir24 {
                 self.tbl24_mut()[first] = Entry::group(group);
                 group
             };
-            let start = (prefix.addr() & 0xff) as usize;
-            for slot in &mut self.group_mut(group)[start..start + (1 << (32 - prefix_len))] {
-                if slot.yields_to(prefix_len) {
-                    *slot = entry;
-                }
-            }
+            self.rewrite_group_span(group, prefix, overwrite);
         }
         Ok(previous)
     }
@@ -84,31 +69,16 @@ impl Dir24 {
             Some((covering_len, next_hop)) => Entry::route(next_hop, covering_len),
             None => Entry::INVALID,
         };
-        let written_by_prefix = |entry: Entry| entry.is_valid() && entry.prefix_len() == prefix_len;
-        let first = (prefix.addr() >> 8) as usize;
+        let restore =
+            |old: Entry| (old.is_valid() && old.prefix_len() == prefix_len).then_some(replacement);
         if prefix_len <= 24 {
-            for index in first..first + (1 << (24 - prefix_len)) {
-                let current = self.tbl24_mut()[index];
-                if current.is_extended() {
-                    for slot in self.group_mut(current.value()) {
-                        if written_by_prefix(*slot) {
-                            *slot = replacement;
-                        }
-                    }
-                } else if written_by_prefix(current) {
-                    self.tbl24_mut()[index] = replacement;
-                }
-            }
+            self.rewrite_tbl24_span(prefix, restore);
         } else {
+            let first = (prefix.addr() >> 8) as usize;
             let current = self.tbl24_mut()[first];
             assert!(current.is_extended(), "a route longer than /24 has a group");
             let group = current.value();
-            let start = (prefix.addr() & 0xff) as usize;
-            for slot in &mut self.group_mut(group)[start..start + (1 << (32 - prefix_len))] {
-                if written_by_prefix(*slot) {
-                    *slot = replacement;
-                }
-            }
+            self.rewrite_group_span(group, prefix, restore);
             let slots = self.group_mut(group);
             let uniform = slots[0];
             if uniform.prefix_len() <= 24 && slots.iter().all(|&slot| slot == uniform) {
@@ -118,6 +88,36 @@ impl Dir24 {
             }
         }
         Some(removed)
+    }
+
+    /// Gives every entry a route of 24 bits or fewer covers (its `tbl24`
+    /// entries, or every slot of the groups they point to) `rewrite(old)`,
+    /// where that is `Some`.
+    fn rewrite_tbl24_span(&mut self, prefix: Prefix4, rewrite: impl Fn(Entry) -> Option<Entry>) {
+        let first = (prefix.addr() >> 8) as usize;
+        for index in first..first + (1 << (24 - prefix.prefix_len())) {
+            let current = self.tbl24_mut()[index];
+            if current.is_extended() {
+                self.rewrite_slots(current.value(), 0..GROUP_ENTRIES, &rewrite);
+            } else if let Some(entry) = rewrite(current) {
+                self.tbl24_mut()[index] = entry;
+            }
+        }
+    }
+
+    /// Gives the slots of `group` a route longer than 24 bits covers
+    /// `rewrite(old)`, where that is `Some`.
+    fn rewrite_group_span(&mut self, group: u32, prefix: Prefix4, rewrite: impl Fn(Entry) -> Option<Entry>) {
+        let start = (prefix.addr() & 0xff) as usize;
+        self.rewrite_slots(group, start..start + (1 << (32 - prefix.prefix_len())), &rewrite);
+    }
+
+    fn rewrite_slots(&mut self, group: u32, slots: std::ops::Range<usize>, rewrite: &impl Fn(Entry) -> Option<Entry>) {
+        for slot in &mut self.group_mut(group)[slots] {
+            if let Some(entry) = rewrite(*slot) {
+                *slot = entry;
+            }
+        }
     }
 
     /// The longest route strictly covering `prefix`: (prefix_len, next hop).
