@@ -770,3 +770,15 @@ impl<A: Family> fmt::Debug for Router<A> {
             .finish()
     }
 }
+
+/// Unit-test support: the published FIB answers as the RIB at both ends of
+/// every range.
+#[cfg(test)]
+pub(crate) fn assert_matches_rib(router: &Router) {
+    let snapshot = router.reader().snapshot();
+    for range in router.rib().ranges(0, u32::MAX) {
+        for addr in [range.first, range.last] {
+            assert_eq!(snapshot.fib().lookup(addr), range.next_hop, "at {addr:#010x}");
+        }
+    }
+}

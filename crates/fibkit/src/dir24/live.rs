@@ -259,16 +259,7 @@ mod tests {
     use crate::addr::Prefix4;
     use crate::nexthop::{Label, Mapping, NextHopTable};
     use crate::rib::Rib4;
-    use crate::router::{Router, Update, Window};
-
-    fn assert_matches_rib(router: &Router) {
-        let snapshot = router.reader().snapshot();
-        for range in router.rib().ranges(0, u32::MAX) {
-            for addr in [range.first, range.last] {
-                assert_eq!(snapshot.fib().lookup(addr), range.next_hop, "at {addr:#010x}");
-            }
-        }
-    }
+    use crate::router::{assert_matches_rib, Router, Update, Window};
 
     #[test]
     fn groups_are_reused_only_past_readers_and_relocate_when_out() {

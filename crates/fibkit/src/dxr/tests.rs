@@ -165,7 +165,7 @@ fn batches_of_every_length_match_scalar_lookups() {
 mod updates {
     use super::*;
     use crate::nexthop::{Label, Mapping, NextHopTable};
-    use crate::router::{Router, Update, Window};
+    use crate::router::{assert_matches_rib, Router, Update, Window};
 
     fn router(rib: Rib4, engine: &str) -> Router {
         let mut next_hops = NextHopTable::new(Mapping::Modulo(1000));
@@ -178,15 +178,6 @@ mod updates {
     /// Label whose `Modulo(1000)` index is `hop`.
     fn hop(hop: NextHop) -> Label {
         Label::Number(u64::from(hop) - 1)
-    }
-
-    fn assert_matches_rib(router: &Router) {
-        let snapshot = router.reader().snapshot();
-        for range in router.rib().ranges(0, u32::MAX) {
-            for addr in [range.first, range.last] {
-                assert_eq!(snapshot.fib().lookup(addr), range.next_hop, "at {addr:#010x}");
-            }
-        }
     }
 
     #[test]
