@@ -4,10 +4,9 @@
 //! The direct entry is loaded with `Acquire` and fragments with `Relaxed`
 //! (see the module docs of [`super`]): on x86-64 these are plain loads.
 
-use std::mem::MaybeUninit;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::{Cell, DirectEntry, Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL, LongEntry, ShortEntry};
+use super::{Cell, DirectEntry, Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL};
 use crate::engine::{Fib4, Stats};
 use crate::simd::{self, LANES};
 use crate::NextHop;
@@ -103,220 +102,175 @@ fn search_sorted<C: Cell>(table: &[C], base: usize, count: usize, probe: C::Word
     unsafe { table.get_unchecked(low) }.get()
 }
 
-/// A key waiting for its binary search: the search's window and probe,
-/// and where its answer goes.
-#[derive(Clone, Copy, Default)]
-struct RangeSearch<W> {
-    /// First candidate fragment.
-    low: u32,
-    /// Candidates left (the answer is found when 1 is left).
-    remaining: u32,
-    /// The probe compared with whole fragments.
-    probe: W,
-    /// Index of the key in the batch.
-    slot: usize,
-}
+/// Keys per group of the batch pipeline (see [`Dxr::lookup_batch`]).
+const GROUP: usize = 32;
 
-/// Keys per round of the batch pipeline: their direct stages all run
-/// before their range searches.
-const ROUND: usize = 64;
-
-/// The range searches queued by one round of keys, by range table.
-///
-/// The slots are uninitialised until queued: a batch call must not pay
-/// for zeroing 2 KiB of stack it mostly never reads.
-struct RangeQueue {
-    short: [MaybeUninit<RangeSearch<ShortEntry>>; ROUND],
-    long: [MaybeUninit<RangeSearch<LongEntry>>; ROUND],
-    /// Initialised slots at the front of `short` and of `long`.
-    shorts: usize,
-    longs: usize,
-    /// Largest fragment count among the searches of each table.
-    widest_short: u32,
-    widest_long: u32,
-}
-
-impl RangeQueue {
-    #[inline(always)]
-    fn new() -> Self {
-        RangeQueue {
-            short: [const { MaybeUninit::uninit() }; ROUND],
-            long: [const { MaybeUninit::uninit() }; ROUND],
-            shorts: 0,
-            longs: 0,
-            widest_short: 1,
-            widest_long: 1,
-        }
-    }
-
-    /// The queued searches of each table.
-    #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    fn queued(&mut self) -> (&mut [RangeSearch<ShortEntry>], &mut [RangeSearch<LongEntry>]) {
-        debug_assert!(self.shorts <= ROUND && self.longs <= ROUND);
-        // SAFETY: the first `shorts` (`longs`) slots were written by
-        // `queue_search` since the last `clear`; `RangeSearch` is `Copy`
-        // plain data and `MaybeUninit<T>` has the layout of `T`.
-        unsafe {
-            (
-                std::slice::from_raw_parts_mut(self.short.as_mut_ptr().cast(), self.shorts),
-                std::slice::from_raw_parts_mut(self.long.as_mut_ptr().cast(), self.longs),
-            )
-        }
-    }
-
-    #[inline(always)]
-    fn clear(&mut self) {
-        self.shorts = 0;
-        self.longs = 0;
-        self.widest_short = 1;
-        self.widest_long = 1;
-    }
-}
-
-/// Binary-search steps that narrow `count` candidates down to one.
-#[inline(always)]
-fn steps(count: u32) -> u32 {
-    32 - (count.max(1) - 1).leading_zeros()
-}
-
-/// Runs the binary searches of `searches` side by side, one step of every
-/// search per round (so the loads of a round are independent), and
-/// returns each search's final fragment through `answer`.
-#[inline(always)]
-fn search_interleaved<C: Cell>(
-    table: &[C],
-    searches: &mut [RangeSearch<C::Word>],
-    widest: u32,
-    mut answer: impl FnMut(usize, C::Word),
-) {
-    for _ in 0..steps(widest) {
-        for search in searches.iter_mut() {
-            let half = search.remaining / 2;
-            let index = (search.low + half) as usize;
-            debug_assert!(index < table.len());
-            // SAFETY: low + half < low + remaining <= base + count, and the
-            // builder keeps every chunk's fragments inside its table.
-            let middle = unsafe { table.get_unchecked(index) }.get();
-            // A conditional move: the outcome is a coin toss per key.
-            search.low += std::hint::select_unpredictable(middle <= search.probe, half, 0);
-            search.remaining -= half;
-        }
-    }
-    for search in searches.iter() {
-        debug_assert!(search.remaining == 1 && (search.low as usize) < table.len());
-        // SAFETY: low lies in the chunk's fragments (see above).
-        answer(search.slot, unsafe { table.get_unchecked(search.low as usize) }.get());
-    }
-}
+const _: () = assert!(GROUP == 2 * LANES && GROUP <= 32);
 
 impl<const K: u32> Dxr<K> {
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
     ///
-    /// Keys go in rounds of 64, each in two passes:
+    /// Keys go in groups of 32, through two stages, software-pipelined:
     ///
-    /// 1. the direct stage, 16 keys at a time ([`LANES`]): their direct
-    ///    entries are loaded at once (AVX2 gathers or 16 scalar loads: see
-    ///    [`crate::simd`]) while the next 16 keys' entries are prefetched;
-    ///    keys whose chunk is resolved directly get their answer, the others
-    ///    queue a range search and prefetch the fragment it probes first;
-    /// 2. the queued range searches run side by side, one binary-search
-    ///    step of every key per round: the loads of a step are independent
-    ///    and no branch depends on a key.
+    /// ```text
+    ///  direct(0)  direct(1)  search(0)  direct(2)  search(1)  ...  search(last)
+    /// ```
     ///
-    /// Rare chunks (wide format, more than 254 fragments) are searched on
-    /// the spot. The batch path allocates nothing.
+    /// 1. the direct stage loads the group's direct entries at once (AVX2
+    ///    gathers, 8 lanes at a time, or 32 scalar loads: see
+    ///    [`crate::simd`]) and writes every key's next hop as if its chunk
+    ///    were resolved directly; no branch depends on the loaded entries;
+    /// 2. the range stage searches the chunks of the keys that need it
+    ///    (about 1 in 8 with D18R on a full table), one group behind: the
+    ///    next group's loads are in flight while it waits for fragments,
+    ///    and the branches on its direct entries find them loaded.
+    ///
+    /// With AVX-512 a range search is no search at all for chunks of up
+    /// to 64 short (32 long) fragments: one or two masked compares count
+    /// the fragments that start at or below the key, and that count picks
+    /// the fragment ([`crate::simd::x86::last_le_u16`]). Other chunks, and
+    /// every chunk below AVX-512, use the scalar lookup's branch-free
+    /// binary search. The batch path allocates nothing.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
     pub fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
         assert!(out.len() >= keys.len(), "output shorter than keys");
-        let level = simd::level();
-        let mut queue = RangeQueue::new();
-        let mut padded = [0u32; LANES];
-        for round in (0..keys.len()).step_by(ROUND) {
-            let round_end = keys.len().min(round + ROUND);
-            for first in (round..round_end).step_by(LANES) {
-                for &key in keys.iter().skip(first + LANES).take(LANES) {
-                    simd::prefetch(self.direct.as_ptr().wrapping_add((key >> Self::SHIFT) as usize));
-                }
-                let count = LANES.min(keys.len() - first);
-                let group: &[u32; LANES] = match keys[first..].first_chunk() {
-                    Some(group) => group,
-                    None => {
-                        padded[..count].copy_from_slice(&keys[first..]);
-                        &padded
-                    }
-                };
-                self.direct_stage(level, group, count, first, out, &mut queue);
-            }
-            self.range_stage(&mut queue, out);
+        let out = &mut out[..keys.len()];
+        match simd::level() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level is at most `simd::detected()`, so the CPU has
+            // AVX-512 F and BW, BMI2, POPCNT and AVX2.
+            simd::Level::Avx512 => unsafe { self.lookup_batch_avx512(keys, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above, with AVX2.
+            simd::Level::Avx2 => unsafe { self.lookup_batch_avx2(keys, out) },
+            _ => self.pipeline(keys, out, simd::direct_stage_scalar, Self::search),
         }
     }
 
-    /// Pass 1 for the `count` keys of a group starting at `first`.
+    /// The pipeline with AVX2 gathers and scalar range searches.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lookup_batch_avx2(&self, keys: &[u32], out: &mut [NextHop]) {
+        // SAFETY: AVX2 is this function's contract; `direct` has 2^K entries,
+        // so every index `key >> (32 - K)` is inside it.
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        self.pipeline(keys, out, gather, Self::search)
+    }
+
+    /// The pipeline with AVX2 gathers and counting range searches.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, AVX-512 F and BW, BMI2 and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,bmi2,popcnt")]
+    unsafe fn lookup_batch_avx512(&self, keys: &[u32], out: &mut [NextHop]) {
+        // SAFETY: as in `lookup_batch_avx2`; the features of `search_avx512`
+        // are this function's contract.
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        self.pipeline(keys, out, gather, |dxr: &Self, entry, offset| unsafe { dxr.search_avx512(entry, offset) })
+    }
+
+    /// The two stages, one group apart (see [`Dxr::lookup_batch`]);
+    /// `out.len() == keys.len()`.
     #[inline(always)]
-    fn direct_stage(
+    fn pipeline(
         &self,
-        level: simd::Level,
-        keys: &[u32; LANES],
-        count: usize,
-        first: usize,
+        keys: &[u32],
         out: &mut [NextHop],
-        queue: &mut RangeQueue,
+        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+        search: impl Fn(&Self, DirectEntry, u32) -> NextHop,
     ) {
+        let groups = keys.len().div_ceil(GROUP);
+        let mut searches = [0u32; 2];
+        for group in 0..=groups {
+            if group < groups {
+                searches[group % 2] = self.direct_group(&keys[group * GROUP..], &mut out[group * GROUP..], &gather);
+            }
+            if let Some(searched) = group.checked_sub(1) {
+                let first = searched * GROUP;
+                let mut lanes = searches[searched % 2];
+                while lanes != 0 {
+                    let lane = lanes.trailing_zeros() as usize;
+                    lanes &= lanes - 1;
+                    let key = keys[first + lane];
+                    let entry = self.direct[(key >> Self::SHIFT) as usize].load(Ordering::Relaxed);
+                    out[first + lane] = search(self, entry, key & Self::OFFSET_MASK);
+                }
+            }
+        }
+    }
+
+    /// The direct stage of the first (up to) 32 keys of `keys`: writes
+    /// their next hops as if resolved directly, and returns the mask of
+    /// the keys that need a range search.
+    #[inline(always)]
+    fn direct_group(
+        &self,
+        keys: &[u32],
+        out: &mut [NextHop],
+        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+    ) -> u32 {
+        let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
+            return self.direct_group_short(keys, out, gather);
+        };
         let test = simd::DirectTest { shift: Self::SHIFT, test_mask: FRAGS_MASK, test_value: 0 };
-        let mut entries = [0 as DirectEntry; LANES];
-        let direct = simd::direct_stage(level, &self.direct, keys, test, &mut entries);
-        for (slot, &entry) in out[first..first + count].iter_mut().zip(&entries) {
-            *slot = entry >> BASE_SHIFT;
-        }
-        let mut searches = !direct & ((1u32 << count) - 1);
-        while searches != 0 {
-            let lane = searches.trailing_zeros() as usize;
-            searches &= searches - 1;
-            self.queue_search(entries[lane], keys[lane] & Self::OFFSET_MASK, first + lane, out, queue);
-        }
+        let (low, high) = out.split_at_mut(LANES);
+        let resolved = gather(&self.direct, keys[..LANES].try_into().expect("16 keys"), test, low.try_into().expect("16 slots"))
+            | gather(&self.direct, keys[LANES..].try_into().expect("16 keys"), test, high.try_into().expect("16 slots")) << LANES;
+        out.iter_mut().for_each(|slot| *slot >>= BASE_SHIFT);
+        !resolved
     }
 
-    /// Queues the range search of a key (or does a rare one right away).
-    #[inline(always)]
-    fn queue_search(&self, entry: DirectEntry, offset: u32, slot: usize, out: &mut [NextHop], queue: &mut RangeQueue) {
-        let base = entry >> BASE_SHIFT;
+    /// [`Dxr::direct_group`] for the last keys of a batch (fewer than 32),
+    /// through a padded copy.
+    #[cold]
+    fn direct_group_short(
+        &self,
+        keys: &[u32],
+        out: &mut [NextHop],
+        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+    ) -> u32 {
+        let count = keys.len();
+        debug_assert!(count < GROUP && out.len() == count);
+        let (mut padded, mut slots) = ([0u32; GROUP], [0 as NextHop; GROUP]);
+        padded[..count].copy_from_slice(keys);
+        let searches = self.direct_group(&padded, &mut slots, gather);
+        out.copy_from_slice(&slots[..count]);
+        searches & !(u32::MAX << count)
+    }
+
+    /// The range search of a chunk with AVX-512 (see [`Dxr::lookup_batch`]).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and BW, BMI2 and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,bmi2,popcnt")]
+    unsafe fn search_avx512(&self, entry: DirectEntry, offset: u32) -> NextHop {
+        let base = (entry >> BASE_SHIFT) as usize;
         let count = entry & FRAGS_MASK;
-        let format = (entry >> FORMAT_SHIFT) & 3;
-        if count == FRAGS_XL || format > FORMAT_SHORT {
-            out[slot] = self.search_rare(entry, offset);
-            return;
+        match (entry >> FORMAT_SHIFT) & 3 {
+            FORMAT_SHORT if count <= 64 => {
+                debug_assert!(base + count as usize <= self.range_short.len());
+                // SAFETY: the features are this function's contract; a chunk's
+                // fragments lie in range_short[base..base + count] (the builder
+                // and the updater guarantee it for every direct entry).
+                let fragment = unsafe { simd::x86::last_le_u16(self.range_short.as_ptr().add(base).cast(), count, (offset | 0xff) as u16) };
+                NextHop::from(fragment & 0xff)
+            }
+            FORMAT_LONG if count <= 32 => {
+                debug_assert!(base + count as usize <= self.range_long.len());
+                // SAFETY: as above, in range_long.
+                let fragment = unsafe { simd::x86::last_le_u32(self.range_long.as_ptr().add(base).cast(), count, offset << K | Self::LONG_HOP_MASK) };
+                fragment & Self::LONG_HOP_MASK
+            }
+            _ => self.search(entry, offset),
         }
-        let middle = (base + count / 2) as usize;
-        if format == FORMAT_SHORT {
-            simd::prefetch(self.range_short.as_ptr().wrapping_add(middle));
-            let probe = (offset | 0xff) as u16;
-            queue.short[queue.shorts] = MaybeUninit::new(RangeSearch { low: base, remaining: count, probe, slot });
-            queue.shorts += 1;
-            queue.widest_short = queue.widest_short.max(count);
-        } else {
-            simd::prefetch(self.range_long.as_ptr().wrapping_add(middle));
-            let probe = offset << K | Self::LONG_HOP_MASK;
-            queue.long[queue.longs] = MaybeUninit::new(RangeSearch { low: base, remaining: count, probe, slot });
-            queue.longs += 1;
-            queue.widest_long = queue.widest_long.max(count);
-        }
-    }
-
-    /// Pass 2: the queued range searches of a round, side by side.
-    #[inline(always)]
-    fn range_stage(&self, queue: &mut RangeQueue, out: &mut [NextHop]) {
-        let (widest_short, widest_long) = (queue.widest_short, queue.widest_long);
-        let (short, long) = queue.queued();
-        search_interleaved(&self.range_short, short, widest_short, |slot, fragment| {
-            out[slot] = NextHop::from(fragment & 0xff);
-        });
-        search_interleaved(&self.range_long, long, widest_long, |slot, fragment| {
-            out[slot] = fragment & Self::LONG_HOP_MASK;
-        });
-        queue.clear();
     }
 }
 

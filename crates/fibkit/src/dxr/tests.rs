@@ -162,6 +162,28 @@ fn batches_of_every_length_match_scalar_lookups() {
     }
 }
 
+#[test]
+fn every_simd_level_searches_chunks_of_every_shape() {
+    use crate::simd::{self, Level};
+    // Fragments per chunk are 2 * stripes + 1: around the 32 and 64 that
+    // the AVX-512 count covers, and past 254 (header); short (/24 steps),
+    // long (single addresses) and wide (next hops past 16 bits).
+    for stripes in [0, 1, 15, 16, 31, 32, 126, 127] {
+        for (step, first_hop) in [(256, 1), (1, 1), (4, 100_000)] {
+            let rib = striped_rib(stripes, step, first_hop);
+            let dxr = Dxr::<16>::build(&rib).unwrap();
+            let keys: Vec<u32> = (0..2 * stripes + 2).flat_map(|stripe| [stripe * step, (stripe + 1) * step - 1]).map(|offset| 0x0b00_0000 | offset.min(0xffff)).collect();
+            let want: Vec<NextHop> = keys.iter().map(|&key| rib.lookup(key)).collect();
+            for level in [Level::Scalar, Level::Avx2, Level::Avx512] {
+                let level = simd::set_level(level);
+                let mut out = vec![u32::MAX; keys.len()];
+                dxr.lookup_batch(&keys, &mut out);
+                assert_eq!(out, want, "{stripes} stripes of {step} at {level:?}");
+            }
+        }
+    }
+}
+
 mod updates {
     use super::*;
     use crate::nexthop::{Label, Mapping, NextHopTable};

@@ -10,23 +10,20 @@
 //!
 //! | `FIBKIT_SIMD` (read at first use) | kernels used |
 //! |---|---|
-//! | unset, or anything else | AVX2 if the CPU has it, else scalar |
-//! | `avx512` | AVX-512 if the CPU has it, else as unset |
+//! | unset, or anything else | the best the CPU has: AVX-512, else AVX2, else scalar |
+//! | `avx512` | as unset |
 //! | `avx2` | AVX2 if the CPU has it, else scalar |
 //! | `off`, `scalar`, `0`, `none`, `false` | none: the portable scalar code |
 //!
-//! AVX-512 is opt-in: on the project's AMD Zen 4 machine one 16-lane
-//! gather was no faster than two 8-lane AVX2 gathers, and often slower
-//! (Zen 4 splits 512-bit operations in two; with the batch benchmark of
-//! `examples` on the 2014 table, poptrie18 RND at 64 keys a batch ran
-//! at about 290 Mlps with AVX-512 against 340 with AVX2, and DXR and
-//! DIR-24-8 were level within noise). CPUs with full-width gathers may
-//! gain from `avx512`.
-//!
-//! [`set_level`] changes the choice in-process (tests flip it to check that
-//! every path gives the same answers). Whatever the level, the answers are
-//! the same: the scalar code is the reference and the kernels only load
-//! entries and split lanes by a bit test.
+//! The AVX-512 level (F, BW, with BMI2 and POPCNT) adds masked 512-bit
+//! compares for searches inside a cache line or two (DXR's range search
+//! becomes one count of the fragments not above the key: see
+//! [`x86::last_le_u16`]). Its direct stage still gathers 8 lanes at a
+//! time: on the project's AMD Zen 4 machine (which splits 512-bit
+//! operations in two) one 16-lane gather was no faster than two 8-lane
+//! ones, and often slower (poptrie18 RND at 64 keys a batch ran at about
+//! 290 Mlps with 16 lanes against 340 with 8; DXR and DIR-24-8 were level
+//! within noise).
 //!
 //! # The direct stage ([`direct_stage`])
 //!
@@ -61,7 +58,7 @@ pub enum Level {
     Scalar = 1,
     /// AVX2 gathers, 8 lanes at a time.
     Avx2 = 2,
-    /// AVX-512 (F) gathers and mask registers, 16 lanes at a time.
+    /// AVX2 gathers with AVX-512 (F, BW) masked compares for searches.
     Avx512 = 3,
 }
 
@@ -92,10 +89,11 @@ static LEVEL: AtomicU8 = AtomicU8::new(0);
 pub fn detected() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx2") && has!("avx512f") && has!("avx512bw") && has!("bmi2") && has!("popcnt") {
             return Level::Avx512;
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if has!("avx2") {
             return Level::Avx2;
         }
     }
@@ -107,8 +105,8 @@ fn from_switch(switch: Option<&str>) -> Level {
     let best = detected();
     match switch.map(|text| text.trim().to_ascii_lowercase()) {
         Some(text) if matches!(text.as_str(), "off" | "scalar" | "0" | "none" | "false") => Level::Scalar,
-        Some(text) if text == "avx512" => best,
-        _ => best.min(Level::Avx2),
+        Some(text) if text == "avx2" => best.min(Level::Avx2),
+        _ => best,
     }
 }
 
@@ -173,12 +171,10 @@ pub fn direct_stage(
     debug_assert!(test.shift >= 1 && table.len() >= 1usize << (32 - test.shift));
     match level {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: the level is at most `detected()`, so the CPU has AVX-512 F;
-        // every index `key >> shift` is below 2^(32 - shift) <= table.len().
-        Level::Avx512 => unsafe { x86::direct_stage_avx512(table, keys, test, entries) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as above, with AVX2.
-        Level::Avx2 => unsafe { x86::direct_stage_avx2(table, keys, test, entries) },
+        // SAFETY: the level is at most `detected()`, so the CPU has AVX2 (both
+        // levels gather 8 lanes at a time: see the module docs); every index
+        // `key >> shift` is below 2^(32 - shift) <= table.len().
+        Level::Avx512 | Level::Avx2 => unsafe { x86::direct_stage_avx2(table, keys, test, entries) },
         _ => direct_stage_scalar(table, keys, test, entries),
     }
 }
@@ -222,8 +218,8 @@ mod tests {
         assert_eq!(from_switch(Some("scalar")), Level::Scalar);
         assert_eq!(from_switch(Some("avx2")), detected().min(Level::Avx2));
         assert_eq!(from_switch(Some("avx512")), detected());
-        assert_eq!(from_switch(None), detected().min(Level::Avx2));
-        assert_eq!(from_switch(Some("on")), detected().min(Level::Avx2));
+        assert_eq!(from_switch(None), detected());
+        assert_eq!(from_switch(Some("on")), detected());
     }
 
     #[test]

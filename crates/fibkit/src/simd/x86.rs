@@ -1,7 +1,10 @@
-//! x86-64 kernels: AVX-512 and AVX2 gathers for the direct stage.
+//! x86-64 kernels: AVX2 gathers for the direct stage, AVX-512 counts for
+//! searches inside one or two cache lines.
 //!
 //! Each kernel is a `#[target_feature]` function, called only after
-//! [`super::level`] found the feature on the CPU.
+//! [`super::level`] found the features on the CPU. They are `#[inline]`, so
+//! that an engine's batch loop compiled for the same features (its own
+//! `#[target_feature]` function) gets them inlined.
 //!
 //! The tables are arrays of `AtomicU32` (engines update them in place while
 //! readers look up). A gather loads each lane with one aligned 4-byte read,
@@ -17,38 +20,12 @@ use super::{DirectTest, LANES};
 
 const _: () = assert!(LANES == 16 && std::mem::size_of::<AtomicU32>() == 4);
 
-/// [`super::direct_stage`] with one 16-lane AVX-512 gather.
-///
-/// # Safety
-/// The CPU must have AVX-512 F, and `keys[i] >> test.shift` must index
-/// `table` for every key (`table.len() >= 2^(32 - shift)`).
-#[target_feature(enable = "avx512f")]
-pub unsafe fn direct_stage_avx512(
-    table: &[AtomicU32],
-    keys: &[u32; LANES],
-    test: DirectTest,
-    entries: &mut [u32; LANES],
-) -> u32 {
-    debug_assert!(table.len() >= 1usize << (32 - test.shift));
-    // SAFETY: `keys` and `entries` are 64 bytes each (unaligned access is
-    // allowed); every lane index is below table.len() (the caller's
-    // contract), so each gathered 4-byte read lies inside `table`.
-    unsafe {
-        let key = _mm512_loadu_si512(keys.as_ptr().cast());
-        let index = _mm512_srlv_epi32(key, _mm512_set1_epi32(test.shift as i32));
-        let entry = _mm512_i32gather_epi32::<4>(index, table.as_ptr().cast::<i32>());
-        compiler_fence(Ordering::Acquire);
-        _mm512_storeu_si512(entries.as_mut_ptr().cast(), entry);
-        let tested = _mm512_and_si512(entry, _mm512_set1_epi32(test.test_mask as i32));
-        u32::from(_mm512_cmpeq_epi32_mask(tested, _mm512_set1_epi32(test.test_value as i32)))
-    }
-}
-
 /// [`super::direct_stage`] with two 8-lane AVX2 gathers.
 ///
 /// # Safety
 /// The CPU must have AVX2, and `keys[i] >> test.shift` must index `table`
-/// for every key.
+/// for every key (`table.len() >= 2^(32 - shift)`).
+#[inline]
 #[target_feature(enable = "avx2")]
 pub unsafe fn direct_stage_avx2(
     table: &[AtomicU32],
@@ -57,7 +34,10 @@ pub unsafe fn direct_stage_avx2(
     entries: &mut [u32; LANES],
 ) -> u32 {
     debug_assert!(table.len() >= 1usize << (32 - test.shift));
-    // SAFETY: as in `direct_stage_avx512`, in two halves of 32 bytes.
+    // SAFETY: `keys` and `entries` are 64 bytes each, read and written in
+    // two unaligned halves of 32; every lane index is below table.len()
+    // (the caller's contract), so each gathered 4-byte read lies inside
+    // `table`.
     unsafe {
         let shift = _mm_cvtsi32_si128(test.shift as i32);
         let test_mask = _mm256_set1_epi32(test.test_mask as i32);
@@ -74,5 +54,114 @@ pub unsafe fn direct_stage_avx2(
             mask |= (_mm256_movemask_ps(_mm256_castsi256_ps(passed)) as u32) << (half * 8);
         }
         mask
+    }
+}
+
+/// The last of the `count` sorted 16-bit words at `words` that is not
+/// above `probe`, found by counting the words not above it (no search):
+/// two masked 32-lane loads and compares, and a permute picking word
+/// `count_not_above - 1`. Returns 0 if `count` is 0 (no memory is read);
+/// unspecified (but safe) if every word is above `probe`.
+///
+/// This is DXR's range search for chunks of up to 64 short fragments: the
+/// first fragment starts at offset 0, so at least one word is not above a
+/// probe, and the words not above it are a prefix of the chunk.
+///
+/// # Safety
+/// The CPU must have AVX-512 F and BW, BMI2 and POPCNT; `count <= 64` and
+/// `words[..count]` must be readable (lanes at or past `count` are masked
+/// off and never read, so they may lie outside any allocation).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,bmi2,popcnt")]
+pub unsafe fn last_le_u16(words: *const u16, count: u32, probe: u16) -> u16 {
+    debug_assert!(count <= 64);
+    // SAFETY: masked loads read only the lanes below `count` (masked-off
+    // lanes neither fault nor read), which the caller guarantees readable.
+    unsafe {
+        let lanes = _bzhi_u64(u64::MAX, count);
+        let (low_lanes, high_lanes) = (lanes as u32, (lanes >> 32) as u32);
+        let probe = _mm512_set1_epi16(probe as i16);
+        let low = _mm512_maskz_loadu_epi16(low_lanes, words.cast());
+        if count <= 32 {
+            // One line or two, and no second vector (most chunks).
+            compiler_fence(Ordering::Acquire);
+            let not_above = _mm512_mask_cmple_epu16_mask(low_lanes, low, probe).count_ones();
+            let pick = _mm512_set1_epi16(not_above.wrapping_sub(1) as i16);
+            return _mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_permutexvar_epi16(pick, low))) as u16;
+        }
+        let high = _mm512_maskz_loadu_epi16(high_lanes, words.wrapping_add(32).cast());
+        compiler_fence(Ordering::Acquire);
+        let not_above = _mm512_mask_cmple_epu16_mask(low_lanes, low, probe).count_ones()
+            + _mm512_mask_cmple_epu16_mask(high_lanes, high, probe).count_ones();
+        let pick = _mm512_set1_epi16(not_above.wrapping_sub(1) as i16);
+        _mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_permutex2var_epi16(low, pick, high))) as u16
+    }
+}
+
+/// [`last_le_u16`] for up to 32 sorted 32-bit words.
+///
+/// # Safety
+/// As [`last_le_u16`], with `count <= 32`.
+#[inline]
+#[target_feature(enable = "avx512f,bmi2,popcnt")]
+pub unsafe fn last_le_u32(words: *const u32, count: u32, probe: u32) -> u32 {
+    debug_assert!(count <= 32);
+    // SAFETY: as in `last_le_u16`.
+    unsafe {
+        let lanes = _bzhi_u32(u32::MAX, count);
+        let (low_lanes, high_lanes) = (lanes as u16, (lanes >> 16) as u16);
+        let probe = _mm512_set1_epi32(probe as i32);
+        let low = _mm512_maskz_loadu_epi32(low_lanes, words.cast());
+        let high = _mm512_maskz_loadu_epi32(high_lanes, words.wrapping_add(16).cast());
+        compiler_fence(Ordering::Acquire);
+        let not_above = _mm512_mask_cmple_epu32_mask(low_lanes, low, probe).count_ones()
+            + _mm512_mask_cmple_epu32_mask(high_lanes, high, probe).count_ones();
+        let pick = _mm512_set1_epi32(not_above.wrapping_sub(1) as i32);
+        _mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_permutex2var_epi32(low, pick, high))) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scalar meaning of `last_le_*`: the last word not above `probe`,
+    /// if any.
+    fn last_not_above<W: Copy + Ord>(words: &[W], probe: W) -> Option<W> {
+        words.iter().rev().copied().find(|&word| word <= probe)
+    }
+
+    #[test]
+    fn counting_searches_agree_with_a_scan() {
+        if super::super::detected() < super::super::Level::Avx512 {
+            eprintln!("skipped: no AVX-512 on this CPU");
+            return;
+        }
+        let mut rng = crate::workload::XorShift32::new(5);
+        for count in 0..=64usize {
+            for _ in 0..50 {
+                let mut short: Vec<u16> = (0..count).map(|_| rng.next() as u16).collect();
+                short.sort_unstable();
+                let mut long: Vec<u32> = (0..count.min(32)).map(|_| rng.next()).collect();
+                long.sort_unstable();
+                let first = short.first().map_or(0, |&word| u32::from(word));
+                for probe in [0, 1, u32::MAX, rng.next(), rng.next(), first, long.first().map_or(0, |&word| word)] {
+                    // SAFETY: AVX-512 checked above; the slices hold their
+                    // `len()` words.
+                    let found = unsafe { last_le_u16(short.as_ptr(), short.len() as u32, probe as u16) };
+                    match last_not_above(&short, probe as u16) {
+                        Some(want) => assert_eq!(found, want, "{short:?} {probe}"),
+                        None if short.is_empty() => assert_eq!(found, 0),
+                        None => {}
+                    }
+                    let found = unsafe { last_le_u32(long.as_ptr(), long.len() as u32, probe) };
+                    match last_not_above(&long, probe) {
+                        Some(want) => assert_eq!(found, want, "{long:?} {probe}"),
+                        None if long.is_empty() => assert_eq!(found, 0),
+                        None => {}
+                    }
+                }
+            }
+        }
     }
 }
