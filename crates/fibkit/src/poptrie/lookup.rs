@@ -9,10 +9,9 @@ use crate::addr::Address;
 use crate::engine::{Fib4, Fib6, Stats};
 use crate::NextHop;
 
-use std::mem::MaybeUninit;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::{ones_through, Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
+use super::{Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
 use crate::simd::{self, LANES};
 
 /// The top 6 bits of `key`.
@@ -35,6 +34,13 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             index = entry as usize;
             key = key << S;
         }
+        self.walk(index, key)
+    }
+
+    /// The lookup below the direct table: from node `index` down, with
+    /// `key` shifted past the bits read above it.
+    #[inline(always)]
+    fn walk(&self, index: usize, mut key: A) -> NextHop {
         let mut node = self.node(index);
         let mut v = chunk(key);
         while node.is_internal(v) {
@@ -76,192 +82,131 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     }
 }
 
-/// Keys per round of the batch pipeline.
-const ROUND: usize = 32;
+/// Keys per group of the batch pipeline (see [`Poptrie::lookup_batch`]).
+const GROUP: usize = 32;
 
-/// A key on its way down the trie: the key shifted past the levels read so
-/// far, the node to read next, and where its answer goes.
-#[derive(Clone, Copy)]
-struct Descent<A> {
-    key: A,
-    node: u32,
-    slot: u32,
-}
-
-/// A key whose leaf is found: the leaf's index and where its answer goes.
-#[derive(Clone, Copy)]
-struct Landing {
-    leaf: u32,
-    slot: u32,
-}
+const _: () = assert!(GROUP == 2 * LANES);
 
 impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
     ///
-    /// Keys go in rounds of 64, pipelined three deep: the direct pass of a
-    /// round runs between the descent of the round before and the leaf
-    /// reads of the one before that, and the next round's `direct` entries
-    /// are prefetched while a round runs. The direct pass reads the
-    /// `direct` entries, 16 keys at a time (IPv4: AVX2 gathers or 16 scalar loads, see
-    /// [`crate::simd`]), answers the keys that end in a direct leaf, and
-    /// prefetches the node of every other key. The descent walks those
-    /// keys down the trie level by level, all keys side by side: each key
-    /// reads its node (prefetched a stage or a level earlier), then either
-    /// goes on to its child (whose node it prefetches) or lands on a leaf
-    /// (which it prefetches); the landed keys read their leaves a stage
-    /// later. The branches of the descent do not depend on keys (the split between walking
-    /// and landed keys is by arithmetic), and nothing is allocated.
+    /// With direct pointing (s > 0), keys go in groups of 32 through two
+    /// stages, software-pipelined as in DXR's batch lookup:
+    ///
+    /// ```text
+    ///  direct(0)  direct(1)  walk(0)  direct(2)  walk(1)  ...  walk(last)
+    /// ```
+    ///
+    /// 1. the direct stage loads the group's `direct` entries at once
+    ///    (IPv4: AVX2 gathers, 8 lanes at a time, see [`crate::simd`];
+    ///    IPv6 and the scalar level: one load a key) and writes each entry
+    ///    as the key's answer: a direct leaf's next hop, or for now the
+    ///    node index of a key that goes on down the trie; no branch depends
+    ///    on the loaded entries;
+    /// 2. one group behind, the keys that go on (about 1 in 8 with s = 18
+    ///    on a full table) walk down from that node as the scalar lookup
+    ///    does, side by side as far as the CPU overlaps them, while the
+    ///    next group's loads are in flight.
+    ///
+    /// Without direct pointing (poptrie0) every key walks from the root.
+    /// Nothing is allocated.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
     pub fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
         assert!(out.len() >= keys.len(), "output shorter than keys");
-        let level = simd::level();
-        // Three stages in flight over consecutive rounds (ping-pong
-        // buffers): in step r, the direct pass of round r, the leaf reads
-        // of round r - 2, the descent of round r - 1, so each load was
-        // prefetched a whole stage earlier.
-        let mut walking = [[const { MaybeUninit::<Descent<A>>::uninit() }; ROUND]; 2];
-        let mut walkers = [0usize; 2];
-        let mut landed = [[const { MaybeUninit::<Landing>::uninit() }; ROUND]; 2];
-        let mut landings = [0usize; 2];
-        let rounds = keys.len().div_ceil(ROUND);
-        for step in 0..rounds + 2 {
-            if step < rounds {
-                let round = step * ROUND;
-                let round_keys = &keys[round..keys.len().min(round + ROUND)];
-                if S > 0 {
-                    // The next round's direct entries, while this round runs.
-                    for &key in keys.iter().skip(round + ROUND).take(ROUND) {
-                        let index = (key >> (u32::from(A::BITS) - S)).to_u128() as usize;
-                        simd::prefetch(self.direct.as_ptr().wrapping_add(index));
-                    }
-                }
-                walkers[step % 2] = self.direct_pass(level, round_keys, round, out, &mut walking[step % 2]);
-            }
-            if step >= 2 {
-                self.read_leaves(&landed[step % 2][..landings[step % 2]], out);
-            }
-            if (1..=rounds).contains(&step) {
-                let previous = (step - 1) % 2;
-                landings[previous] = self.descend(&mut walking[previous], walkers[previous], &mut landed[previous]);
-            }
-        }
-    }
-
-    /// Stage 3: the answers of keys whose leaf is found (and was
-    /// prefetched a stage earlier).
-    #[inline(always)]
-    fn read_leaves(&self, landed: &[MaybeUninit<Landing>], out: &mut [NextHop]) {
-        for landing in landed {
-            // SAFETY: the caller passes the slots `descend` wrote.
-            let landing = unsafe { landing.assume_init() };
-            out[landing.slot as usize] = self.leaf(landing.leaf as usize).next_hop();
-        }
-    }
-
-    /// Pass 1 of a round starting at batch index `round`: answers the keys
-    /// that end in a direct leaf and queues the others in `walking`;
-    /// returns how many it queued.
-    #[inline(always)]
-    fn direct_pass(
-        &self,
-        level: simd::Level,
-        keys: &[A],
-        round: usize,
-        out: &mut [NextHop],
-        walking: &mut [MaybeUninit<Descent<A>>; ROUND],
-    ) -> usize {
-        debug_assert!(keys.len() <= ROUND);
-        let mut walkers = 0;
+        let out = &mut out[..keys.len()];
         if S == 0 {
-            for (index, &key) in keys.iter().enumerate() {
-                walking[index] = MaybeUninit::new(Descent { key, node: 0, slot: (round + index) as u32 });
+            for (slot, &key) in out.iter_mut().zip(keys) {
+                *slot = self.walk(0, key);
             }
-            return keys.len();
+            return;
         }
-        if A::BITS == 32 {
-            let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0 };
-            for first in (0..keys.len()).step_by(LANES) {
-                let count = LANES.min(keys.len() - first);
-                let mut group = [0u32; LANES];
-                for (lane, &key) in group.iter_mut().zip(&keys[first..first + count]) {
-                    *lane = key.to_u128() as u32;
-                }
-                let mut entries = [0u32; LANES];
-                let internal = simd::direct_stage(level, &self.direct, &group, test, &mut entries);
-                for (slot, &entry) in out[round + first..round + first + count].iter_mut().zip(&entries) {
-                    *slot = entry & !DIRECT_LEAF;
-                }
-                let mut lanes = internal & ((1u32 << count) - 1);
+        match simd::level() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level is at most `simd::detected()`, so the CPU has AVX2.
+            simd::Level::Avx512 | simd::Level::Avx2 if A::BITS == 32 => unsafe { self.lookup_batch_avx2(keys, out) },
+            _ => self.pipeline(keys, out, simd::direct_stage_scalar),
+        }
+    }
+
+    /// The pipeline with AVX2 gathers (IPv4).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lookup_batch_avx2(&self, keys: &[A], out: &mut [NextHop]) {
+        // SAFETY: AVX2 is this function's contract; `direct` has 2^S
+        // entries, so every index `key >> (32 - S)` is inside it.
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        self.pipeline(keys, out, gather)
+    }
+
+    /// The two stages, one group apart (see [`Poptrie::lookup_batch`]);
+    /// `out.len() == keys.len()`.
+    #[inline(always)]
+    fn pipeline(
+        &self,
+        keys: &[A],
+        out: &mut [NextHop],
+        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+    ) {
+        let groups = keys.len().div_ceil(GROUP);
+        let mut walks = [0u32; 2];
+        for group in 0..=groups {
+            if group < groups {
+                let (first, last) = (group * GROUP, keys.len().min(group * GROUP + GROUP));
+                walks[group % 2] = self.direct_group(&keys[first..last], &mut out[first..last], &gather);
+            }
+            if let Some(walked) = group.checked_sub(1) {
+                let first = walked * GROUP;
+                let mut lanes = walks[walked % 2];
                 while lanes != 0 {
                     let lane = lanes.trailing_zeros() as usize;
                     lanes &= lanes - 1;
-                    let node = entries[lane];
-                    simd::prefetch(self.nodes.as_ptr().wrapping_add(node as usize));
-                    let key = keys[first + lane] << S;
-                    walking[walkers] = MaybeUninit::new(Descent { key, node, slot: (round + first + lane) as u32 });
-                    walkers += 1;
-                }
-            }
-        } else {
-            for (index, &key) in keys.iter().enumerate() {
-                let entry = self.direct_entry((key >> (u32::from(A::BITS) - S)).to_u128() as usize);
-                out[round + index] = entry & !DIRECT_LEAF;
-                if entry & DIRECT_LEAF == 0 {
-                    simd::prefetch(self.nodes.as_ptr().wrapping_add(entry as usize));
-                    walking[walkers] = MaybeUninit::new(Descent { key: key << S, node: entry, slot: (round + index) as u32 });
-                    walkers += 1;
+                    let slot = &mut out[first + lane];
+                    *slot = self.walk(*slot as usize, keys[first + lane] << S);
                 }
             }
         }
-        walkers
     }
 
-    /// Pass 2: walks the first `walkers` keys of `walking` down the trie,
-    /// one level of every key per step, until each has found its leaf;
-    /// returns how many keys it put in `landed` (their leaves prefetched).
+    /// The direct stage of up to 32 keys: writes each key's `direct` entry
+    /// without its leaf flag (a next hop, or a node index) to `out` and
+    /// returns the mask of the keys whose entry is a node.
     #[inline(always)]
-    fn descend(
+    fn direct_group(
         &self,
-        walking: &mut [MaybeUninit<Descent<A>>; ROUND],
-        mut walkers: usize,
-        landed: &mut [MaybeUninit<Landing>; ROUND],
-    ) -> usize {
-        let mut landings = 0;
-        while walkers > 0 {
-            let mut still = 0;
-            for index in 0..walkers {
-                // SAFETY: slots below `walkers` were written in this round
-                // (by the direct pass or the previous step: `still` never
-                // passes `index`).
-                let descent = unsafe { walking[index].assume_init() };
-                let node = self.node(descent.node as usize);
-                let v = chunk(descent.key);
-                let vector = node.vector.load(Ordering::Relaxed);
-                let internal = (vector >> v) & 1 != 0;
-                // One count: of `vector` (to the child) or of `leafvec` (to
-                // the leaf), chosen without a branch.
-                let leafvec = node.leafvec.load(Ordering::Relaxed);
-                let bits = std::hint::select_unpredictable(internal, vector, leafvec);
-                let (base1, base0) = (node.base1.load(Ordering::Relaxed), node.base0.load(Ordering::Relaxed));
-                let base = std::hint::select_unpredictable(internal, base1, base0);
-                // Wrapping: an index computed for a key that is done is never used.
-                let next = base.wrapping_add(ones_through(bits, v)).wrapping_sub(1);
-                let next_line = std::hint::select_unpredictable(
-                    internal,
-                    self.nodes.as_ptr().wrapping_add(next as usize) as usize,
-                    self.leaves.as_ptr().wrapping_add(next as usize) as usize,
-                );
-                simd::prefetch(next_line as *const u8);
-                walking[still] = MaybeUninit::new(Descent { key: descent.key << K, node: next, slot: descent.slot });
-                landed[landings] = MaybeUninit::new(Landing { leaf: next, slot: descent.slot });
-                still += usize::from(internal);
-                landings += usize::from(!internal);
+        keys: &[A],
+        out: &mut [NextHop],
+        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+    ) -> u32 {
+        debug_assert!(keys.len() <= GROUP && out.len() == keys.len());
+        let mut walks = 0;
+        if A::BITS == 32 {
+            let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0 };
+            let mut group = [0u32; GROUP];
+            let mut entries = [0u32; GROUP];
+            for (lane, &key) in group.iter_mut().zip(keys) {
+                *lane = key.to_u128() as u32;
             }
-            walkers = still;
+            for half in 0..2 {
+                let lanes = half * LANES..half * LANES + LANES;
+                let (keys, entries) = (&group[lanes.clone()], &mut entries[lanes]);
+                walks |= gather(&self.direct, keys.try_into().expect("16 keys"), test, entries.try_into().expect("16 slots")) << (half * LANES);
+            }
+            for (slot, &entry) in out.iter_mut().zip(&entries) {
+                *slot = entry & !DIRECT_LEAF;
+            }
+        } else {
+            for (lane, (&key, slot)) in keys.iter().zip(out.iter_mut()).enumerate() {
+                let entry = self.direct_entry((key >> (u32::from(A::BITS) - S)).to_u128() as usize);
+                *slot = entry & !DIRECT_LEAF;
+                walks |= u32::from(entry & DIRECT_LEAF == 0) << lane;
+            }
         }
-        landings
+        walks & (u32::MAX >> (GROUP - keys.len()))
     }
 }
 
