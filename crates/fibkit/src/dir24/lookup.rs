@@ -51,7 +51,7 @@ impl Dir24 {
         assert!(out.len() >= keys.len(), "output shorter than keys");
         let level = simd::level();
         let extended = Entry::VALID | Entry::EXTENDED;
-        let test = simd::DirectTest { shift: 8, test_mask: extended, test_value: extended };
+        let test = simd::DirectTest { shift: 8, test_mask: extended, test_value: extended, value_shift: 0, value_mask: Entry::VALUE };
         let mut reads = [const { MaybeUninit::<GroupRead>::uninit() }; ROUND];
         for &key in keys.iter().take(PREFETCH_AHEAD) {
             simd::prefetch(self.tbl24.as_ptr().wrapping_add((key >> 8) as usize));
@@ -66,15 +66,13 @@ impl Dir24 {
                 let count = LANES.min(round_end - first);
                 let mut group = [0u32; LANES];
                 group[..count].copy_from_slice(&keys[first..first + count]);
-                let mut entries = [0u32; LANES];
-                let mut lanes = simd::direct_stage(level, &self.tbl24, &group, test, &mut entries) & ((1u32 << count) - 1);
-                for (slot, &entry) in out[first..first + count].iter_mut().zip(&entries) {
-                    *slot = Entry(entry).value();
-                }
+                let mut values = [0u32; LANES];
+                let mut lanes = simd::direct_stage(level, &self.tbl24, &group, test, &mut values) & ((1u32 << count) - 1);
+                out[first..first + count].copy_from_slice(&values[..count]);
                 while lanes != 0 {
                     let lane = lanes.trailing_zeros() as usize;
                     lanes &= lanes - 1;
-                    let index = Entry(entries[lane]).value() << 8 | (group[lane] & 0xff);
+                    let index = values[lane] << 8 | (group[lane] & 0xff);
                     simd::prefetch(self.tbl8.as_ptr().wrapping_add(index as usize));
                     reads[pending] = MaybeUninit::new(GroupRead { index, slot: (first + lane) as u32 });
                     pending += 1;

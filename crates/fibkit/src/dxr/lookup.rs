@@ -4,7 +4,7 @@
 //! The direct entry is loaded with `Acquire` and fragments with `Relaxed`
 //! (see the module docs of [`super`]): on x86-64 these are plain loads.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::{Cell, DirectEntry, Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL};
 use crate::engine::{Fib4, Stats};
@@ -182,7 +182,7 @@ impl<const K: u32> Dxr<K> {
         &self,
         keys: &[u32],
         out: &mut [NextHop],
-        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+        gather: impl simd::DirectKernel,
         search: impl Fn(&Self, DirectEntry, u32) -> NextHop,
     ) {
         let groups = keys.len().div_ceil(GROUP);
@@ -213,16 +213,15 @@ impl<const K: u32> Dxr<K> {
         &self,
         keys: &[u32],
         out: &mut [NextHop],
-        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+        gather: impl simd::DirectKernel,
     ) -> u32 {
         let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
             return self.direct_group_short(keys, out, gather);
         };
-        let test = simd::DirectTest { shift: Self::SHIFT, test_mask: FRAGS_MASK, test_value: 0 };
+        let test = simd::DirectTest { shift: Self::SHIFT, test_mask: FRAGS_MASK, test_value: 0, value_shift: BASE_SHIFT, value_mask: u32::MAX };
         let (low, high) = out.split_at_mut(LANES);
         let resolved = gather(&self.direct, keys[..LANES].try_into().expect("16 keys"), test, low.try_into().expect("16 slots"))
             | gather(&self.direct, keys[LANES..].try_into().expect("16 keys"), test, high.try_into().expect("16 slots")) << LANES;
-        out.iter_mut().for_each(|slot| *slot >>= BASE_SHIFT);
         !resolved
     }
 
@@ -233,7 +232,7 @@ impl<const K: u32> Dxr<K> {
         &self,
         keys: &[u32],
         out: &mut [NextHop],
-        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+        gather: impl simd::DirectKernel,
     ) -> u32 {
         let count = keys.len();
         debug_assert!(count < GROUP && out.len() == count);

@@ -9,7 +9,7 @@ use crate::addr::Address;
 use crate::engine::{Fib4, Fib6, Stats};
 use crate::NextHop;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::{Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
 use crate::simd::{self, LANES};
@@ -150,7 +150,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         &self,
         keys: &[A],
         out: &mut [NextHop],
-        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+        gather: impl simd::DirectKernel,
     ) {
         let groups = keys.len().div_ceil(GROUP);
         let mut walks = [0u32; 2];
@@ -180,25 +180,23 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         &self,
         keys: &[A],
         out: &mut [NextHop],
-        gather: impl Fn(&[AtomicU32], &[u32; LANES], simd::DirectTest, &mut [u32; LANES]) -> u32,
+        gather: impl simd::DirectKernel,
     ) -> u32 {
         debug_assert!(keys.len() <= GROUP && out.len() == keys.len());
         let mut walks = 0;
         if A::BITS == 32 {
-            let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0 };
+            let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0, value_shift: 0, value_mask: !DIRECT_LEAF };
             let mut group = [0u32; GROUP];
-            let mut entries = [0u32; GROUP];
+            let mut values = [0u32; GROUP];
             for (lane, &key) in group.iter_mut().zip(keys) {
                 *lane = key.to_u128() as u32;
             }
             for half in 0..2 {
                 let lanes = half * LANES..half * LANES + LANES;
-                let (keys, entries) = (&group[lanes.clone()], &mut entries[lanes]);
-                walks |= gather(&self.direct, keys.try_into().expect("16 keys"), test, entries.try_into().expect("16 slots")) << (half * LANES);
+                let (keys, values) = (&group[lanes.clone()], &mut values[lanes]);
+                walks |= gather(&self.direct, keys.try_into().expect("16 keys"), test, values.try_into().expect("16 slots")) << (half * LANES);
             }
-            for (slot, &entry) in out.iter_mut().zip(&entries) {
-                *slot = entry & !DIRECT_LEAF;
-            }
+            out.copy_from_slice(&values[..out.len()]);
         } else {
             for (lane, (&key, slot)) in keys.iter().zip(out.iter_mut()).enumerate() {
                 let entry = self.direct_entry((key >> (u32::from(A::BITS) - S)).to_u128() as usize);

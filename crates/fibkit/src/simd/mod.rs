@@ -32,13 +32,15 @@
 //! [`LANES`] keys at once:
 //!
 //! ```text
-//!  keys[16] --(key >> shift)--> gather table[...] --> entries[16]
+//!  keys[16] --(key >> shift)--> gather table[...] --> entry
 //!                                                      |
-//!            mask bit i = (entries[i] & test_mask == test_value)
+//!            values[i] = entry >> value_shift & value_mask  (the answer if direct)
+//!            mask bit i = (entry & test_mask == test_value)
 //! ```
 //!
 //! The engine then finishes the lanes of one kind (say, DXR's chunks with
-//! fragments) in its own pipelined scalar code.
+//! fragments) in its own scalar code; the other lanes' values are their
+//! answers.
 //!
 //! Per-architecture code lives in its own module ([`x86`] on x86-64).
 
@@ -140,7 +142,7 @@ pub fn set_level(wanted: Level) -> Level {
     level
 }
 
-/// What the direct stage tests in each loaded entry.
+/// What the direct stage reads, tests and keeps of each loaded entry.
 #[derive(Clone, Copy, Debug)]
 pub struct DirectTest {
     /// The table index of a key is `key >> shift`.
@@ -149,11 +151,22 @@ pub struct DirectTest {
     pub test_mask: u32,
     /// A lane's mask bit is set when `entry & test_mask == test_value`.
     pub test_value: u32,
+    /// A lane's value is `entry >> value_shift & value_mask`.
+    pub value_shift: u32,
+    /// See `value_shift`.
+    pub value_mask: u32,
 }
 
-/// Loads `table[keys[i] >> test.shift]` into `entries[i]` for every lane
-/// with [`level`]'s kernel and returns the mask of lanes whose entry passes
-/// `test` (bit i for lane i).
+/// A direct-stage kernel: [`direct_stage_scalar`], or an architecture's
+/// (inlined into an engine's batch loop compiled for its features).
+pub trait DirectKernel: Fn(&[AtomicU32], &[u32; LANES], DirectTest, &mut [u32; LANES]) -> u32 {}
+
+impl<F: Fn(&[AtomicU32], &[u32; LANES], DirectTest, &mut [u32; LANES]) -> u32> DirectKernel for F {}
+
+/// Loads `table[keys[i] >> test.shift]` for every lane with [`level`]'s
+/// kernel, stores the entry's value (see [`DirectTest`]) in `values[i]`
+/// and returns the mask of lanes whose entry passes `test` (bit i for
+/// lane i).
 ///
 /// `Acquire` loads, as the engines' scalar lookups do.
 ///
@@ -161,34 +174,29 @@ pub struct DirectTest {
 /// In debug builds, if an index falls outside `table` (the engines size
 /// their tables for every key: 2^(32 - shift) entries).
 #[inline]
-pub fn direct_stage(
-    level: Level,
-    table: &[AtomicU32],
-    keys: &[u32; LANES],
-    test: DirectTest,
-    entries: &mut [u32; LANES],
-) -> u32 {
+pub fn direct_stage(level: Level, table: &[AtomicU32], keys: &[u32; LANES], test: DirectTest, values: &mut [u32; LANES]) -> u32 {
     debug_assert!(test.shift >= 1 && table.len() >= 1usize << (32 - test.shift));
     match level {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the level is at most `detected()`, so the CPU has AVX2 (both
         // levels gather 8 lanes at a time: see the module docs); every index
         // `key >> shift` is below 2^(32 - shift) <= table.len().
-        Level::Avx512 | Level::Avx2 => unsafe { x86::direct_stage_avx2(table, keys, test, entries) },
-        _ => direct_stage_scalar(table, keys, test, entries),
+        Level::Avx512 | Level::Avx2 => unsafe { x86::direct_stage_avx2(table, keys, test, values) },
+        _ => direct_stage_scalar(table, keys, test, values),
     }
 }
 
 /// The portable direct stage (the reference of the kernels).
 #[inline]
-pub fn direct_stage_scalar(table: &[AtomicU32], keys: &[u32; LANES], test: DirectTest, entries: &mut [u32; LANES]) -> u32 {
+pub fn direct_stage_scalar(table: &[AtomicU32], keys: &[u32; LANES], test: DirectTest, values: &mut [u32; LANES]) -> u32 {
     let mut mask = 0;
-    for (lane, (entry, &key)) in entries.iter_mut().zip(keys).enumerate() {
+    for (lane, (value, &key)) in values.iter_mut().zip(keys).enumerate() {
         let index = (key >> test.shift) as usize;
         debug_assert!(index < table.len());
         // SAFETY: `index < 2^(32 - shift) <= table.len()` (asserted by the caller).
-        *entry = unsafe { table.get_unchecked(index) }.load(Ordering::Acquire);
-        mask |= u32::from(*entry & test.test_mask == test.test_value) << lane;
+        let entry = unsafe { table.get_unchecked(index) }.load(Ordering::Acquire);
+        *value = entry >> test.value_shift & test.value_mask;
+        mask |= u32::from(entry & test.test_mask == test.test_value) << lane;
     }
     mask
 }
@@ -223,10 +231,10 @@ mod tests {
     }
 
     #[test]
-    fn every_level_gives_the_scalar_entries_and_mask() {
+    fn every_level_gives_the_scalar_values_and_mask() {
         let table: Vec<AtomicU32> = (0..1u32 << 16).map(|index| AtomicU32::new(index.wrapping_mul(0x9e37_79b9))).collect();
         let mut rng = crate::workload::XorShift32::new(11);
-        let test = DirectTest { shift: 16, test_mask: 0x0300, test_value: 0x0100 };
+        let test = DirectTest { shift: 16, test_mask: 0x0300, test_value: 0x0100, value_shift: 3, value_mask: 0xffff };
         for _ in 0..200 {
             let mut keys = [0u32; LANES];
             keys.iter_mut().for_each(|key| *key = rng.next());

@@ -27,19 +27,16 @@ const _: () = assert!(LANES == 16 && std::mem::size_of::<AtomicU32>() == 4);
 /// for every key (`table.len() >= 2^(32 - shift)`).
 #[inline]
 #[target_feature(enable = "avx2")]
-pub unsafe fn direct_stage_avx2(
-    table: &[AtomicU32],
-    keys: &[u32; LANES],
-    test: DirectTest,
-    entries: &mut [u32; LANES],
-) -> u32 {
+pub unsafe fn direct_stage_avx2(table: &[AtomicU32], keys: &[u32; LANES], test: DirectTest, values: &mut [u32; LANES]) -> u32 {
     debug_assert!(table.len() >= 1usize << (32 - test.shift));
-    // SAFETY: `keys` and `entries` are 64 bytes each, read and written in
+    // SAFETY: `keys` and `values` are 64 bytes each, read and written in
     // two unaligned halves of 32; every lane index is below table.len()
     // (the caller's contract), so each gathered 4-byte read lies inside
     // `table`.
     unsafe {
         let shift = _mm_cvtsi32_si128(test.shift as i32);
+        let value_shift = _mm_cvtsi32_si128(test.value_shift as i32);
+        let value_mask = _mm256_set1_epi32(test.value_mask as i32);
         let test_mask = _mm256_set1_epi32(test.test_mask as i32);
         let test_value = _mm256_set1_epi32(test.test_value as i32);
         let base = table.as_ptr().cast::<i32>();
@@ -49,7 +46,8 @@ pub unsafe fn direct_stage_avx2(
             let index = _mm256_srl_epi32(key, shift);
             let entry = _mm256_i32gather_epi32::<4>(base, index);
             compiler_fence(Ordering::Acquire);
-            _mm256_storeu_si256(entries.as_mut_ptr().add(half * 8).cast(), entry);
+            let value = _mm256_and_si256(_mm256_srl_epi32(entry, value_shift), value_mask);
+            _mm256_storeu_si256(values.as_mut_ptr().add(half * 8).cast(), value);
             let passed = _mm256_cmpeq_epi32(_mm256_and_si256(entry, test_mask), test_value);
             mask |= (_mm256_movemask_ps(_mm256_castsi256_ps(passed)) as u32) << (half * 8);
         }
