@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use super::{Cell, DirectEntry, Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL};
 use crate::engine::{Fib4, Stats};
-use crate::simd::{self, LANES};
+use crate::simd::{self, GROUP, LANES};
 use crate::NextHop;
 
 impl<const K: u32> Dxr<K> {
@@ -102,15 +102,11 @@ fn search_sorted<C: Cell>(table: &[C], base: usize, count: usize, probe: C::Word
     unsafe { table.get_unchecked(low) }.get()
 }
 
-/// Keys per group of the batch pipeline (see [`Dxr::lookup_batch`]).
-const GROUP: usize = 32;
-
-const _: () = assert!(GROUP == 2 * LANES && GROUP <= 32);
-
 impl<const K: u32> Dxr<K> {
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
     ///
-    /// Keys go in groups of 32, through two stages, software-pipelined:
+    /// Keys go in groups of 32, through two stages, software-pipelined
+    /// ([`simd::pipeline`]):
     ///
     /// ```text
     ///  direct(0)  direct(1)  search(0)  direct(2)  search(1)  ...  search(last)
@@ -175,34 +171,18 @@ impl<const K: u32> Dxr<K> {
         self.pipeline(keys, out, gather, |dxr: &Self, entry, offset| unsafe { dxr.search_avx512(entry, offset) })
     }
 
-    /// The two stages, one group apart (see [`Dxr::lookup_batch`]);
-    /// `out.len() == keys.len()`.
+    /// The two stages (see [`Dxr::lookup_batch`]); `out.len() == keys.len()`.
     #[inline(always)]
-    fn pipeline(
-        &self,
-        keys: &[u32],
-        out: &mut [NextHop],
-        gather: impl simd::DirectKernel,
-        search: impl Fn(&Self, DirectEntry, u32) -> NextHop,
-    ) {
-        let groups = keys.len().div_ceil(GROUP);
-        let mut searches = [0u32; 2];
-        for group in 0..=groups {
-            if group < groups {
-                searches[group % 2] = self.direct_group(&keys[group * GROUP..], &mut out[group * GROUP..], &gather);
-            }
-            if let Some(searched) = group.checked_sub(1) {
-                let first = searched * GROUP;
-                let mut lanes = searches[searched % 2];
-                while lanes != 0 {
-                    let lane = lanes.trailing_zeros() as usize;
-                    lanes &= lanes - 1;
-                    let key = keys[first + lane];
-                    let entry = self.direct[(key >> Self::SHIFT) as usize].load(Ordering::Relaxed);
-                    out[first + lane] = search(self, entry, key & Self::OFFSET_MASK);
-                }
-            }
-        }
+    fn pipeline(&self, keys: &[u32], out: &mut [NextHop], gather: impl simd::DirectKernel, search: impl Fn(&Self, DirectEntry, u32) -> NextHop) {
+        simd::pipeline(
+            keys,
+            out,
+            |keys, out| self.direct_group(keys, out, &gather),
+            |key, out| {
+                let entry = self.direct[(key >> Self::SHIFT) as usize].load(Ordering::Relaxed);
+                *out = search(self, entry, key & Self::OFFSET_MASK);
+            },
+        );
     }
 
     /// The direct stage of the first (up to) 32 keys of `keys`: writes

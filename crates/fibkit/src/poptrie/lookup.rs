@@ -12,7 +12,7 @@ use crate::NextHop;
 use std::sync::atomic::Ordering;
 
 use super::{Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
-use crate::simd::{self, LANES};
+use crate::simd::{self, GROUP, LANES};
 
 /// The top 6 bits of `key`.
 #[inline(always)]
@@ -82,16 +82,12 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     }
 }
 
-/// Keys per group of the batch pipeline (see [`Poptrie::lookup_batch`]).
-const GROUP: usize = 32;
-
-const _: () = assert!(GROUP == 2 * LANES);
-
 impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
     ///
     /// With direct pointing (s > 0), keys go in groups of 32 through two
-    /// stages, software-pipelined as in DXR's batch lookup:
+    /// stages, software-pipelined as in DXR's batch lookup
+    /// ([`simd::pipeline`]):
     ///
     /// ```text
     ///  direct(0)  direct(1)  walk(0)  direct(2)  walk(1)  ...  walk(last)
@@ -143,33 +139,10 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         self.pipeline(keys, out, gather)
     }
 
-    /// The two stages, one group apart (see [`Poptrie::lookup_batch`]);
-    /// `out.len() == keys.len()`.
+    /// The two stages (see [`Poptrie::lookup_batch`]); `out.len() == keys.len()`.
     #[inline(always)]
-    fn pipeline(
-        &self,
-        keys: &[A],
-        out: &mut [NextHop],
-        gather: impl simd::DirectKernel,
-    ) {
-        let groups = keys.len().div_ceil(GROUP);
-        let mut walks = [0u32; 2];
-        for group in 0..=groups {
-            if group < groups {
-                let (first, last) = (group * GROUP, keys.len().min(group * GROUP + GROUP));
-                walks[group % 2] = self.direct_group(&keys[first..last], &mut out[first..last], &gather);
-            }
-            if let Some(walked) = group.checked_sub(1) {
-                let first = walked * GROUP;
-                let mut lanes = walks[walked % 2];
-                while lanes != 0 {
-                    let lane = lanes.trailing_zeros() as usize;
-                    lanes &= lanes - 1;
-                    let slot = &mut out[first + lane];
-                    *slot = self.walk(*slot as usize, keys[first + lane] << S);
-                }
-            }
-        }
+    fn pipeline(&self, keys: &[A], out: &mut [NextHop], gather: impl simd::DirectKernel) {
+        simd::pipeline(keys, out, |keys, out| self.direct_group(keys, out, &gather), |key, out| *out = self.walk(*out as usize, key << S));
     }
 
     /// The direct stage of up to 32 keys: writes each key's `direct` entry

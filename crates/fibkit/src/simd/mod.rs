@@ -46,6 +46,8 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
+use crate::NextHop;
+
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
 
@@ -199,6 +201,51 @@ pub fn direct_stage_scalar(table: &[AtomicU32], keys: &[u32; LANES], test: Direc
         mask |= u32::from(entry & test.test_mask == test.test_value) << lane;
     }
     mask
+}
+
+/// Keys per group of the two-stage batch pipelines ([`pipeline`]).
+pub const GROUP: usize = 32;
+
+const _: () = assert!(GROUP == 2 * LANES);
+
+/// The skeleton of DXR's and Poptrie's batch lookups: keys in groups of
+/// [`GROUP`], through two stages one group apart,
+///
+/// ```text
+///  direct(0)  direct(1)  finish(0)  direct(2)  finish(1)  ...  finish(last)
+/// ```
+///
+/// `direct(keys, out)` gets a group's keys and answers (up to 32), writes
+/// the answers of the keys it resolves and returns the mask of the others;
+/// one group later, `finish(key, answer)` completes each of those. The next
+/// group's loads are in flight while `finish` waits for its own, and the
+/// branches of `finish` find the first stage's loads done.
+///
+/// # Panics
+/// If `out` is shorter than `keys`.
+#[inline(always)]
+pub fn pipeline<K: Copy>(
+    keys: &[K],
+    out: &mut [NextHop],
+    mut direct: impl FnMut(&[K], &mut [NextHop]) -> u32,
+    mut finish: impl FnMut(K, &mut NextHop),
+) {
+    let groups = keys.len().div_ceil(GROUP);
+    let mut pending = [0u32; 2];
+    for group in 0..=groups {
+        if group < groups {
+            let lanes = group * GROUP..keys.len().min(group * GROUP + GROUP);
+            pending[group % 2] = direct(&keys[lanes.clone()], &mut out[lanes]);
+        }
+        if let Some(previous) = group.checked_sub(1) {
+            let mut lanes = pending[previous % 2];
+            while lanes != 0 {
+                let index = previous * GROUP + lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                finish(keys[index], &mut out[index]);
+            }
+        }
+    }
 }
 
 /// Hints the CPU to bring the line holding `*pointer` into L1 (no-op on
