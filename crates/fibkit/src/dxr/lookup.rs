@@ -124,9 +124,10 @@ impl<const K: u32> Dxr<K> {
     /// With AVX-512 a range search is no search at all for chunks of up
     /// to 64 short (32 long) fragments: one or two masked compares count
     /// the fragments that start at or below the key, and that count picks
-    /// the fragment ([`crate::simd::x86::last_le_u16`]). Other chunks, and
-    /// every chunk below AVX-512, use the scalar lookup's branch-free
-    /// binary search. The batch path allocates nothing.
+    /// the fragment ([`crate::simd::x86::last_le_u16`]); AVX2 does the same
+    /// for chunks of up to 32 short (16 long) fragments. Other chunks, and
+    /// the scalar level, use the scalar lookup's branch-free binary search.
+    /// The batch path allocates nothing.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
@@ -145,17 +146,17 @@ impl<const K: u32> Dxr<K> {
         }
     }
 
-    /// The pipeline with AVX2 gathers and scalar range searches.
+    /// The pipeline with AVX2 gathers and AVX2 counting range searches.
     ///
     /// # Safety
-    /// The CPU must have AVX2.
+    /// The CPU must have AVX2 and POPCNT.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,popcnt")]
     unsafe fn lookup_batch_avx2(&self, keys: &[u32], out: &mut [NextHop]) {
-        // SAFETY: AVX2 is this function's contract; `direct` has 2^K entries,
-        // so every index `key >> (32 - K)` is inside it.
+        // SAFETY: AVX2 and POPCNT are this function's contract; `direct` has
+        // 2^K entries, so every index `key >> (32 - K)` is inside it.
         let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
-        self.pipeline(keys, out, gather, Self::search)
+        self.pipeline(keys, out, gather, |dxr: &Self, entry, offset| unsafe { dxr.search_avx2(entry, offset) })
     }
 
     /// The pipeline with AVX2 gathers and counting range searches.
@@ -221,6 +222,38 @@ impl<const K: u32> Dxr<K> {
         let searches = self.direct_group(&padded, &mut slots, gather);
         out.copy_from_slice(&slots[..count]);
         searches & !(u32::MAX << count)
+    }
+
+    /// The range search of a chunk with AVX2: as [`Dxr::search_avx512`],
+    /// for chunks of up to 32 short or 16 long fragments.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    #[target_feature(enable = "avx2,popcnt")]
+    unsafe fn search_avx2(&self, entry: DirectEntry, offset: u32) -> NextHop {
+        let base = (entry >> BASE_SHIFT) as usize;
+        let count = entry & FRAGS_MASK;
+        match (entry >> FORMAT_SHIFT) & 3 {
+            // The short kernel reads the word after an odd count: it must
+            // lie inside the table.
+            FORMAT_SHORT if count <= 32 && base + (count as usize) < self.range_short.len() => {
+                // SAFETY: the features are this function's contract; the
+                // chunk's fragments lie in range_short[base..base + count]
+                // (the builder and the updater guarantee it for every direct
+                // entry) and the word after them is inside the table.
+                let fragment = unsafe { simd::x86::last_le_u16_avx2(self.range_short.as_ptr().add(base).cast(), count, (offset | 0xff) as u16) };
+                NextHop::from(fragment & 0xff)
+            }
+            FORMAT_LONG if count <= 16 => {
+                debug_assert!(base + count as usize <= self.range_long.len());
+                // SAFETY: as above, in range_long (nothing read past the chunk).
+                let fragment = unsafe { simd::x86::last_le_u32_avx2(self.range_long.as_ptr().add(base).cast(), count, offset << K | Self::LONG_HOP_MASK) };
+                fragment & Self::LONG_HOP_MASK
+            }
+            _ => self.search(entry, offset),
+        }
     }
 
     /// The range search of a chunk with AVX-512 (see [`Dxr::lookup_batch`]).

@@ -15,15 +15,15 @@
 //! | `avx2` | AVX2 if the CPU has it, else scalar |
 //! | `off`, `scalar`, `0`, `none`, `false` | none: the portable scalar code |
 //!
-//! The AVX-512 level (F, BW, with BMI2 and POPCNT) adds masked 512-bit
-//! compares for searches inside a cache line or two (DXR's range search
-//! becomes one count of the fragments not above the key: see
-//! [`x86::last_le_u16`]). Its direct stage still gathers 8 lanes at a
-//! time: on the project's AMD Zen 4 machine (which splits 512-bit
-//! operations in two) one 16-lane gather was no faster than two 8-lane
-//! ones, and often slower (poptrie18 RND at 64 keys a batch ran at about
-//! 290 Mlps with 16 lanes against 340 with 8; DXR and DIR-24-8 were level
-//! within noise).
+//! Both SIMD levels count instead of searching inside a cache line or two:
+//! DXR's range search becomes one count of the fragments not above the
+//! key ([`x86::last_le_u16`]: masked 512-bit compares over up to 64
+//! fragments at the AVX-512 level, which needs F, BW, BMI2 and POPCNT;
+//! [`x86::last_le_u16_avx2`]: up to 32 at the AVX2 level). The AVX-512
+//! level's direct stage still gathers 8 lanes at a time: on the project's
+//! AMD Zen 4 machine (which splits 512-bit operations in two) 16-lane
+//! gathers were slower (D18R's batch lookup ran at about 455 Mlps with
+//! them against 575 with 8-lane ones; poptrie18 at 290 against 340).
 //!
 //! # The direct stage ([`direct_stage`])
 //!
@@ -60,7 +60,7 @@ pub const LANES: usize = 16;
 pub enum Level {
     /// Portable scalar code (the reference).
     Scalar = 1,
-    /// AVX2 gathers, 8 lanes at a time.
+    /// AVX2 gathers, 8 lanes at a time, and AVX2 compares for searches.
     Avx2 = 2,
     /// AVX2 gathers with AVX-512 (F, BW) masked compares for searches.
     Avx512 = 3,
@@ -97,7 +97,7 @@ pub fn detected() -> Level {
         if has!("avx2") && has!("avx512f") && has!("avx512bw") && has!("bmi2") && has!("popcnt") {
             return Level::Avx512;
         }
-        if has!("avx2") {
+        if has!("avx2") && has!("popcnt") {
             return Level::Avx2;
         }
     }

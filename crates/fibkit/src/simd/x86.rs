@@ -119,44 +119,111 @@ pub unsafe fn last_le_u32(words: *const u32, count: u32, probe: u32) -> u32 {
     }
 }
 
+/// [`last_le_u16`] with AVX2, for up to 32 words: masked 32-bit loads of
+/// the words in pairs, so with an odd `count` the word after the last is
+/// read too (and ignored); returns 0 if `count` is 0.
+///
+/// # Safety
+/// The CPU must have AVX2; `count <= 32`, and `words[..count]` and, for an
+/// odd `count`, `words[count]` must be readable.
+#[inline]
+#[target_feature(enable = "avx2,popcnt")]
+pub unsafe fn last_le_u16_avx2(words: *const u16, count: u32, probe: u16) -> u16 {
+    debug_assert!(count <= 32);
+    // SAFETY: each masked load reads only the 32-bit pairs below
+    // ceil(count / 2), which the caller guarantees readable; the final read
+    // is of a word below `count`.
+    unsafe {
+        let pairs = _mm256_set1_epi32(count.div_ceil(2) as i32);
+        let words_wanted = _mm256_set1_epi16(count as i16);
+        let probe = _mm256_set1_epi16(probe as i16);
+        let mut not_above = 0;
+        for half in 0..2 {
+            let pair_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            let load_mask = _mm256_cmpgt_epi32(pairs, _mm256_add_epi32(pair_index, _mm256_set1_epi32(half * 8)));
+            let block = _mm256_maskload_epi32(words.add(half as usize * 16).cast(), load_mask);
+            compiler_fence(Ordering::Acquire);
+            let word_index = _mm256_add_epi16(_mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm256_set1_epi16(half as i16 * 16));
+            let wanted = _mm256_cmpgt_epi16(words_wanted, word_index);
+            let below = _mm256_cmpeq_epi16(_mm256_max_epu16(block, probe), probe);
+            not_above += (_mm256_movemask_epi8(_mm256_and_si256(wanted, below)) as u32).count_ones() / 2;
+        }
+        if count == 0 { 0 } else { *words.add(not_above.max(1) as usize - 1) }
+    }
+}
+
+/// [`last_le_u32`] with AVX2, for up to 16 words (masked loads, nothing
+/// read past `count`).
+///
+/// # Safety
+/// The CPU must have AVX2; `count <= 16` and `words[..count]` readable.
+#[inline]
+#[target_feature(enable = "avx2,popcnt")]
+pub unsafe fn last_le_u32_avx2(words: *const u32, count: u32, probe: u32) -> u32 {
+    debug_assert!(count <= 16);
+    // SAFETY: masked loads read only the words below `count`.
+    unsafe {
+        let wanted_count = _mm256_set1_epi32(count as i32);
+        let probe = _mm256_set1_epi32(probe as i32);
+        let mut not_above = 0;
+        for half in 0..2 {
+            let index = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(half * 8));
+            let wanted = _mm256_cmpgt_epi32(wanted_count, index);
+            let block = _mm256_maskload_epi32(words.add(half as usize * 8).cast(), wanted);
+            compiler_fence(Ordering::Acquire);
+            let below = _mm256_cmpeq_epi32(_mm256_max_epu32(block, probe), probe);
+            not_above += (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(wanted, below))) as u32).count_ones();
+        }
+        if count == 0 { 0 } else { *words.add(not_above.max(1) as usize - 1) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simd::{detected, Level};
 
-    /// The scalar meaning of `last_le_*`: the last word not above `probe`,
-    /// if any.
-    fn last_not_above<W: Copy + Ord>(words: &[W], probe: W) -> Option<W> {
-        words.iter().rev().copied().find(|&word| word <= probe)
+    /// Checks a kernel's answer against a scan: the last word not above
+    /// `probe`, or 0 for no words (unspecified when every word is above).
+    fn check<W: Copy + Ord + Default + std::fmt::Debug>(found: W, words: &[W], probe: W) {
+        match words.iter().rev().copied().find(|&word| word <= probe) {
+            Some(want) => assert_eq!(found, want, "{words:?} {probe:?}"),
+            None if words.is_empty() => assert_eq!(found, W::default()),
+            None => {}
+        }
     }
 
     #[test]
     fn counting_searches_agree_with_a_scan() {
-        if super::super::detected() < super::super::Level::Avx512 {
-            eprintln!("skipped: no AVX-512 on this CPU");
-            return;
+        let (avx512, avx2) = (detected() >= Level::Avx512, detected() >= Level::Avx2);
+        if !avx512 {
+            eprintln!("AVX-512 kernels skipped: not on this CPU");
         }
         let mut rng = crate::workload::XorShift32::new(5);
         for count in 0..=64usize {
             for _ in 0..50 {
                 let mut short: Vec<u16> = (0..count).map(|_| rng.next() as u16).collect();
                 short.sort_unstable();
+                // One readable word past the end, as the AVX2 kernel asks.
+                let padded: Vec<u16> = short.iter().copied().chain([u16::MAX]).collect();
                 let mut long: Vec<u32> = (0..count.min(32)).map(|_| rng.next()).collect();
                 long.sort_unstable();
                 let first = short.first().map_or(0, |&word| u32::from(word));
                 for probe in [0, 1, u32::MAX, rng.next(), rng.next(), first, long.first().map_or(0, |&word| word)] {
-                    // SAFETY: AVX-512 checked above; the slices hold their
-                    // `len()` words.
-                    let found = unsafe { last_le_u16(short.as_ptr(), short.len() as u32, probe as u16) };
-                    match last_not_above(&short, probe as u16) {
-                        Some(want) => assert_eq!(found, want, "{short:?} {probe}"),
-                        None if short.is_empty() => assert_eq!(found, 0),
-                        None => {}
-                    }
-                    let found = unsafe { last_le_u32(long.as_ptr(), long.len() as u32, probe) };
-                    match last_not_above(&long, probe) {
-                        Some(want) => assert_eq!(found, want, "{long:?} {probe}"),
-                        None if long.is_empty() => assert_eq!(found, 0),
-                        None => {}
+                    let (short_len, long_len) = (short.len() as u32, long.len() as u32);
+                    // SAFETY: the features were checked; the slices hold
+                    // their `len()` words (`padded` one more).
+                    unsafe {
+                        if avx512 {
+                            check(last_le_u16(short.as_ptr(), short_len, probe as u16), &short, probe as u16);
+                            check(last_le_u32(long.as_ptr(), long_len, probe), &long, probe);
+                        }
+                        if avx2 && short_len <= 32 {
+                            check(last_le_u16_avx2(padded.as_ptr(), short_len, probe as u16), &short, probe as u16);
+                        }
+                        if avx2 && long_len <= 16 {
+                            check(last_le_u32_avx2(long.as_ptr(), long_len, probe), &long, probe);
+                        }
                     }
                 }
             }
