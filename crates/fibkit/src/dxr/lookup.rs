@@ -224,8 +224,7 @@ impl<const K: u32> Dxr<K> {
         searches & !(u32::MAX << count)
     }
 
-    /// The range search of a chunk with AVX2: as [`Dxr::search_avx512`],
-    /// for chunks of up to 32 short or 16 long fragments.
+    /// The range search of a chunk with AVX2 (see [`Dxr::counting_search`]).
     ///
     /// # Safety
     /// The CPU must have AVX2 and POPCNT.
@@ -233,30 +232,14 @@ impl<const K: u32> Dxr<K> {
     #[inline]
     #[target_feature(enable = "avx2,popcnt")]
     unsafe fn search_avx2(&self, entry: DirectEntry, offset: u32) -> NextHop {
-        let base = (entry >> BASE_SHIFT) as usize;
-        let count = entry & FRAGS_MASK;
-        match (entry >> FORMAT_SHIFT) & 3 {
-            // The short kernel reads the word after an odd count: it must
-            // lie inside the table.
-            FORMAT_SHORT if count <= 32 && base + (count as usize) < self.range_short.len() => {
-                // SAFETY: the features are this function's contract; the
-                // chunk's fragments lie in range_short[base..base + count]
-                // (the builder and the updater guarantee it for every direct
-                // entry) and the word after them is inside the table.
-                let fragment = unsafe { simd::x86::last_le_u16_avx2(self.range_short.as_ptr().add(base).cast(), count, (offset | 0xff) as u16) };
-                NextHop::from(fragment & 0xff)
-            }
-            FORMAT_LONG if count <= 16 => {
-                debug_assert!(base + count as usize <= self.range_long.len());
-                // SAFETY: as above, in range_long (nothing read past the chunk).
-                let fragment = unsafe { simd::x86::last_le_u32_avx2(self.range_long.as_ptr().add(base).cast(), count, offset << K | Self::LONG_HOP_MASK) };
-                fragment & Self::LONG_HOP_MASK
-            }
-            _ => self.search(entry, offset),
-        }
+        // SAFETY: the features are this function's contract; the kernels'
+        // bounds are `counting_search`'s.
+        let short = |words, count, probe| unsafe { simd::x86::last_le_u16_avx2(words, count, probe) };
+        let long = |words, count, probe| unsafe { simd::x86::last_le_u32_avx2(words, count, probe) };
+        self.counting_search(entry, offset, (32, 16), short, long)
     }
 
-    /// The range search of a chunk with AVX-512 (see [`Dxr::lookup_batch`]).
+    /// The range search of a chunk with AVX-512 (see [`Dxr::counting_search`]).
     ///
     /// # Safety
     /// The CPU must have AVX-512 F and BW, BMI2 and POPCNT.
@@ -264,22 +247,38 @@ impl<const K: u32> Dxr<K> {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,bmi2,popcnt")]
     unsafe fn search_avx512(&self, entry: DirectEntry, offset: u32) -> NextHop {
+        // SAFETY: as in `search_avx2`.
+        let short = |words, count, probe| unsafe { simd::x86::last_le_u16(words, count, probe) };
+        let long = |words, count, probe| unsafe { simd::x86::last_le_u32(words, count, probe) };
+        self.counting_search(entry, offset, (64, 32), short, long)
+    }
+
+    /// The range search of a chunk of up to `largest.0` short or
+    /// `largest.1` long fragments by counting (`short` and `long` return
+    /// the last of `count` sorted words not above a probe); other chunks
+    /// get the binary search. The kernels are given only a chunk's own
+    /// fragments, and, for short ones, one readable word after them (the
+    /// chunk is not the last of its table).
+    #[inline(always)]
+    fn counting_search(
+        &self,
+        entry: DirectEntry,
+        offset: u32,
+        largest: (u32, u32),
+        short: impl Fn(*const u16, u32, u16) -> u16,
+        long: impl Fn(*const u32, u32, u32) -> u32,
+    ) -> NextHop {
         let base = (entry >> BASE_SHIFT) as usize;
         let count = entry & FRAGS_MASK;
         match (entry >> FORMAT_SHIFT) & 3 {
-            FORMAT_SHORT if count <= 64 => {
-                debug_assert!(base + count as usize <= self.range_short.len());
-                // SAFETY: the features are this function's contract; a chunk's
-                // fragments lie in range_short[base..base + count] (the builder
-                // and the updater guarantee it for every direct entry).
-                let fragment = unsafe { simd::x86::last_le_u16(self.range_short.as_ptr().add(base).cast(), count, (offset | 0xff) as u16) };
-                NextHop::from(fragment & 0xff)
+            // The builder and the updater keep every chunk's fragments in
+            // range_short[base..base + count] (range_long for long ones).
+            FORMAT_SHORT if count <= largest.0 && base + (count as usize) < self.range_short.len() => {
+                NextHop::from(short(self.range_short[base..].as_ptr().cast(), count, (offset | 0xff) as u16) & 0xff)
             }
-            FORMAT_LONG if count <= 32 => {
+            FORMAT_LONG if count <= largest.1 => {
                 debug_assert!(base + count as usize <= self.range_long.len());
-                // SAFETY: as above, in range_long.
-                let fragment = unsafe { simd::x86::last_le_u32(self.range_long.as_ptr().add(base).cast(), count, offset << K | Self::LONG_HOP_MASK) };
-                fragment & Self::LONG_HOP_MASK
+                long(self.range_long.as_ptr().wrapping_add(base).cast(), count, offset << K | Self::LONG_HOP_MASK) & Self::LONG_HOP_MASK
             }
             _ => self.search(entry, offset),
         }
