@@ -140,7 +140,7 @@ impl<const K: u32> Dxr<K> {
             // AVX-512 F and BW, BMI2, POPCNT and AVX2.
             simd::Level::Avx512 => unsafe { self.lookup_batch_avx512(keys, out) },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above, with AVX2.
+            // SAFETY: as above, with AVX2 and POPCNT.
             simd::Level::Avx2 => unsafe { self.lookup_batch_avx2(keys, out) },
             _ => self.pipeline(keys, out, simd::direct_stage_scalar, Self::search),
         }

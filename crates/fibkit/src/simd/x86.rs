@@ -1,5 +1,5 @@
-//! x86-64 kernels: AVX2 gathers for the direct stage, AVX-512 counts for
-//! searches inside one or two cache lines.
+//! x86-64 kernels: AVX2 gathers for the direct stage, and AVX-512 and AVX2
+//! counts for searches inside one or two cache lines.
 //!
 //! Each kernel is a `#[target_feature]` function, called only after
 //! [`super::level`] found the features on the CPU. They are `#[inline]`, so
