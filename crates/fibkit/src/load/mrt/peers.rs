@@ -1,0 +1,241 @@
+//! Peers: the `PEER_INDEX_TABLE`, choosing the peer whose routes make the
+//! table (`--peer`, by default the one with the most routes), listing them.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
+use std::str::FromStr;
+
+use super::bgp4mp::read_messages;
+use super::cursor::{Cursor, Family, Malformed};
+use super::records::is_mrt;
+use super::rib::{scan_rib, RibScan};
+use super::Content;
+use crate::load::updates::IpPrefix;
+use crate::load::{decompress, read_file, LoadError, LoadOptions, Position};
+
+/// How to pick the peer whose routes make the table (`--peer`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PeerSelector {
+    /// The peer with the most routes (see the [module docs](super)).
+    #[default]
+    MostRoutes,
+    /// The peer of this index (`--peer 3`).
+    Index(usize),
+    /// The peer with this address (`--peer 192.0.2.1`).
+    Address(IpAddr),
+    /// The peer with this ASN (`--peer AS3356`).
+    Asn(u32),
+}
+
+impl FromStr for PeerSelector {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let asn = text.strip_prefix("AS").or_else(|| text.strip_prefix("as"));
+        if let Some(digits) = asn.filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())) {
+            return digits.parse().map(PeerSelector::Asn).map_err(|_| format!("ASN {text} exceeds 32 bits"));
+        }
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            return text.parse().map(PeerSelector::Index).map_err(|_| format!("peer index {text} is too large"));
+        }
+        text.parse::<IpAddr>().map(PeerSelector::Address).map_err(|_| {
+            format!("bad peer {text:?}: expected an index (3), an address (192.0.2.1, 2001:db8::1) or an ASN (AS3356)")
+        })
+    }
+}
+
+impl fmt::Display for PeerSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PeerSelector::MostRoutes => write!(f, "(the peer with the most routes)"),
+            PeerSelector::Index(index) => write!(f, "{index}"),
+            PeerSelector::Address(addr) => write!(f, "{addr}"),
+            PeerSelector::Asn(asn) => write!(f, "AS{asn}"),
+        }
+    }
+}
+
+/// How the records of a file refer to a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum PeerKey {
+    /// By `TABLE_DUMP_V2` peer index.
+    Slot(u16),
+    /// By address and ASN (`TABLE_DUMP`, `BGP4MP`).
+    Session(IpAddr, u32),
+}
+
+/// A BGP peer of the collector, with what the file holds of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Peer {
+    /// The index `--peer INDEX` selects: the place in the
+    /// `PEER_INDEX_TABLE`, else the order of first appearance.
+    pub index: usize,
+    /// The peer's address, when the file says.
+    pub address: Option<IpAddr>,
+    /// The peer's ASN, when the file says.
+    pub asn: Option<u32>,
+    /// The peer's BGP identifier (`PEER_INDEX_TABLE` only).
+    pub bgp_id: Option<Ipv4Addr>,
+    /// IPv4 prefixes: in the RIB (a dump), or announced (an update stream).
+    pub routes_v4: usize,
+    /// IPv6 prefixes, counted as `routes_v4`.
+    pub routes_v6: usize,
+    /// Withdrawn prefixes (update streams; 0 in a dump).
+    pub withdrawals: usize,
+    pub(super) key: PeerKey,
+}
+
+impl Peer {
+    /// IPv4 and IPv6 routes together.
+    pub fn routes(&self) -> usize {
+        self.routes_v4 + self.routes_v6
+    }
+
+    pub(super) fn new(index: usize, key: PeerKey) -> Self {
+        let (address, asn) = match key {
+            PeerKey::Slot(_) => (None, None),
+            PeerKey::Session(address, asn) => (Some(address), Some(asn)),
+        };
+        Peer { index, address, asn, bgp_id: None, routes_v4: 0, routes_v6: 0, withdrawals: 0, key }
+    }
+
+    pub(super) fn count(&mut self, prefix: &IpPrefix) {
+        match prefix {
+            IpPrefix::V4(_) => self.routes_v4 += 1,
+            IpPrefix::V6(_) => self.routes_v6 += 1,
+        }
+    }
+}
+
+impl fmt::Display for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "peer {}", self.index)?;
+        if let Some(asn) = self.asn {
+            write!(f, " AS{asn}")?;
+        }
+        if let Some(address) = self.address {
+            write!(f, " {address}")?;
+        }
+        if self.asn.is_none() && self.address.is_none() {
+            write!(f, " (address and ASN unknown: no PEER_INDEX_TABLE)")?;
+        }
+        Ok(())
+    }
+}
+
+/// The peers of an MRT file ([`list_peers`]).
+#[derive(Clone, Debug)]
+pub struct PeerList {
+    /// `"RIB dump"` or `"update stream"`.
+    pub content: &'static str,
+    /// Every peer, by index.
+    pub peers: Vec<Peer>,
+    /// The position in `peers` of the peer a load picks by default.
+    pub default: Option<usize>,
+    /// Non-fatal findings (truncated data, skipped records).
+    pub warnings: Vec<String>,
+}
+
+/// Lists the peers of an MRT file with their route counts (`--peers`).
+pub fn list_peers(path: &Path, options: &LoadOptions) -> Result<PeerList, LoadError> {
+    let raw = read_file(path)?;
+    list_peers_bytes(path, &raw, options)
+}
+
+/// [`list_peers`] on bytes in memory; `file` names them in errors.
+pub fn list_peers_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<PeerList, LoadError> {
+    let data = decompress(file, bytes)?;
+    if !is_mrt(&data.bytes) {
+        return Err(LoadError::new(
+            file,
+            Position::File,
+            "not an MRT file: peers are listed for MRT RIB dumps and update streams",
+        ));
+    }
+    let mut warnings = Vec::new();
+    let (content, mut peers) = match Content::of(&data.bytes) {
+        Content::Rib => {
+            let scan = scan_rib(file, &data, options, &mut warnings)?;
+            (Content::Rib, scan.peers)
+        }
+        Content::Updates => {
+            let messages = read_messages(file, &data, options, &mut warnings)?;
+            (Content::Updates, messages.peers)
+        }
+    };
+    let default = most_routes(&peers);
+    let default_index = default.map(|position| peers[position].index);
+    peers.sort_by_key(|peer| peer.index);
+    let default = default_index.and_then(|index| peers.iter().position(|peer| peer.index == index));
+    Ok(PeerList { content: content.name(), peers, default, warnings })
+}
+
+/// The position of the peer with the most routes (lowest index on a tie).
+fn most_routes(peers: &[Peer]) -> Option<usize> {
+    peers
+        .iter()
+        .enumerate()
+        .filter(|(_, peer)| peer.routes() > 0)
+        .max_by_key(|(_, peer)| (peer.routes(), std::cmp::Reverse(peer.index)))
+        .map(|(position, _)| position)
+}
+
+/// The position of the peer `selector` picks.
+pub(super) fn select_peer(file: &Path, peers: &[Peer], selector: PeerSelector) -> Result<usize, LoadError> {
+    let error = |message: String| LoadError::new(file, Position::File, message);
+    let matching: Vec<usize> = match selector {
+        PeerSelector::MostRoutes => {
+            return most_routes(peers).ok_or_else(|| error("no routes in the file: no peer has any".to_string()))
+        }
+        PeerSelector::Index(index) => (0..peers.len()).filter(|&at| peers[at].index == index).collect(),
+        PeerSelector::Address(address) => {
+            (0..peers.len()).filter(|&at| peers[at].address == Some(address)).collect()
+        }
+        PeerSelector::Asn(asn) => (0..peers.len()).filter(|&at| peers[at].asn == Some(asn)).collect(),
+    };
+    match matching[..] {
+        [only] => Ok(only),
+        [] => {
+            let mut known: Vec<&Peer> = peers.iter().collect();
+            known.sort_by_key(|peer| peer.index);
+            let listed: Vec<String> = known.iter().take(8).map(ToString::to_string).collect();
+            let more = if known.len() > 8 { format!(", ... ({} peers in all)", known.len()) } else { String::new() };
+            Err(error(format!("no peer {selector} in the file (peers: {}{more}); see --peers", listed.join(", "))))
+        }
+        _ => {
+            let listed: Vec<String> = matching.iter().map(|&at| peers[at].to_string()).collect();
+            Err(error(format!(
+                "--peer {selector} matches {} peers ({}): select one by index",
+                matching.len(),
+                listed.join(", ")
+            )))
+        }
+    }
+}
+
+/// Reads a `PEER_INDEX_TABLE` into `scan`.
+pub(super) fn peer_index_table(mut body: Cursor<'_>, scan: &mut RibScan) -> Result<(), Malformed> {
+    body.u32("collector BGP id")?;
+    let name_len = body.u16("view name length")?;
+    body.take(usize::from(name_len), "view name")?;
+    let count = body.u16("peer count")?;
+    for index in 0..count {
+        let peer_type = body.u8("peer type")?;
+        let bgp_id = Ipv4Addr::from(body.array::<4>("peer BGP id")?);
+        let family = if peer_type & 1 != 0 { Family::V6 } else { Family::V4 };
+        let address = body.address(family, "peer address")?;
+        let asn = body.asn(peer_type & 2 != 0, "peer ASN")?;
+        let slot = scan.position(PeerKey::Slot(index));
+        let peer = &mut scan.peers[slot];
+        peer.address = Some(address);
+        peer.asn = Some(asn);
+        peer.bgp_id = Some(bgp_id);
+    }
+    if !body.is_empty() {
+        return Err(body.malformed(format!("{} bytes after the last of {count} peers", body.remaining())));
+    }
+    scan.peer_table = true;
+    Ok(())
+}
