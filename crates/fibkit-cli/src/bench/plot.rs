@@ -17,7 +17,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle, Palette99};
 
-use super::{check_writable, dxr_k, Measurement, Report, TestName};
+use super::args::{dxr_k, TestName};
+use super::check_writable;
+use super::report::Report;
+use super::run::Measurement;
 
 /// Font files tried in order when `FIBKIT_FONT` is not set.
 const FONT_CANDIDATES: &[&str] = &[

@@ -1,0 +1,173 @@
+//! `fibkit bench`'s command line: [`BenchArgs`], the [`TestName`]s, the
+//! value parsers, and the default thread counts and engines.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use fibkit::addr::Prefix6;
+use fibkit::workload::MAX_BATCH;
+
+use crate::family::{Family, FamilyArgs};
+use crate::TableArgs;
+
+/// The DXR configurations run by default; the other K are for `--plot`.
+const DEFAULT_DXR: [&str; 3] = ["d16r", "d18r", "d20r"];
+
+/// Arguments of `fibkit bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub(super) table: TableArgs,
+    #[command(flatten)]
+    pub(super) family: FamilyArgs,
+    /// IPv6: random keys (SEQ, RND, REP) are drawn inside this prefix
+    /// [default: 2000::/3, global unicast; the Poptrie paper uses 2000::/8].
+    #[arg(long, value_name = "PREFIX", value_parser = parse_space)]
+    pub(super) space: Option<Prefix6>,
+    /// Engines, comma-separated, or `all` [default: d16r,d18r,d20r, every
+    /// other engine except the rest of the DXR family, and the peers; for
+    /// IPv6 every IPv6 engine].
+    #[arg(long, value_name = "LIST")]
+    pub(super) engines: Option<String>,
+    /// Tests to run, comma-separated (`keys` needs --keys; --keys adds it).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_values = ["seq", "rnd", "rep"])]
+    pub(super) tests: Vec<TestName>,
+    /// Thread counts, comma-separated [default: 1 and powers of two up to
+    /// the core count, and the core count].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_threads)]
+    pub(super) threads: Vec<usize>,
+    /// Seconds each run lasts (about; calibrated on one thread).
+    #[arg(long, value_name = "S", default_value_t = 1.0, value_parser = parse_seconds)]
+    pub(super) seconds: f64,
+    /// Runs per configuration (median, minimum and maximum are reported).
+    #[arg(long, value_name = "R", default_value_t = 3, value_parser = parse_runs)]
+    pub(super) runs: usize,
+    /// File of addresses to replay in order (text, one address a line, or
+    /// raw little-endian u32; IPv6: text, or raw 16-byte addresses in
+    /// network byte order); adds the `keys` test.
+    #[arg(long, value_name = "FILE")]
+    pub(super) keys: Option<PathBuf>,
+    /// Batch lengths for RND, REP and keys, comma-separated; 0 is the
+    /// scalar path (SEQ always runs scalar).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_values = ["0"], value_parser = parse_batch)]
+    pub(super) batch: Vec<usize>,
+    /// Write every figure as JSON to this file.
+    #[arg(long, value_name = "OUT.json")]
+    pub(super) json: Option<PathBuf>,
+    /// Draw throughput against threads into this PNG, and the DXR family
+    /// against K into OUT-dxr-k.png (runs the DXR configurations needed).
+    #[arg(long, value_name = "OUT.png")]
+    pub(super) plot: Option<PathBuf>,
+}
+
+/// A test as named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub(super) enum TestName {
+    /// Dependent keys.
+    Seq,
+    /// Independent random keys.
+    Rnd,
+    /// Each random key 8 times in a short window.
+    Rep,
+    /// Keys from --keys FILE.
+    Keys,
+}
+
+impl TestName {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            TestName::Seq => "seq",
+            TestName::Rnd => "rnd",
+            TestName::Rep => "rep",
+            TestName::Keys => "keys",
+        }
+    }
+
+    /// Title as the papers print it.
+    pub(super) fn title(self) -> &'static str {
+        match self {
+            TestName::Seq => "SEQ",
+            TestName::Rnd => "RND",
+            TestName::Rep => "REP",
+            TestName::Keys => "KEYS",
+        }
+    }
+}
+
+fn parse_threads(text: &str) -> Result<usize, String> {
+    let count: usize = text.trim().parse().map_err(|_| format!("{text:?} is not a thread count"))?;
+    if count == 0 {
+        return Err("thread count must be at least 1".to_string());
+    }
+    Ok(count)
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err("seconds must be a positive number".to_string());
+    }
+    Ok(seconds)
+}
+
+fn parse_runs(text: &str) -> Result<usize, String> {
+    let runs: usize = text.trim().parse().map_err(|_| format!("{text:?} is not a run count"))?;
+    if runs == 0 {
+        return Err("at least one run is needed".to_string());
+    }
+    Ok(runs)
+}
+
+fn parse_batch(text: &str) -> Result<usize, String> {
+    let batch: usize = text.trim().parse().map_err(|_| format!("{text:?} is not a batch length"))?;
+    if batch > MAX_BATCH {
+        return Err(format!("batch length {batch} exceeds the largest, {MAX_BATCH}"));
+    }
+    Ok(batch)
+}
+
+fn parse_space(text: &str) -> Result<Prefix6, String> {
+    text.trim().parse::<Prefix6>().map_err(|error| format!("{text:?} is not an IPv6 prefix: {error}"))
+}
+
+/// Default thread counts: 1, powers of two below the core count, the core count.
+pub(super) fn default_threads(cores: usize) -> Vec<usize> {
+    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |&n| Some(n * 2)).take_while(|&n| n < cores).collect();
+    counts.push(cores.max(1));
+    counts.dedup();
+    counts
+}
+
+/// Whether `name` is a DXR configuration (`d<K>r`), and its K.
+pub(super) fn dxr_k(name: &str) -> Option<u32> {
+    name.strip_prefix('d')?.strip_suffix('r')?.parse().ok()
+}
+
+/// The engines run without `--engines`: D16R, D18R, D20R, every other
+/// engine of fibkit's registry outside the DXR family, then the peers.
+pub(super) fn default_engines(family: Family) -> Vec<&'static str> {
+    if family == Family::Ipv6 {
+        return fibkit::engine::ENGINES6.iter().map(|spec| spec.name).collect();
+    }
+    fibkit::engine::ENGINES
+        .iter()
+        .map(|spec| spec.name)
+        .filter(|name| dxr_k(name).is_none() || DEFAULT_DXR.contains(name))
+        .chain(fibkit_peers::PEERS.iter().map(|spec| spec.name))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_threads_reach_the_core_count() {
+        assert_eq!(default_threads(1), vec![1]);
+        assert_eq!(default_threads(2), vec![1, 2]);
+        assert_eq!(default_threads(6), vec![1, 2, 4, 6]);
+        assert_eq!(default_threads(8), vec![1, 2, 4, 8]);
+        assert_eq!(dxr_k("d18r"), Some(18));
+        assert_eq!(dxr_k("dir24-8"), None);
+    }
+}

@@ -1,0 +1,205 @@
+//! `fibkit bench`: lookup throughput of every engine, measured the way the
+//! DXR and Poptrie papers measure it, with third-party peers in the same run.
+//!
+//! For each engine: build once (timed), then for each test, batch length and
+//! thread count, calibrate a lookup count that lasts about `--seconds` on
+//! one thread, and run it `--runs` times. A run starts every worker at once
+//! (a barrier), each on its own core where the OS allows pinning, each with
+//! its own key generator over the shared read-only FIB; the run's figure is
+//! the sum of the workers' lookups per second. Reported: median, minimum
+//! and maximum over the runs, in million lookups per second (Mlps).
+//!
+//! The key streams are [`fibkit::workload`]'s: SEQ (each key XORed with the
+//! previous result), RND (independent xorshift keys), REP (each key eight
+//! times in a short window) and, with `--keys FILE`, a replay of the file's
+//! addresses. Every result is folded into a checksum, reported in `--json`,
+//! so no lookup can be optimised away.
+//!
+//! IPv6 (`-6`, `--family ipv6`, or a table of IPv6 routes only) runs the
+//! same tests over `u128` keys ([`fibkit::workload::run6`]) on the IPv6
+//! engines. A uniform 128-bit key almost never hits a route, so random keys
+//! are drawn inside `--space` (2000::/3 by default; the Poptrie paper uses
+//! 2000::/8); the report names the space and the share of its keys that
+//! hit a route.
+//!
+//! `--plot OUT.png` draws throughput against threads per engine and test;
+//! it also runs single-thread SEQ/RND/REP for the whole DXR family and draws
+//! them against K into `OUT-dxr-k.png` (like Figures 4-6 of the SoftCOM
+//! paper). Text in the plots is drawn with a TrueType font read at run time
+//! (see [`plot`]), so `--plot` needs one installed; `make setup` does that.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Map;
+
+use crate::family::{self, build_timed_in, Family};
+
+mod args;
+mod machine;
+mod plan;
+mod plot;
+mod report;
+mod run;
+
+pub use args::BenchArgs;
+use machine::Machine;
+use plan::Plan;
+use report::{parameters, render, to_json, EngineFigures, Report};
+use run::{calibrate, progress_target, routed_share, run_once, seed_for, spinner, Measurement};
+
+/// Installed so that peers without a size report of their own (the
+/// `poptrie` crate) get a measured footprint: the heap their build left.
+#[global_allocator]
+static ALLOCATOR: fibkit_peers::heap::CountingAllocator = fibkit_peers::heap::CountingAllocator;
+
+/// Runs `fibkit bench`.
+pub fn run(args: &BenchArgs) -> Result<ExitCode> {
+    let machine = Machine::detect();
+    // With the family given, the arguments are checked before the table
+    // loads; otherwise the table decides it first.
+    let early_plan = match args.family.explicit() {
+        Some(family) => Some(Plan::new(args, machine.cores, family)?),
+        None => None,
+    };
+    if let Some(load) = machine.load_average.filter(|&load| load > machine.cores as f64 / 2.0) {
+        eprintln!(
+            "warning: load average {load:.1} on {} cores: other work competes for the CPUs and caches, \
+             so figures will be low and noisy",
+            machine.cores
+        );
+    }
+    if let Some(path) = &args.plot {
+        plot::prepare(path)?;
+    }
+    if let Some(path) = &args.json {
+        check_writable(path)?;
+    }
+    let loading = spinner(match &args.table.table {
+        Some(path) => format!("loading {}", path.display()),
+        None => "generating the default table".to_string(),
+    });
+    let table = args.table.load();
+    loading.finish_and_clear();
+    let table = table?;
+    let family = args.family.resolve(&table)?;
+    let plan = match early_plan {
+        Some(plan) => plan,
+        None => Plan::new(args, machine.cores, family)?,
+    };
+    let key_space_routed = (family == Family::Ipv6).then(|| routed_share(&table.v6, plan.space));
+
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    if plan.threads.iter().any(|&threads| threads > cores.len().max(1)) {
+        eprintln!(
+            "warning: more threads than the {} cores the OS reports: workers share cores",
+            cores.len().max(1)
+        );
+    }
+    let bar = ProgressBar::with_draw_target(Some(plan.measurements()), progress_target());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} runs  {msg}  [{elapsed} < {eta}]").expect("valid template"),
+    );
+    let mut engines = Vec::new();
+    let mut measurements = Vec::new();
+    let mut pinned = !cores.is_empty();
+    for (name, configs) in &plan.work {
+        bar.set_message(format!("building {name}"));
+        let summary = family::summary(family, name).to_string();
+        let (fib, build_ms) = match build_timed_in(family, name, &table) {
+            Ok(built) => built,
+            Err(error) => {
+                bar.suspend(|| eprintln!("warning: {name} skipped: {error:#}"));
+                bar.inc(configs.len() as u64 * plan.runs as u64);
+                engines.push(EngineFigures {
+                    engine: name.to_string(),
+                    summary,
+                    bytes_total: None,
+                    build_ms: None,
+                    parameters: Map::new(),
+                    error: Some(format!("{error:#}")),
+                });
+                continue;
+            }
+        };
+        engines.push(EngineFigures {
+            engine: name.to_string(),
+            summary,
+            bytes_total: Some(fib.footprint() as u64),
+            build_ms: Some(build_ms),
+            parameters: parameters(fib.stats()),
+            error: None,
+        });
+        for &config in configs {
+            let label = format!("{name} {} batch {} x{}", config.test.as_str(), config.batch, config.threads);
+            bar.set_message(format!("{label} calibrating"));
+            let calibration = plan.workload(config.test, config.batch, seed_for(0));
+            let lookups = calibrate(&fib, &calibration, plan.seconds, &cores);
+            let mut mlps_runs = Vec::with_capacity(plan.runs);
+            let mut checksum = 0;
+            for run in 0..plan.runs {
+                bar.set_message(format!("{label} run {}/{}", run + 1, plan.runs));
+                let (mlps, run_checksum, run_pinned) = run_once(&fib, &plan, config, lookups, &cores);
+                mlps_runs.push(mlps);
+                checksum = run_checksum;
+                pinned &= run_pinned;
+                bar.inc(1);
+            }
+            measurements.push(Measurement {
+                engine: name.to_string(),
+                config,
+                mlps_runs,
+                lookups_per_thread: lookups,
+                checksum,
+            });
+        }
+    }
+    bar.finish_and_clear();
+
+    let report = Report {
+        machine,
+        table_name: table.name.clone(),
+        prefixes: family.prefixes(&table),
+        next_hops: table.next_hops.len(),
+        mapping: table.next_hops.mapping().to_string(),
+        engines,
+        measurements,
+        selected: plan.engines.iter().map(ToString::to_string).collect(),
+        tests: plan.tests.clone(),
+        threads: plan.threads.clone(),
+        batches: plan.batches.clone(),
+        seconds: plan.seconds,
+        runs: plan.runs,
+        keys_file: args.keys.as_ref().map(|path| path.display().to_string()),
+        keys: plan.key_count(),
+        pinned,
+        family,
+        key_space: (family == Family::Ipv6).then_some(plan.space),
+        key_space_routed,
+    };
+    print!("{}", render(&report));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&to_json(&report))?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        for written in plot::draw(&report, path)? {
+            eprintln!("wrote {}", written.display());
+        }
+    }
+    // An engine that refuses the table (a structural limit) is reported in
+    // the tables and the JSON; the run itself has succeeded.
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Fails early, before any measuring, if `path` cannot be created.
+fn check_writable(path: &Path) -> Result<()> {
+    let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        bail!("{}: directory {} does not exist", path.display(), parent.display());
+    }
+    Ok(())
+}

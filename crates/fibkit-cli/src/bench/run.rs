@@ -1,0 +1,170 @@
+//! Running the workloads: worker seeds, pinning to cores, calibration,
+//! one timed run ([`run_once`]), progress bars, and a configuration's
+//! [`Measurement`] over its runs.
+
+use std::io::IsTerminal;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use fibkit::addr::Prefix6;
+use fibkit::workload::{KeyGen6, REP_WINDOW};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::plan::{AnyWorkload, Config, Plan};
+use crate::family::AnyFib;
+
+/// Runs `workload` on `fib`: the engine's own monomorphised loop.
+fn run_workload(fib: &AnyFib, workload: &AnyWorkload, lookups: u64) -> u64 {
+    match (fib, workload) {
+        (AnyFib::V4(fib), AnyWorkload::V4(workload)) => fib.run_workload(workload, lookups),
+        (AnyFib::V6(fib), AnyWorkload::V6(workload)) => fib.run_workload(workload, lookups),
+        _ => unreachable!("the plan builds its engines and workloads in one family"),
+    }
+}
+
+/// One configuration's figures over its runs.
+#[derive(Clone, Debug)]
+pub(super) struct Measurement {
+    pub(super) engine: String,
+    pub(super) config: Config,
+    /// Lookups per second of each run, in millions.
+    pub(super) mlps_runs: Vec<f64>,
+    pub(super) lookups_per_thread: u64,
+    pub(super) checksum: u64,
+}
+
+impl Measurement {
+    fn sorted(&self) -> Vec<f64> {
+        let mut runs = self.mlps_runs.clone();
+        runs.sort_by(f64::total_cmp);
+        runs
+    }
+
+    pub(super) fn median(&self) -> f64 {
+        let runs = self.sorted();
+        let middle = runs.len() / 2;
+        if runs.len() % 2 == 1 {
+            runs[middle]
+        } else {
+            (runs[middle - 1] + runs[middle]) / 2.0
+        }
+    }
+
+    pub(super) fn min(&self) -> f64 {
+        self.sorted()[0]
+    }
+
+    pub(super) fn max(&self) -> f64 {
+        *self.sorted().last().expect("at least one run")
+    }
+}
+
+/// Seed of worker `thread`'s key generator (the same in every run).
+pub(super) fn seed_for(thread: usize) -> u64 {
+    (thread as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Pins the calling thread to `core`; whether the OS allowed it.
+fn pin(cores: &[core_affinity::CoreId], index: usize) -> bool {
+    match cores.get(index % cores.len().max(1)) {
+        Some(&core) => core_affinity::set_for_current(core),
+        None => false,
+    }
+}
+
+/// A lookup count that lasts about `seconds` on one thread (a multiple of
+/// REP's window, so every test does exactly that many lookups).
+pub(super) fn calibrate(fib: &AnyFib, workload: &AnyWorkload, seconds: f64, cores: &[core_affinity::CoreId]) -> u64 {
+    let target = (seconds / 10.0).clamp(0.002, 0.1);
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                pin(cores, 0);
+                let mut lookups = 1024u64;
+                loop {
+                    let start = Instant::now();
+                    std::hint::black_box(run_workload(fib, workload, lookups));
+                    let elapsed = start.elapsed().as_secs_f64();
+                    if elapsed >= target || lookups >= 1 << 40 {
+                        let wanted = (lookups as f64 / elapsed.max(1e-9) * seconds).max(1024.0) as u64;
+                        return wanted.div_ceil(REP_WINDOW as u64) * REP_WINDOW as u64;
+                    }
+                    lookups *= if elapsed < target / 16.0 { 8 } else { 2 };
+                }
+            })
+            .join()
+            .expect("calibration thread panicked")
+    })
+}
+
+/// One run: `threads` workers at once, each `lookups` lookups. Returns the
+/// summed Mlps, the combined checksum and whether every worker was pinned.
+pub(super) fn run_once(
+    fib: &AnyFib,
+    plan: &Plan,
+    config: Config,
+    lookups: u64,
+    cores: &[core_affinity::CoreId],
+) -> (f64, u64, bool) {
+    let barrier = Barrier::new(config.threads);
+    let outcomes: Vec<(f64, u64, bool)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..config.threads)
+            .map(|thread| {
+                let barrier = &barrier;
+                let workload = plan.workload(config.test, config.batch, seed_for(thread));
+                scope.spawn(move || {
+                    let pinned = pin(cores, thread);
+                    barrier.wait();
+                    let start = Instant::now();
+                    let checksum = run_workload(fib, &workload, lookups);
+                    let elapsed = start.elapsed().as_secs_f64();
+                    (lookups as f64 / elapsed.max(1e-9) / 1e6, checksum, pinned)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|worker| worker.join().expect("bench worker panicked")).collect()
+    });
+    let mlps = outcomes.iter().map(|outcome| outcome.0).sum();
+    let checksum = outcomes.iter().fold(0u64, |sum, outcome| sum.wrapping_add(outcome.1));
+    (mlps, checksum, outcomes.iter().all(|outcome| outcome.2))
+}
+
+pub(super) fn progress_target() -> ProgressDrawTarget {
+    if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    }
+}
+
+pub(super) fn spinner(message: String) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, progress_target());
+    bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"));
+    bar.set_message(message);
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
+/// The share of the first 2^16 random keys of worker 0's generator inside
+/// `space` that hit a route of `rib` (what a random IPv6 test measures).
+pub(super) fn routed_share(rib: &fibkit::rib::Rib6, space: Prefix6) -> f64 {
+    const SAMPLE: usize = 1 << 16;
+    let mut keys = KeyGen6::new(space, seed_for(0));
+    let routed = (0..SAMPLE).filter(|_| rib.lookup(keys.next()) != fibkit::NO_ROUTE).count();
+    routed as f64 / SAMPLE as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routed_share_counts_hits_inside_the_space() {
+        let mut rib = fibkit::rib::Rib6::new();
+        rib.insert("2000::/4".parse().unwrap(), 1);
+        let share = routed_share(&rib, "2000::/3".parse().unwrap());
+        assert!((0.45..0.55).contains(&share), "{share}");
+        assert_eq!(routed_share(&rib, "2000::/8".parse().unwrap()), 1.0);
+        assert_eq!(routed_share(&rib, "3000::/4".parse().unwrap()), 0.0);
+    }
+}
