@@ -5,10 +5,11 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use fibkit::addr::{Prefix4, Prefix6};
-use fibkit::engine::{self, BuildOptions};
+use fibkit::addr::{Family, Prefix4, Prefix6};
+use fibkit::fib::BuildOptions;
+use fibkit::measure::verify::{self, Space};
+use fibkit::registry;
 use fibkit::rib::{Rib4, Rib6};
-use fibkit::verify;
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]
@@ -20,7 +21,7 @@ enum Op {
 
 #[derive(Arbitrary, Debug)]
 struct Input {
-    /// Which engine of `ENGINES` (and of `ENGINES6`) to build.
+    /// Which engine of each family's in the registry to build.
     engine: u8,
     ops: Vec<Op>,
     /// Caps next hops (small caps make many equal neighbours to merge).
@@ -49,12 +50,13 @@ fuzz_target!(|input: Input| {
     }
     let max_next_hop = rib4.iter().map(|(_, hop)| hop).max().unwrap_or(0);
     let options = BuildOptions { max_next_hop };
-    let spec = &engine::ENGINES[usize::from(input.engine) % engine::ENGINES.len()];
-    match (spec.build)(&rib4, &options) {
+    let engines = registry::engines_of(Family::Ipv4);
+    let spec = engines[usize::from(input.engine) % engines.len()];
+    match spec.build(&rib4, &options) {
         Ok(fib) => {
             let report = verify::boundaries(&*fib, &rib4);
             assert!(report.passed(), "{}: {:?}", spec.name, report.first);
-            let report = verify::random(&*fib, &rib4, 2000, input.seed);
+            let report = verify::random(&*fib, &rib4, Space::Anywhere, 2000, input.seed);
             assert!(report.passed(), "{}: {:?}", spec.name, report.first);
         }
         // Refusing a table past a structural limit is allowed; no engine has
@@ -62,8 +64,9 @@ fuzz_target!(|input: Input| {
         Err(error) => assert!(max_next_hop >= 256, "{}: refused a small table: {error}", spec.name),
     }
     let max6 = rib6.iter().map(|(_, hop)| hop).max().unwrap_or(0);
-    let spec = &engine::ENGINES6[usize::from(input.engine) % engine::ENGINES6.len()];
-    match (spec.build)(&rib6, &BuildOptions { max_next_hop: max6 }) {
+    let engines6 = registry::engines_of(Family::Ipv6);
+    let spec = engines6[usize::from(input.engine) % engines6.len()];
+    match spec.build(&rib6, &BuildOptions { max_next_hop: max6 }) {
         Ok(fib) => {
             for (prefix, _) in rib6.iter() {
                 let around = [prefix.first(), prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)];

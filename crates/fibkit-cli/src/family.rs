@@ -1,62 +1,29 @@
 //! The address family a command works on (`--family ipv4|ipv6`, `-4`,
-//! `-6`), and the engines of each family behind one type.
+//! `-6`), and the engines of that family, resolved in fibkit's registry.
 //!
 //! A loaded table has an IPv4 and an IPv6 RIB (a mixed file fills both).
 //! Without a flag, commands work on IPv4, unless the table has IPv6 routes
-//! only, in which case they pick IPv6 and say so on stderr. IPv6 engine
-//! names resolve against [`fibkit::engine::ENGINES6`]; the third-party
-//! peers (`fibkit-peers`) are IPv4 only.
+//! only, in which case they pick IPv6 and say so on stderr. Each command is
+//! written once over the address type and dispatched on the family here.
 
-use std::fmt;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use clap::{Args, ValueEnum};
-use fibkit::engine::{self, BuildOptions, Fib4, Fib6, Stats};
+use clap::Args;
+use fibkit::addr::Address;
+use fibkit::fib::{BuildOptions, Fib};
 use fibkit::load::RouteTable;
+use fibkit::registry::{self, Engine};
 
-/// An address family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Family {
-    /// IPv4 (32-bit keys).
-    Ipv4,
-    /// IPv6 (128-bit keys).
-    Ipv6,
-}
-
-impl fmt::Display for Family {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Family::Ipv4 => "IPv4",
-            Family::Ipv6 => "IPv6",
-        })
-    }
-}
-
-impl Family {
-    /// The family's name in JSON (`ipv4`, `ipv6`).
-    pub fn key(self) -> &'static str {
-        match self {
-            Family::Ipv4 => "ipv4",
-            Family::Ipv6 => "ipv6",
-        }
-    }
-
-    /// How many routes `table` has in this family.
-    pub fn prefixes(self, table: &RouteTable) -> usize {
-        match self {
-            Family::Ipv4 => table.v4.len(),
-            Family::Ipv6 => table.v6.len(),
-        }
-    }
-}
+use crate::TableArgs;
+pub use fibkit::Family;
 
 /// The family flags every table command takes.
 #[derive(Args, Clone, Debug, Default)]
 pub struct FamilyArgs {
-    /// Address family to work on [default: ipv4, or ipv6 when the table
-    /// has IPv6 routes only].
-    #[arg(long, value_enum, value_name = "FAMILY")]
+    /// Address family to work on, ipv4 or ipv6 [default: ipv4, or ipv6
+    /// when the table has IPv6 routes only].
+    #[arg(long, value_name = "FAMILY")]
     family: Option<Family>,
     /// Short for --family ipv6.
     #[arg(short = '6', conflicts_with_all = ["family", "ipv4"])]
@@ -83,15 +50,12 @@ impl FamilyArgs {
     pub fn resolve(&self, table: &RouteTable) -> Result<Family> {
         match self.explicit() {
             Some(family) => {
-                let other = match family {
-                    Family::Ipv4 => Family::Ipv6,
-                    Family::Ipv6 => Family::Ipv4,
-                };
-                if family.prefixes(table) == 0 && other.prefixes(table) > 0 {
+                let other = family.other();
+                if table.prefixes(family) == 0 && table.prefixes(other) > 0 {
                     bail!(
                         "{}: no {family} routes (it has {} {other} routes: use --family {})",
                         table.name,
-                        other.prefixes(table),
+                        table.prefixes(other),
                         other.key()
                     );
                 }
@@ -106,88 +70,40 @@ impl FamilyArgs {
     }
 }
 
-/// Names of the IPv6 engines, comma-separated.
-pub fn engine_names6() -> String {
-    engine::ENGINES6.iter().map(|spec| spec.name).collect::<Vec<_>>().join(", ")
+/// Loads `table` and resolves the family to work on ([`FamilyArgs::resolve`]).
+/// With `ipv4_only`, an option given that works on IPv4 only (the reason
+/// it does, as its error starts), IPv6 is refused: before loading when the
+/// flags ask for it, after when the table has IPv6 routes only.
+pub fn load_table(table: &TableArgs, family: &FamilyArgs, ipv4_only: Option<&str>) -> Result<(RouteTable, Family)> {
+    if let Some(reason) = ipv4_only.filter(|_| family.explicit() == Some(Family::Ipv6)) {
+        bail!("{reason} (drop -6 / --family ipv6)");
+    }
+    let table = table.load()?;
+    let family = family.resolve(&table)?;
+    if let Some(reason) = ipv4_only.filter(|_| family == Family::Ipv6) {
+        bail!("{reason}, and {} has IPv6 routes only", table.name);
+    }
+    Ok((table, family))
 }
 
-/// Names of the IPv6 engines `spec` selects: a comma-separated list or
-/// `all`. An IPv4-only name is refused with the reason.
-pub fn select_engines6(spec: &str) -> Result<Vec<&'static str>> {
+/// The engines of family `A` that `spec` selects: a comma-separated list
+/// or `all` (fibkit's engines, then the registered peers). A name of the
+/// other family, or no engine's, is refused with the registry's reason.
+pub fn select_engines<A: Address>(spec: &str) -> Result<Vec<&'static Engine>> {
     if spec == "all" {
-        return Ok(engine::ENGINES6.iter().map(|spec| spec.name).collect());
+        return Ok(registry::engines_of(A::FAMILY));
     }
     spec.split(',')
-        .map(|name| {
-            let name = name.trim();
-            if let Some(spec) = engine::ENGINES6.iter().find(|spec| spec.name == name) {
-                return Ok(spec.name);
-            }
-            let known = engine_names6();
-            if engine::engine(name).is_some() {
-                bail!("engine {name:?} is IPv4 only (IPv6 engines: {known}, or all)")
-            } else if fibkit_peers::find(name).is_some() {
-                bail!("engine {name:?} is a third-party peer; fibkit-peers is IPv4 only (IPv6 engines: {known}, or all)")
-            } else {
-                bail!("unknown IPv6 engine {name:?} (known: {known}, or all)")
-            }
-        })
+        .map(|name| registry::resolve::<A>(name.trim()).map_err(|error| anyhow::anyhow!("{error}; or all")))
         .collect()
 }
 
-/// Names of the engines of `family` that `spec` selects.
-pub fn select_engines_in(family: Family, spec: &str) -> Result<Vec<&'static str>> {
-    match family {
-        Family::Ipv4 => crate::select_engines(spec),
-        Family::Ipv6 => select_engines6(spec),
-    }
-}
-
-/// The one-line summary of engine `name` of `family`.
-pub fn summary(family: Family, name: &str) -> &'static str {
-    match family {
-        Family::Ipv4 => fibkit_peers::find(name).map_or("", |spec| spec.summary),
-        Family::Ipv6 => engine::ENGINES6.iter().find(|spec| spec.name == name).map_or("", |spec| spec.summary),
-    }
-}
-
-/// A built engine of either family.
-pub enum AnyFib {
-    /// An IPv4 engine.
-    V4(Box<dyn Fib4>),
-    /// An IPv6 engine.
-    V6(Box<dyn Fib6>),
-}
-
-impl AnyFib {
-    /// Bytes of the lookup structure.
-    pub fn footprint(&self) -> usize {
-        match self {
-            AnyFib::V4(fib) => fib.footprint(),
-            AnyFib::V6(fib) => fib.footprint(),
-        }
-    }
-
-    /// The engine's statistics report.
-    pub fn stats(&self) -> Stats {
-        match self {
-            AnyFib::V4(fib) => fib.stats(),
-            AnyFib::V6(fib) => fib.stats(),
-        }
-    }
-}
-
-/// Builds engine `name` of `family` from `table` and times it (ms).
-pub fn build_timed_in(family: Family, name: &str, table: &RouteTable) -> Result<(AnyFib, f64)> {
-    match family {
-        Family::Ipv4 => crate::build_timed(name, table).map(|(fib, ms)| (AnyFib::V4(fib), ms)),
-        Family::Ipv6 => {
-            let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-            let start = Instant::now();
-            let fib = engine::build6(name, &table.v6, &options)?;
-            Ok((AnyFib::V6(fib), start.elapsed().as_secs_f64() * 1e3))
-        }
-    }
+/// Builds `engine` for family `A` from `table` and times it (ms).
+pub fn build_timed<A: Address>(engine: &Engine, table: &RouteTable) -> Result<(Box<dyn Fib<A>>, f64)> {
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let start = Instant::now();
+    let fib = engine.build(table.rib::<A>(), &options)?;
+    Ok((fib, start.elapsed().as_secs_f64() * 1e3))
 }
 
 #[cfg(test)]
@@ -195,16 +111,22 @@ mod tests {
     use super::*;
     use fibkit::nexthop::Mapping;
 
+    fn names<A: Address>(spec: &str) -> Vec<&'static str> {
+        select_engines::<A>(spec).unwrap().iter().map(|engine| engine.name).collect()
+    }
+
     #[test]
     fn ipv6_names_resolve_and_ipv4_ones_say_why_not() {
-        assert_eq!(select_engines6("poptrie18, radix").unwrap(), vec!["poptrie18", "radix"]);
-        assert!(select_engines6("all").unwrap().contains(&"poptrie16"));
-        let message = format!("{:#}", select_engines6("d16r").unwrap_err());
+        fibkit_peers::register().unwrap();
+        assert_eq!(names::<u128>("poptrie18, radix"), vec!["poptrie18", "radix"]);
+        assert!(names::<u128>("all").contains(&"poptrie16"));
+        let message = format!("{:#}", select_engines::<u128>("d16r").unwrap_err());
         assert!(message.contains("\"d16r\" is IPv4 only") && message.contains("poptrie18"), "{message}");
-        let message = format!("{:#}", select_engines6("treebitmap").unwrap_err());
+        let message = format!("{:#}", select_engines::<u128>("treebitmap").unwrap_err());
         assert!(message.contains("fibkit-peers is IPv4 only"), "{message}");
-        let message = format!("{:#}", select_engines6("nonesuch").unwrap_err());
+        let message = format!("{:#}", select_engines::<u128>("nonesuch").unwrap_err());
         assert!(message.contains("unknown IPv6 engine \"nonesuch\""), "{message}");
+        assert!(names::<u32>("all").ends_with(&["prefix-trie", "treebitmap", "poptrie-crate"]));
     }
 
     #[test]

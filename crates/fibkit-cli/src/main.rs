@@ -2,11 +2,9 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use fibkit::engine::{BuildOptions, Fib4};
 use fibkit::load::{self, LoadOptions, PeerSelector, RouteTable, ValueChoice};
 use fibkit::nexthop::Mapping;
 
@@ -93,35 +91,16 @@ impl TableArgs {
     }
 }
 
-/// Names of the engines `spec` selects: a comma-separated list or `all`
-/// (fibkit's engines, then the third-party peers).
-pub fn select_engines(spec: &str) -> Result<Vec<&'static str>> {
-    if spec == "all" {
-        return Ok(fibkit_peers::all_engines().map(|engine| engine.name).collect());
-    }
-    spec.split(',')
-        .map(|name| {
-            fibkit_peers::find(name.trim()).map(|engine| engine.name).with_context(|| {
-                format!("unknown engine {:?} (known: {}, or all)", name.trim(), fibkit_peers::engine_names())
-            })
-        })
-        .collect()
-}
-
-/// Builds `name` from the table's IPv4 RIB and times it.
-pub fn build_timed(name: &str, table: &RouteTable) -> Result<(Box<dyn Fib4>, f64)> {
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    let start = Instant::now();
-    let fib = fibkit_peers::build4(name, &table.v4, &options)?;
-    Ok((fib, start.elapsed().as_secs_f64() * 1e3))
-}
-
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`fibkit stat | head`), as Unix tools do.
     #[cfg(unix)]
     // SAFETY: setting SIGPIPE's disposition to the default before any thread starts.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    if let Err(error) = fibkit_peers::register() {
+        eprintln!("fibkit: error: {error}");
+        return ExitCode::from(2);
     }
     let cli = Cli::parse();
     let outcome = match cli.command {

@@ -36,12 +36,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use clap::Args;
-use fibkit::addr::Address;
-use fibkit::load::{self, IpPrefix, LoadOptions, PeerSelector, ValueChoice};
+use fibkit::addr::{Address, Prefix4};
+use fibkit::load::{self, LoadOptions, PeerSelector, ValueChoice};
 use fibkit::nexthop::Mapping;
 use fibkit::router::{Published, Reader, Router, Update, UpdateError, Window};
-use fibkit::verify;
-use fibkit::workload::XorShift32;
+use fibkit::measure::verify::{self, Space};
+use fibkit::random::XorShift32;
 use serde_json::json;
 
 use crate::TableArgs;
@@ -110,7 +110,7 @@ pub struct ReplayArgs {
 struct TraceUpdate {
     /// Trace time in microseconds.
     micros: u64,
-    update: Update,
+    update: Update<Prefix4>,
 }
 
 /// The trace's IPv4 updates (read by [`load::load_updates`]: text or MRT,
@@ -123,13 +123,9 @@ fn read_trace(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate>, u
     let mut updates = Vec::with_capacity(stream.updates.len());
     let mut skipped_v6 = 0;
     for timed in &stream.updates {
-        let update = match timed.update {
-            load::Update::Announce { prefix: IpPrefix::V4(prefix), value } => Update::Announce(prefix, value),
-            load::Update::Withdraw { prefix: IpPrefix::V4(prefix) } => Update::Withdraw(prefix),
-            _ => {
-                skipped_v6 += 1;
-                continue;
-            }
+        let Some(update) = timed.update.of() else {
+            skipped_v6 += 1;
+            continue;
         };
         updates.push(TraceUpdate { micros: timed.time.seconds * 1_000_000 + u64::from(timed.time.micros), update });
     }
@@ -338,7 +334,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         busy += start.elapsed();
         record(outcome, start.elapsed().as_secs_f64() * 1e6, &router, &pending);
     } else {
-        let mut batch_updates: Vec<Update> = Vec::new();
+        let mut batch_updates: Vec<Update<Prefix4>> = Vec::new();
         let mut first = 0;
         while first < trace.len() {
             let end = match window {
@@ -376,7 +372,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     if args.verify {
         let snapshot = router.reader().snapshot();
         let boundaries = verify::boundaries(snapshot.fib(), router.rib());
-        let random = verify::random(snapshot.fib(), router.rib(), 1_000_000, 11);
+        let random = verify::random(snapshot.fib(), router.rib(), Space::Anywhere, 1_000_000, 11);
         mismatches += boundaries.mismatches + random.mismatches;
         final_report = Some((boundaries.checked + random.checked, boundaries.mismatches + random.mismatches));
     }
@@ -393,7 +389,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let (update_median, update_p99, update_max) = percentiles(&mut update_us);
     let (publish_median, publish_p99, publish_max) = percentiles(&mut publish_us);
     let bytes_per_update = stats.bytes_written as f64 / applied.max(1) as f64;
-    let announces = trace.iter().filter(|traced| matches!(traced.update, Update::Announce(..))).count();
+    let announces = trace.iter().filter(|traced| matches!(traced.update, Update::Announce { .. })).count();
     let loss = reader_mlps_idle.zip(reader_mlps_during).map(|(idle, during)| (1.0 - during / idle) * 100.0);
     if args.json {
         let object = json!({

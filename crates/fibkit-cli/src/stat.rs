@@ -2,13 +2,15 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
-use fibkit::dxr;
-use fibkit::engine::Figure;
+use fibkit::addr::Address;
+use fibkit::engines::dxr;
+use fibkit::fib::Figure;
+use fibkit::load::RouteTable;
 use serde_json::{json, Map, Value};
 
-use crate::family::{build_timed_in, select_engines_in, Family, FamilyArgs};
+use crate::family::{build_timed, load_table, select_engines, Family, FamilyArgs};
 use crate::TableArgs;
 
 /// Arguments of `fibkit stat`.
@@ -32,26 +34,55 @@ pub struct StatArgs {
 
 /// Runs `fibkit stat`.
 pub fn run(args: &StatArgs) -> Result<ExitCode> {
-    if args.chunk_histogram && args.family.explicit() == Some(Family::Ipv6) {
-        bail!("--chunk-histogram is about IPv4 DXR (drop -6 / --family ipv6)");
-    }
-    let table = args.table.load()?;
-    let family = args.family.resolve(&table)?;
-    if args.chunk_histogram && family == Family::Ipv6 {
-        bail!("--chunk-histogram is about IPv4 DXR, and {} has IPv6 routes only", table.name);
-    }
-    let default_engine = match family {
-        Family::Ipv4 => "d16r",
-        Family::Ipv6 => "poptrie18",
+    let ipv4_only = args.chunk_histogram.then_some("--chunk-histogram is about IPv4 DXR");
+    let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
+    let mut objects = match family {
+        Family::Ipv4 => report::<u32>(args, &table, "d16r")?,
+        Family::Ipv6 => report::<u128>(args, &table, "poptrie18")?,
     };
+    if args.chunk_histogram {
+        let histogram = dxr::chunk_histogram(&table.v4);
+        if args.json {
+            let rows: Vec<Value> = histogram
+                .iter()
+                .map(|row| json!({"k": row.k, "chunks": row.chunks, "shares": row.shares}))
+                .collect();
+            objects.push(json!({"chunk_histogram": rows, "buckets": dxr::HISTOGRAM_BUCKETS}));
+        } else {
+            print!("{:>3}", "K");
+            for bucket in dxr::HISTOGRAM_BUCKETS {
+                print!(" {bucket:>8}");
+            }
+            println!();
+            for row in &histogram {
+                print!("{:>3}", row.k);
+                for share in row.shares {
+                    print!(" {share:>8.5}");
+                }
+                println!();
+            }
+        }
+    }
+    if args.json {
+        let output = if objects.len() == 1 { objects.pop().unwrap() } else { Value::Array(objects) };
+        println!("{}", serde_json::to_string_pretty(&output)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Builds the engines of family `A` that `--engine` names (or
+/// `default_engine`) and prints their reports, or returns them as JSON
+/// objects with `--json`.
+fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str) -> Result<Vec<Value>> {
+    let family = A::FAMILY;
     let mut objects = Vec::new();
-    for name in select_engines_in(family, args.engine.as_deref().unwrap_or(default_engine))? {
-        let (fib, build_ms) = build_timed_in(family, name, &table)?;
+    for engine in select_engines::<A>(args.engine.as_deref().unwrap_or(default_engine))? {
+        let (fib, build_ms) = build_timed::<A>(engine, table)?;
         let stats = fib.stats();
-        let prefixes = family.prefixes(&table) as u64;
+        let prefixes = table.prefixes(family) as u64;
         let bytes = fib.footprint() as u64;
         let mut object = Map::new();
-        object.insert("engine".into(), json!(name));
+        object.insert("engine".into(), json!(engine.name));
         object.insert("table".into(), json!(table.name));
         object.insert("family".into(), json!(family.key()));
         object.insert("mapping".into(), json!(table.next_hops.mapping().to_string()));
@@ -81,32 +112,5 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
             println!();
         }
     }
-    if args.chunk_histogram {
-        let histogram = dxr::chunk_histogram(&table.v4);
-        if args.json {
-            let rows: Vec<Value> = histogram
-                .iter()
-                .map(|row| json!({"k": row.k, "chunks": row.chunks, "shares": row.shares}))
-                .collect();
-            objects.push(json!({"chunk_histogram": rows, "buckets": dxr::HISTOGRAM_BUCKETS}));
-        } else {
-            print!("{:>3}", "K");
-            for bucket in dxr::HISTOGRAM_BUCKETS {
-                print!(" {bucket:>8}");
-            }
-            println!();
-            for row in &histogram {
-                print!("{:>3}", row.k);
-                for share in row.shares {
-                    print!(" {share:>8.5}");
-                }
-                println!();
-            }
-        }
-    }
-    if args.json {
-        let output = if objects.len() == 1 { objects.pop().unwrap() } else { Value::Array(objects) };
-        println!("{}", serde_json::to_string_pretty(&output)?);
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(objects)
 }

@@ -10,13 +10,15 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 use fibkit::addr::Address;
-use fibkit::verify::{self, Keys6, Report};
-use fibkit::workload::{key_space, GLOBAL_UNICAST};
+use fibkit::fib::Fib;
+use fibkit::load::RouteTable;
+use fibkit::measure::verify::{self, Report, Space};
+use fibkit::measure::workload::{key_space, GLOBAL_UNICAST};
 
-use crate::family::{build_timed_in, select_engines_in, AnyFib, Family, FamilyArgs};
+use crate::family::{build_timed, load_table, select_engines, Family, FamilyArgs};
 use crate::TableArgs;
 
 /// Arguments of `fibkit verify`.
@@ -65,53 +67,56 @@ fn show<A: Address>(engine: &str, sweep: &str, report: &Report<A>, seconds: f64)
 
 /// Runs `fibkit verify`.
 pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
-    if args.exhaustive && args.family.explicit() == Some(Family::Ipv6) {
-        bail!("--exhaustive walks the 2^32 IPv4 addresses; IPv6 has the boundary and random sweeps");
-    }
-    let table = args.table.load()?;
-    let family = args.family.resolve(&table)?;
-    if args.exhaustive && family == Family::Ipv6 {
-        bail!("--exhaustive walks the 2^32 IPv4 addresses, and {} has IPv6 routes only", table.name);
-    }
+    let ipv4_only = args.exhaustive.then_some("--exhaustive walks the 2^32 IPv4 addresses");
+    let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
     println!(
         "{}: {} {family} prefixes, {} next hops",
         table.name,
-        family.prefixes(&table),
+        table.prefixes(family),
         table.next_hops.len()
     );
+    let all_passed = match family {
+        Family::Ipv4 => sweep_all::<u32>(args, &table, &[("random", Space::Anywhere)], |name, fib| {
+            let start = Instant::now();
+            let report = verify::exhaustive(fib, &table.v4);
+            show(name, "exhaustive", &report, start.elapsed().as_secs_f64())
+        })?,
+        Family::Ipv6 => {
+            let spaces = [
+                ("anywhere", Space::Anywhere),
+                ("2000::/3", Space::Inside(key_space(GLOBAL_UNICAST))),
+                ("announced", Space::Announced),
+            ];
+            sweep_all::<u128>(args, &table, &spaces, |_, _| true)?
+        }
+    };
+    Ok(if all_passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Checks every engine of family `A` that `--engine` names: the boundary
+/// sweep, a random sweep in each of `spaces`, and with `--exhaustive`
+/// `exhaustive(name, fib)`. Whether every answer was right.
+fn sweep_all<A: Address>(
+    args: &VerifyArgs,
+    table: &RouteTable,
+    spaces: &[(&str, Space<A>)],
+    exhaustive: impl Fn(&str, &dyn Fib<A>) -> bool,
+) -> Result<bool> {
+    let rib = table.rib::<A>();
     let mut all_passed = true;
-    for name in select_engines_in(family, &args.engine)? {
-        let (fib, _) = build_timed_in(family, name, &table)?;
-        match &fib {
-            AnyFib::V4(fib) => {
-                let start = Instant::now();
-                let report = verify::boundaries(fib.as_ref(), &table.v4);
-                all_passed &= show(name, "boundaries", &report, start.elapsed().as_secs_f64());
-                let start = Instant::now();
-                let report = verify::random(fib.as_ref(), &table.v4, args.random, args.seed);
-                all_passed &= show(name, "random", &report, start.elapsed().as_secs_f64());
-                if args.exhaustive {
-                    let start = Instant::now();
-                    let report = verify::exhaustive(fib.as_ref(), &table.v4);
-                    all_passed &= show(name, "exhaustive", &report, start.elapsed().as_secs_f64());
-                }
-            }
-            AnyFib::V6(fib) => {
-                let start = Instant::now();
-                let report = verify::boundaries6(fib.as_ref(), &table.v6);
-                all_passed &= show(name, "boundaries", &report, start.elapsed().as_secs_f64());
-                let sweeps = [
-                    ("anywhere", Keys6::Anywhere),
-                    ("2000::/3", Keys6::Inside(key_space(GLOBAL_UNICAST))),
-                    ("announced", Keys6::Announced),
-                ];
-                for (sweep, keys) in sweeps {
-                    let start = Instant::now();
-                    let report = verify::random6(fib.as_ref(), &table.v6, keys, args.random, args.seed);
-                    all_passed &= show(name, sweep, &report, start.elapsed().as_secs_f64());
-                }
-            }
+    for engine in select_engines::<A>(&args.engine)? {
+        let (fib, _) = build_timed::<A>(engine, table)?;
+        let start = Instant::now();
+        let report = verify::boundaries(fib.as_ref(), rib);
+        all_passed &= show(engine.name, "boundaries", &report, start.elapsed().as_secs_f64());
+        for &(sweep, space) in spaces {
+            let start = Instant::now();
+            let report = verify::random(fib.as_ref(), rib, space, args.random, args.seed);
+            all_passed &= show(engine.name, sweep, &report, start.elapsed().as_secs_f64());
+        }
+        if args.exhaustive {
+            all_passed &= exhaustive(engine.name, fib.as_ref());
         }
     }
-    Ok(if all_passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(all_passed)
 }

@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fibkit::engine::BuildOptions;
+use fibkit::fib::BuildOptions;
 use fibkit::load::{self, synthetic, LoadOptions, RouteTable};
 use fibkit::nexthop::Mapping;
-use fibkit::workload::{Test, Workload};
+use fibkit::measure::workload::{Test, Workload};
 
 /// Lookups per benchmark iteration.
 const LOOKUPS: u64 = 4096;
@@ -47,8 +47,9 @@ fn lookups(c: &mut Criterion) {
     let table = table();
     eprintln!("table: {} ({} prefixes, next hops {})", table.name, table.v4.len(), table.next_hops.mapping());
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    for spec in fibkit_peers::all_engines() {
-        let fib = match (spec.build)(&table.v4, &options) {
+    fibkit_peers::register().expect("the peers' names are free");
+    for spec in fibkit::registry::engines_of(fibkit::Family::Ipv4) {
+        let fib = match spec.build(&table.v4, &options) {
             Ok(fib) => fib,
             Err(error) => {
                 eprintln!("{}: not benchmarked: {error}", spec.name);
@@ -64,7 +65,7 @@ fn lookups(c: &mut Criterion) {
                     // A fresh seed each sample: keys never repeat between
                     // samples, so no sample runs on a warmed-up key set.
                     seed += 1;
-                    let workload = Workload { test: test.clone(), batch, seed };
+                    let workload = Workload::new(test.clone(), batch, seed);
                     let start = Instant::now();
                     black_box(fib.run_workload(&workload, iterations * LOOKUPS));
                     start.elapsed()

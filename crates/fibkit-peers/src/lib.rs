@@ -2,8 +2,8 @@
 //!
 //! `fibkit bench` measures fibkit's engines against the libraries a user
 //! would otherwise pick, in one process, on the same table and the same
-//! keys. Each library is wrapped as a [`fibkit::engine::Fib4`] and listed in
-//! [`PEERS`]:
+//! keys. Each library is wrapped as a [`fibkit::Fib`]`<u32>` and listed in
+//! [`PEERS`], which [`register`] adds to fibkit's registry:
 //!
 //! | name            | crate                                 | structure                     |
 //! |-----------------|---------------------------------------|-------------------------------|
@@ -25,59 +25,100 @@
 
 #![deny(missing_docs)]
 
-use fibkit::engine::{self, BuildError, BuildOptions, EngineSpec, Fib4, Stats};
+use fibkit::fib::{BuildOptions, Fib, Stats};
+use fibkit::registry::{self, AlreadyRegistered, Engine};
 use fibkit::rib::Rib4;
+use fibkit::{BuildError, NextHop};
+
+use poptrie_crate::PoptrieCrate;
+use prefix_map::PrefixTrie;
+use tree_bitmap::TreeBitmap;
 
 pub mod heap;
 mod poptrie_crate;
 mod prefix_map;
 mod tree_bitmap;
 
-/// The third-party engines, in the order reports list them.
-pub const PEERS: &[EngineSpec] = &[
-    EngineSpec {
-        name: "prefix-trie",
-        summary: "prefix-trie crate 0.10: PrefixMap longest-prefix match",
-        build: prefix_map::build_boxed,
-    },
-    EngineSpec {
-        name: "treebitmap",
-        summary: "ip_network_table-deps-treebitmap crate 0.5: Tree Bitmap",
-        build: tree_bitmap::build_boxed,
-    },
-    EngineSpec {
-        name: "poptrie-crate",
-        summary: "poptrie crate 0.2: a third-party pure-Rust Poptrie",
-        build: poptrie_crate::build_boxed,
-    },
+/// The third-party engines, in the order reports list them; [`register`]
+/// adds them to fibkit's registry.
+pub static PEERS: &[Engine] = &[
+    Engine::new("prefix-trie", "prefix-trie crate 0.10: PrefixMap longest-prefix match")
+        .peer_of("fibkit-peers")
+        .ipv4(build::<PrefixTrie>, None),
+    Engine::new("treebitmap", "ip_network_table-deps-treebitmap crate 0.5: Tree Bitmap")
+        .peer_of("fibkit-peers")
+        .ipv4(build::<TreeBitmap>, None),
+    Engine::new("poptrie-crate", "poptrie crate 0.2: a third-party pure-Rust Poptrie")
+        .peer_of("fibkit-peers")
+        .ipv4(build::<PoptrieCrate>, None),
 ];
 
 /// Peers known to disagree with the RIB, each with the reason. The
 /// differential tests accept a mismatch only from a peer listed here.
 pub const KNOWN_WRONG: &[(&str, &str)] = &[];
 
-/// Every engine: fibkit's own ([`engine::ENGINES`]) followed by [`PEERS`].
-pub fn all_engines() -> impl Iterator<Item = &'static EngineSpec> {
-    engine::ENGINES.iter().chain(PEERS)
+/// Adds [`PEERS`] to fibkit's registry ([`fibkit::registry::register`]),
+/// so that every name resolves there; calling it again does nothing.
+///
+/// # Errors
+/// [`AlreadyRegistered`] if another crate registered one of their names.
+pub fn register() -> Result<(), AlreadyRegistered> {
+    registry::register(PEERS)
 }
 
-/// The engine (fibkit's own or a peer) called `name`.
-pub fn find(name: &str) -> Option<&'static EngineSpec> {
-    all_engines().find(|spec| spec.name == name)
+/// What a peer needs of a third-party library: its names, how to insert
+/// a RIB, its longest-prefix match, and its own size report if it has one.
+trait Library: Send + Sync + 'static {
+    /// The peer's registry name.
+    const NAME: &'static str;
+    /// The crate, version and call a lookup makes.
+    const SUMMARY: &'static str;
+
+    /// The library's structure with every route of `rib` inserted.
+    fn insert_all(rib: &Rib4) -> Self;
+
+    /// The next hop of the longest prefix covering `addr`, or
+    /// [`fibkit::NO_ROUTE`].
+    fn longest_match(&self, addr: u32) -> NextHop;
+
+    /// Routes the structure holds.
+    fn routes(&self) -> usize;
+
+    /// The size the library reports of itself, if it does.
+    fn reported_bytes(&self) -> Option<usize>;
 }
 
-/// Names of every engine, own and peers, comma-separated (for messages).
-pub fn engine_names() -> String {
-    all_engines().map(|spec| spec.name).collect::<Vec<_>>().join(", ")
+/// A third-party library behind fibkit's engine trait.
+struct Peer<L> {
+    library: L,
+    footprint: Footprint,
 }
 
-/// Builds the engine (fibkit's own or a peer) called `name` from `rib`.
-pub fn build4(name: &str, rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Fib4>, BuildError> {
-    let spec = find(name).ok_or_else(|| BuildError {
-        engine: name.to_string(),
-        message: format!("unknown engine (known: {})", engine_names()),
-    })?;
-    (spec.build)(rib, options)
+/// Registry builder of the peer around library `L`: every route of `rib`
+/// inserted, the heap it took measured.
+fn build<L: Library>(rib: &Rib4, _options: &BuildOptions) -> Result<Box<dyn Fib<u32>>, BuildError> {
+    let (library, heap_bytes) = heap::measure(|| L::insert_all(rib));
+    let footprint = Footprint { reported: library.reported_bytes(), heap: heap_bytes };
+    Ok(Box::new(Peer { library, footprint }))
+}
+
+impl<L: Library> Fib<u32> for Peer<L> {
+    fn name(&self) -> &str {
+        L::NAME
+    }
+
+    #[inline]
+    fn lookup(&self, addr: u32) -> NextHop {
+        self.library.longest_match(addr)
+    }
+
+    fn footprint(&self) -> usize {
+        self.footprint.bytes()
+    }
+
+    fn stats(&self) -> Stats {
+        self.footprint.stats(L::NAME, L::SUMMARY, self.library.routes())
+    }
 }
 
 /// Size figures of a peer: what the crate says and what the heap says.
@@ -90,7 +131,7 @@ struct Footprint {
 }
 
 impl Footprint {
-    /// The figure `Fib4::footprint` gives: the crate's, else the heap's, else 0.
+    /// The figure `Fib::footprint` gives: the crate's, else the heap's, else 0.
     fn bytes(&self) -> usize {
         self.reported.or(self.heap).unwrap_or(0)
     }
@@ -149,7 +190,7 @@ mod tests {
             0x0a02_0000, 0xc0a8_ffff, 0xc0a9_0000, 0xffff_fffe, 0xffff_ffff,
         ];
         for spec in PEERS {
-            let fib = (spec.build)(&rib, &BuildOptions { max_next_hop: 9 }).unwrap();
+            let fib = spec.build::<u32>(&rib, &BuildOptions { max_next_hop: 9 }).unwrap();
             assert_eq!(fib.name(), spec.name);
             for addr in probes {
                 assert_eq!(fib.lookup(addr), rib.lookup(addr), "{} at {addr:#010x}", spec.name);
@@ -162,22 +203,23 @@ mod tests {
         let mut rib = Rib4::new();
         rib.insert("10.0.0.0/8".parse::<Prefix4>().unwrap(), 1);
         for spec in PEERS {
-            let fib = (spec.build)(&rib, &BuildOptions::default()).unwrap();
+            let fib = spec.build::<u32>(&rib, &BuildOptions::default()).unwrap();
             assert_eq!(fib.lookup(0x0b00_0000), NO_ROUTE, "{}", spec.name);
             assert_eq!(fib.lookup(0x0a00_0001), 1, "{}", spec.name);
-            let empty = (spec.build)(&Rib4::new(), &BuildOptions::default()).unwrap();
+            let empty = spec.build::<u32>(&Rib4::new(), &BuildOptions::default()).unwrap();
             assert_eq!(empty.lookup(0x0a00_0001), NO_ROUTE, "{} (empty table)", spec.name);
         }
     }
 
     #[test]
     fn registry_finds_own_engines_and_peers() {
-        assert_eq!(find("radix").unwrap().name, "radix");
-        assert_eq!(find("treebitmap").unwrap().name, "treebitmap");
-        assert!(find("nonesuch").is_none());
-        let names = engine_names();
+        register().unwrap();
+        assert_eq!(registry::find("radix").unwrap().name, "radix");
+        assert_eq!(registry::find("treebitmap").unwrap().name, "treebitmap");
+        assert!(registry::find("nonesuch").is_none());
+        let names = registry::engines().iter().map(|engine| engine.name).collect::<Vec<_>>().join(", ");
         assert!(names.contains("d16r") && names.contains("poptrie-crate"), "{names}");
-        let error = build4("nonesuch", &Rib4::new(), &BuildOptions::default()).err().unwrap();
+        let error = registry::build::<u32>("nonesuch", &Rib4::new(), &BuildOptions::default()).err().unwrap();
         assert!(error.to_string().contains("unknown engine"), "{error}");
         for (name, _) in KNOWN_WRONG {
             assert!(PEERS.iter().any(|spec| spec.name == *name), "{name} is not a peer");
@@ -188,13 +230,13 @@ mod tests {
     fn stats_name_the_size_source() {
         let rib = nested_rib();
         for spec in PEERS {
-            let fib = (spec.build)(&rib, &BuildOptions::default()).unwrap();
+            let fib = spec.build::<u32>(&rib, &BuildOptions::default()).unwrap();
             let stats = fib.stats();
-            assert_eq!(stats.get("prefixes"), Some(&fibkit::engine::Figure::Count(8)), "{}", spec.name);
+            assert_eq!(stats.get("prefixes"), Some(&fibkit::fib::Figure::Count(8)), "{}", spec.name);
             assert!(stats.report.starts_with(spec.name), "{}", stats.report);
             assert_eq!(
                 stats.get("bytes_total"),
-                Some(&fibkit::engine::Figure::Count(fib.footprint() as u64)),
+                Some(&fibkit::fib::Figure::Count(fib.footprint() as u64)),
                 "{}",
                 spec.name
             );

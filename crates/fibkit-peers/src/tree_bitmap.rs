@@ -4,51 +4,38 @@
 
 use std::net::Ipv4Addr;
 
-use fibkit::engine::{BuildError, BuildOptions, Fib4, Stats};
 use fibkit::rib::Rib4;
 use fibkit::{NextHop, NO_ROUTE};
 use ip_network_table_deps_treebitmap::IpLookupTable;
 
-use crate::{heap, Footprint};
+use crate::Library;
 
-const NAME: &str = "treebitmap";
-const SUMMARY: &str = "ip_network_table-deps-treebitmap crate 0.5, IpLookupTable::longest_match";
+/// The crate's IPv4 lookup table of next hops.
+pub(crate) type TreeBitmap = IpLookupTable<Ipv4Addr, NextHop>;
 
-/// An `IpLookupTable` from IPv4 prefixes to next hops.
-pub struct TreeBitmapPeer {
-    table: IpLookupTable<Ipv4Addr, NextHop>,
-    footprint: Footprint,
-}
+impl Library for TreeBitmap {
+    const NAME: &'static str = "treebitmap";
+    const SUMMARY: &'static str = "ip_network_table-deps-treebitmap crate 0.5, IpLookupTable::longest_match";
 
-/// Registry builder for `treebitmap`.
-pub fn build_boxed(rib: &Rib4, _options: &BuildOptions) -> Result<Box<dyn Fib4>, BuildError> {
-    let (table, heap_bytes) = heap::measure(|| {
+    fn insert_all(rib: &Rib4) -> Self {
         let mut table = IpLookupTable::new();
         for (prefix, next_hop) in rib.iter() {
             table.insert(Ipv4Addr::from(prefix.addr()), u32::from(prefix.prefix_len()), next_hop);
         }
         table
-    });
-    let (node_bytes, result_bytes) = table.mem_usage();
-    let footprint = Footprint { reported: Some(node_bytes + result_bytes), heap: heap_bytes };
-    Ok(Box::new(TreeBitmapPeer { table, footprint }))
-}
-
-impl Fib4 for TreeBitmapPeer {
-    fn name(&self) -> &str {
-        NAME
     }
 
     #[inline]
-    fn lookup(&self, addr: u32) -> NextHop {
-        self.table.longest_match(Ipv4Addr::from(addr)).map_or(NO_ROUTE, |(_, _, &next_hop)| next_hop)
+    fn longest_match(&self, addr: u32) -> NextHop {
+        IpLookupTable::longest_match(self, Ipv4Addr::from(addr)).map_or(NO_ROUTE, |(_, _, &next_hop)| next_hop)
     }
 
-    fn footprint(&self) -> usize {
-        self.footprint.bytes()
+    fn routes(&self) -> usize {
+        self.len()
     }
 
-    fn stats(&self) -> Stats {
-        self.footprint.stats(NAME, SUMMARY, self.table.len())
+    fn reported_bytes(&self) -> Option<usize> {
+        let (node_bytes, result_bytes) = self.mem_usage();
+        Some(node_bytes + result_bytes)
     }
 }

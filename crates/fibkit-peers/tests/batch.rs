@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 
 use fibkit::addr::Prefix4;
-use fibkit::engine::BuildOptions;
+use fibkit::fib::BuildOptions;
 use fibkit::load::{self, LoadOptions};
 use fibkit::nexthop::Mapping;
 use fibkit::rib::Rib4;
-use fibkit::verify;
-use fibkit::workload::XorShift32;
+use fibkit::measure::verify;
+use fibkit::random::XorShift32;
 use fibkit_peers::PEERS;
 
 const MAX_LEN: usize = 300;
@@ -29,7 +29,7 @@ fn keys_for(rib: &Rib4, seed: u64) -> Vec<u32> {
 fn check(rib: &Rib4, table: &str) {
     let keys = keys_for(rib, 5);
     for spec in PEERS {
-        let fib = (spec.build)(rib, &BuildOptions { max_next_hop: u32::MAX }).expect("peers accept any table");
+        let fib = spec.build(rib, &BuildOptions { max_next_hop: u32::MAX }).expect("peers accept any table");
         let checked = verify::batches(&keys, MAX_LEN, |key| fib.lookup(key), |keys, out| fib.lookup_batch(keys, out))
             .unwrap_or_else(|mismatch| panic!("{} on {table}: {mismatch:?}", spec.name));
         assert_eq!(checked, (MAX_LEN + 1) * 4);

@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use fibkit::engine::BuildOptions;
+use fibkit::fib::BuildOptions;
 use fibkit::load::{self, LoadOptions};
 use fibkit::nexthop::Mapping;
 use fibkit::rib::Rib4;
-use fibkit::verify;
+use fibkit::measure::verify::{self, Space};
 use fibkit_peers::{heap, KNOWN_WRONG, PEERS};
 
 #[global_allocator]
@@ -39,11 +39,11 @@ fn peers_agree_with_the_rib_on_the_2014_table() {
     let mut unexpected = Vec::new();
     for spec in PEERS {
         let start = std::time::Instant::now();
-        let fib = (spec.build)(&rib, &options).expect("peers accept any table");
+        let fib = spec.build(&rib, &options).expect("peers accept any table");
         let build_seconds = start.elapsed().as_secs_f64();
         assert!(fib.footprint() > 0, "{}: no footprint with the counting allocator on", spec.name);
         let boundaries = verify::boundaries(fib.as_ref(), &rib);
-        let random = verify::random(fib.as_ref(), &rib, 1_000_000, 1);
+        let random = verify::random(fib.as_ref(), &rib, Space::Anywhere, 1_000_000, 1);
         eprintln!(
             "{:>14}: built in {build_seconds:.2} s, {} bytes; boundaries {} checked, {} wrong; random {} checked, {} wrong",
             spec.name,

@@ -2,8 +2,12 @@
 //!
 //! A FIB is built once from routes or a table file; `lookup_batch` then
 //! answers a whole numpy array of addresses with the GIL released, in the
-//! engine's own batch path, optionally split across threads. The Python
-//! package (`python/fibkit/__init__.py`) adds address conversions on top.
+//! engine's own batch path, optionally split across threads. Both classes
+//! are thin shells over one generic [`Core`]; only the way addresses come
+//! in from Python ([`PyAddress`]) differs. The Python package
+//! (`python/fibkit/__init__.py`) adds address conversions on top.
+
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
@@ -16,11 +20,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use rayon::prelude::*;
 
-use fibkit::addr::{Prefix4, Prefix6};
-use fibkit::engine::{self, BuildOptions, Fib4, Fib6, Figure, Stats};
+use fibkit::addr::{Address, Family, Prefix};
+use fibkit::fib::{BuildOptions, Fib, Figure, Stats};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
-use fibkit::NextHop;
+use fibkit::{registry, NextHop};
 
 /// Below this many keys a batch is not split across threads.
 const PARALLEL_MIN: usize = 1 << 15;
@@ -65,51 +69,36 @@ fn load_table(path: PathBuf, nexthops: Option<u32>, strict: bool) -> PyResult<Ro
     load::load_path(&path, &options).map_err(|error| PyValueError::new_err(error.to_string()))
 }
 
-/// A table of `(prefix, value)` pairs from Python; `P` is the family's
-/// prefix type and `insert` puts a route into that family's RIB.
-fn routes_table<P>(
-    routes: &Bound<'_, PyAny>,
-    nexthops: Option<u32>,
-    other_family: &str,
-    insert: impl Fn(&mut RouteTable, P, NextHop),
-) -> PyResult<RouteTable>
-where
-    P: std::str::FromStr,
-    P::Err: std::fmt::Display,
-{
+/// A table of family `A`'s `(prefix, value)` pairs from Python.
+fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<u32>) -> PyResult<RouteTable> {
     let mut table = RouteTable::new("routes", mapping(nexthops)?);
+    let mut rib = fibkit::Rib::<A>::new();
     for (position, route) in routes.try_iter()?.enumerate() {
         let (prefix, value): (String, Bound<'_, PyAny>) = route?
             .extract()
             .map_err(|_| PyTypeError::new_err(format!("route {position}: expected a (prefix, value) pair")))?;
-        let parsed = prefix.parse::<P>().map_err(|problem| {
-            let other = prefix.contains(':') == other_family.ends_with('6');
-            let hint = if other { format!(" ({other_family} takes this family)") } else { String::new() };
+        let parsed = prefix.parse::<Prefix<A>>().map_err(|problem| {
+            let other = prefix.contains(':') != (A::FAMILY == Family::Ipv6);
+            let hint = if other { format!(" ({} takes this family)", A::OTHER_CLASS) } else { String::new() };
             PyValueError::new_err(format!("route {position}: {problem}{hint}"))
         })?;
         let label = label(&value).map_err(|error| PyValueError::new_err(format!("route {position}: {error}")))?;
         let hop = table.next_hops.intern(label);
-        insert(&mut table, parsed, hop);
+        rib.insert(parsed, hop);
     }
+    A::set_rib(&mut table, rib);
     Ok(table)
 }
 
-/// Loads a table file for the family whose RIB `routes` picks, refusing a
-/// file with none of its routes but some of the other family's.
-fn load_family(
-    path: PathBuf,
-    nexthops: Option<u32>,
-    strict: bool,
-    routes: fn(&RouteTable) -> (usize, usize),
-    other_class: &str,
-) -> PyResult<RouteTable> {
+/// Loads a table file for family `A`, refusing a file with none of its
+/// routes but some of the other family's.
+fn load_family<A: PyAddress>(path: PathBuf, nexthops: Option<u32>, strict: bool) -> PyResult<RouteTable> {
     let table = load_table(path, nexthops, strict)?;
-    match routes(&table) {
-        (0, other) if other > 0 => {
-            Err(PyValueError::new_err(format!("{}: none of its routes is of this family (use {other_class})", table.name)))
-        }
-        _ => Ok(table),
+    if table.prefixes(A::FAMILY) == 0 && table.prefixes(A::FAMILY.other()) > 0 {
+        let message = format!("{}: none of its routes is of this family (use {}.load)", table.name, A::OTHER_CLASS);
+        return Err(PyValueError::new_err(message));
     }
+    Ok(table)
 }
 
 /// The statistics as a dict of ints, floats and strings.
@@ -170,26 +159,109 @@ fn pieces(len: usize, threads: Option<usize>) -> PyResult<usize> {
     }
 }
 
-/// An IPv4 address from an int or a dotted-quad string.
-fn ipv4_key(addr: &Bound<'_, PyAny>) -> PyResult<u32> {
-    if let Ok(number) = addr.extract::<u64>() {
-        return u32::try_from(number).map_err(|_| PyOverflowError::new_err(format!("{number} is not an IPv4 address")));
-    }
-    let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
-    text.parse::<Ipv4Addr>()
-        .map(u32::from)
-        .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv4 address")))
+/// How addresses of one family come in from Python.
+trait PyAddress: Address {
+    /// The Python class of the other family (for hints).
+    const OTHER_CLASS: &'static str;
+
+    /// An address from an int or a string.
+    fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<Self>;
+
+    /// Puts `rib` into `table` as this family's routes.
+    fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<Self>);
 }
 
-/// An IPv6 address from an int or a string.
-fn ipv6_key(addr: &Bound<'_, PyAny>) -> PyResult<u128> {
-    if let Ok(number) = addr.extract::<u128>() {
-        return Ok(number);
+impl PyAddress for u32 {
+    const OTHER_CLASS: &'static str = "Fib6";
+
+    /// An IPv4 address from an int or a dotted-quad string.
+    fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<u32> {
+        if let Ok(number) = addr.extract::<u64>() {
+            return u32::try_from(number)
+                .map_err(|_| PyOverflowError::new_err(format!("{number} is not an IPv4 address")));
+        }
+        let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
+        text.parse::<Ipv4Addr>()
+            .map(u32::from)
+            .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv4 address")))
     }
-    let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
-    text.parse::<Ipv6Addr>()
-        .map(u128::from)
-        .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv6 address")))
+
+    fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<u32>) {
+        table.v4 = rib;
+    }
+}
+
+impl PyAddress for u128 {
+    const OTHER_CLASS: &'static str = "Fib";
+
+    /// An IPv6 address from an int or a string.
+    fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<u128> {
+        if let Ok(number) = addr.extract::<u128>() {
+            return Ok(number);
+        }
+        let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
+        text.parse::<Ipv6Addr>()
+            .map(u128::from)
+            .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv6 address")))
+    }
+
+    fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<u128>) {
+        table.v6 = rib;
+    }
+}
+
+/// The engine behind `Fib` (`A = u32`) and `Fib6` (`A = u128`).
+struct Core<A: Address> {
+    fib: Box<dyn Fib<A>>,
+}
+
+impl<A: PyAddress> Core<A> {
+    /// Builds `engine` from the table's routes of family `A`.
+    fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
+        let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+        let start = Instant::now();
+        let rib = table.rib::<A>();
+        let fib = registry::build(engine, rib, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
+        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, rib.len(), start);
+        Ok((Core { fib }, compiled))
+    }
+
+    /// Builds from Python `(prefix, value)` pairs.
+    fn from_routes(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<(Self, Compiled)> {
+        Self::build(routes_table::<A>(routes, nexthops)?, engine)
+    }
+
+    /// Builds from a table file, the GIL released.
+    fn load(py: Python<'_>, path: PathBuf, engine: &str, nexthops: Option<u32>, strict: bool) -> PyResult<(Self, Compiled)> {
+        let engine = engine.to_string();
+        py.detach(move || Self::build(load_family::<A>(path, nexthops, strict)?, &engine))
+    }
+
+    /// The next-hop index of one Python address.
+    fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
+        Ok(self.fib.lookup(A::from_py(addr)?))
+    }
+
+    /// Fills `slots` with the next hops of `len` keys, the GIL released,
+    /// split across `pieces` threads; `run(fib, first, slots)` answers the
+    /// keys from index `first` into `slots`.
+    fn lookup_into(
+        &self,
+        py: Python<'_>,
+        slots: &mut [NextHop],
+        pieces: usize,
+        run: impl Fn(&dyn Fib<A>, usize, &mut [NextHop]) + Sync,
+    ) {
+        let fib = &*self.fib;
+        py.detach(|| {
+            if pieces == 1 {
+                run(fib, 0, slots);
+            } else {
+                let piece = slots.len().div_ceil(pieces).max(1);
+                slots.par_chunks_mut(piece).enumerate().for_each(|(index, slots)| run(fib, index * piece, slots));
+            }
+        });
+    }
 }
 
 /// What `Fib` and `Fib6` share: the route values behind next-hop indexes
@@ -270,6 +342,48 @@ impl Compiled {
     }
 }
 
+/// The methods `Fib` and `Fib6` share, for class `$class` (Python name
+/// `$name`) over its `core`, with `$engine` the default engine; the class's
+/// own `lookup_batch` (its array layout differs) goes in `{ ... }`.
+macro_rules! fib_class {
+    ($class:ident, $name:literal, $engine:literal, $load_doc:literal, { $($batch:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            #[new]
+            #[pyo3(signature = (routes, engine = $engine, nexthops = None))]
+            fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
+                let (core, compiled) = Core::from_routes(routes, engine, nexthops)?;
+                Ok(PyClassInitializer::from(compiled).add_subclass($class { core }))
+            }
+
+            #[doc = $load_doc]
+            #[staticmethod]
+            #[pyo3(signature = (path, engine = $engine, nexthops = None, strict = false))]
+            fn load<'py>(
+                py: Python<'py>,
+                path: PathBuf,
+                engine: &str,
+                nexthops: Option<u32>,
+                strict: bool,
+            ) -> PyResult<Bound<'py, Self>> {
+                let (core, compiled) = Core::load(py, path, engine, nexthops, strict)?;
+                Bound::new(py, PyClassInitializer::from(compiled).add_subclass($class { core }))
+            }
+
+            /// The next-hop index of `addr` (an int or a string); 0: no route.
+            fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
+                self.core.lookup(addr)
+            }
+
+            $($batch)*
+
+            fn __repr__(slf: PyRef<'_, Self>) -> String {
+                slf.as_super().describe($name)
+            }
+        }
+    };
+}
+
 /// An IPv4 forwarding table compiled by one of fibkit's engines.
 ///
 /// `Fib(routes, engine="d18r", nexthops=None)` builds from an iterable of
@@ -278,54 +392,10 @@ impl Compiled {
 /// `values[index]` / `value(index)` give the route values back.
 #[pyclass(frozen, extends = Compiled, name = "Fib", module = "fibkit")]
 struct PyFib {
-    fib: Box<dyn Fib4>,
+    core: Core<u32>,
 }
 
-impl PyFib {
-    fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
-        let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-        let start = Instant::now();
-        let fib = engine::build4(engine, &table.v4, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, table.v4.len(), start);
-        Ok((PyFib { fib }, compiled))
-    }
-}
-
-#[pymethods]
-impl PyFib {
-    #[new]
-    #[pyo3(signature = (routes, engine = "d18r", nexthops = None))]
-    fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
-        let table = routes_table(routes, nexthops, "Fib6", |table, prefix: Prefix4, hop| {
-            table.v4.insert(prefix, hop);
-        })?;
-        Self::build(table, engine).map(|(fib, compiled)| PyClassInitializer::from(compiled).add_subclass(fib))
-    }
-
-    /// Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV,
-    /// MRT; gz or bz2), its IPv4 routes.
-    #[staticmethod]
-    #[pyo3(signature = (path, engine = "d18r", nexthops = None, strict = false))]
-    fn load<'py>(
-        py: Python<'py>,
-        path: PathBuf,
-        engine: &str,
-        nexthops: Option<u32>,
-        strict: bool,
-    ) -> PyResult<Bound<'py, Self>> {
-        let engine = engine.to_string();
-        let (fib, compiled) = py.detach(move || {
-            let routes = |table: &RouteTable| (table.v4.len(), table.v6.len());
-            Self::build(load_family(path, nexthops, strict, routes, "Fib6.load")?, &engine)
-        })?;
-        Bound::new(py, PyClassInitializer::from(compiled).add_subclass(fib))
-    }
-
-    /// The next-hop index of `addr` (an int or a dotted quad); 0: no route.
-    fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
-        Ok(self.fib.lookup(ipv4_key(addr)?))
-    }
-
+fib_class!(PyFib, "Fib", "d18r", "Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV, MRT; gz or bz2), its IPv4 routes.", {
     /// Next-hop indexes of a uint32 array of addresses, into `out` if
     /// given; the GIL is released, and with `threads` a large batch is
     /// split across that many threads.
@@ -350,78 +420,23 @@ impl PyFib {
         };
         let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
         let slots = &mut writable.as_slice_mut()?[..len];
-        let fib = &*self.fib;
-        py.detach(|| {
-            if pieces == 1 {
-                fib.lookup_batch(keys, slots);
-            } else {
-                let piece = len.div_ceil(pieces);
-                keys.par_chunks(piece).zip(slots.par_chunks_mut(piece)).for_each(|(keys, slots)| {
-                    fib.lookup_batch(keys, slots);
-                });
-            }
+        self.core.lookup_into(py, slots, pieces, |fib, first, slots| {
+            fib.lookup_batch(&keys[first..first + slots.len()], slots);
         });
         drop(writable);
         Ok(result)
     }
-
-    fn __repr__(slf: PyRef<'_, Self>) -> String {
-        slf.as_super().describe("Fib")
-    }
-}
+});
 
 /// An IPv6 forwarding table: `Fib6(routes, engine="poptrie18")` or
 /// `Fib6.load(path)`; `lookup_batch` takes an (N, 16) uint8 array of
 /// addresses in network byte order.
 #[pyclass(frozen, extends = Compiled, name = "Fib6", module = "fibkit")]
 struct PyFib6 {
-    fib: Box<dyn Fib6>,
+    core: Core<u128>,
 }
 
-impl PyFib6 {
-    fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
-        let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-        let start = Instant::now();
-        let fib = engine::build6(engine, &table.v6, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, table.v6.len(), start);
-        Ok((PyFib6 { fib }, compiled))
-    }
-}
-
-#[pymethods]
-impl PyFib6 {
-    #[new]
-    #[pyo3(signature = (routes, engine = "poptrie18", nexthops = None))]
-    fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
-        let table = routes_table(routes, nexthops, "Fib", |table, prefix: Prefix6, hop| {
-            table.v6.insert(prefix, hop);
-        })?;
-        Self::build(table, engine).map(|(fib, compiled)| PyClassInitializer::from(compiled).add_subclass(fib))
-    }
-
-    /// Builds from a table file, its IPv6 routes.
-    #[staticmethod]
-    #[pyo3(signature = (path, engine = "poptrie18", nexthops = None, strict = false))]
-    fn load<'py>(
-        py: Python<'py>,
-        path: PathBuf,
-        engine: &str,
-        nexthops: Option<u32>,
-        strict: bool,
-    ) -> PyResult<Bound<'py, Self>> {
-        let engine = engine.to_string();
-        let (fib, compiled) = py.detach(move || {
-            let routes = |table: &RouteTable| (table.v6.len(), table.v4.len());
-            Self::build(load_family(path, nexthops, strict, routes, "Fib.load")?, &engine)
-        })?;
-        Bound::new(py, PyClassInitializer::from(compiled).add_subclass(fib))
-    }
-
-    /// The next-hop index of `addr` (an int or a string); 0: no route.
-    fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
-        Ok(self.fib.lookup(ipv6_key(addr)?))
-    }
-
+fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 routes.", {
     /// Next-hop indexes of an (N, 16) uint8 array of addresses (network
     /// byte order), into `out` if given; the GIL is released.
     #[pyo3(signature = (addrs, out = None, threads = None))]
@@ -442,8 +457,7 @@ impl PyFib6 {
         let view = addrs.as_array();
         let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
         let slots = &mut writable.as_slice_mut()?[..len];
-        let fib = &*self.fib;
-        let run = |first: usize, slots: &mut [NextHop]| {
+        self.core.lookup_into(py, slots, pieces, |fib, first, slots| {
             let mut keys = [0u128; V6_STEP];
             for (step, chunk) in slots.chunks_mut(V6_STEP).enumerate() {
                 let start = first + step * V6_STEP;
@@ -453,34 +467,22 @@ impl PyFib6 {
                 }
                 fib.lookup_batch(&keys[..chunk.len()], chunk);
             }
-        };
-        py.detach(|| {
-            let piece = len.div_ceil(pieces).max(1);
-            if pieces == 1 {
-                run(0, slots);
-            } else {
-                slots.par_chunks_mut(piece).enumerate().for_each(|(index, slots)| run(index * piece, slots));
-            }
         });
         drop(writable);
         Ok(result)
     }
-
-    fn __repr__(slf: PyRef<'_, Self>) -> String {
-        slf.as_super().describe("Fib6")
-    }
-}
+});
 
 /// Names of the IPv4 engines.
 #[pyfunction]
 fn engines() -> Vec<&'static str> {
-    engine::ENGINES.iter().map(|spec| spec.name).collect()
+    registry::engines_of(Family::Ipv4).iter().map(|engine| engine.name).collect()
 }
 
 /// Names of the IPv6 engines.
 #[pyfunction]
 fn engines6() -> Vec<&'static str> {
-    engine::ENGINES6.iter().map(|spec| spec.name).collect()
+    registry::engines_of(Family::Ipv6).iter().map(|engine| engine.name).collect()
 }
 
 /// The native part of the `fibkit` package.

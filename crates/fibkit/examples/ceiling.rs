@@ -12,15 +12,15 @@
 
 use std::time::Instant;
 
-use fibkit::engine::{Fib4, Stats};
+use fibkit::fib::{Fib, Stats};
 use fibkit::mem::LookupArray;
-use fibkit::workload::{Test, Workload};
+use fibkit::measure::workload::{Test, Workload};
 use fibkit::NextHop;
 
 /// 2^18 words: 1 MiB, indexed by a key's top 18 bits.
 struct OneLoad(LookupArray<u32>);
 
-impl Fib4 for OneLoad {
+impl Fib<u32> for OneLoad {
     fn name(&self) -> &str {
         "ceiling"
     }
@@ -49,7 +49,7 @@ fn main() {
     let table = OneLoad(LookupArray::from_fn(1 << 18, |index| (index as u32).wrapping_mul(0x9e37_79b9) >> 24));
     let lookups = 50_000_000;
     for (test, batch) in [(Test::Rnd, 0), (Test::Rnd, 64), (Test::Seq, 0)] {
-        let workload = Workload { test: test.clone(), batch, seed: 1 };
+        let workload = Workload::new(test.clone(), batch, 1);
         let mut rates: Vec<f64> = (0..5)
             .map(|_| {
                 let start = Instant::now();

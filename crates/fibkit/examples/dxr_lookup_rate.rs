@@ -6,15 +6,15 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fibkit::dxr::Dxr;
-use fibkit::engine::Fib4;
+use fibkit::engines::dxr::Dxr;
+use fibkit::fib::Fib;
 use fibkit::load::{self, LoadOptions};
 use fibkit::nexthop::Mapping;
-use fibkit::workload::{Test, Workload};
+use fibkit::measure::workload::{Test, Workload};
 
-fn rate<F: Fib4>(fib: &F, batch: usize) -> (f64, u64) {
+fn rate<F: Fib<u32>>(fib: &F, batch: usize) -> (f64, u64) {
     const LOOKUPS: u64 = 50_000_000;
-    let workload = Workload { test: Test::Rnd, batch, seed: 1 };
+    let workload = Workload::new(Test::Rnd, batch, 1);
     let start = Instant::now();
     let checksum = fib.run_workload(&workload, LOOKUPS);
     (LOOKUPS as f64 / start.elapsed().as_secs_f64() / 1e6, checksum)

@@ -17,10 +17,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use fibkit::engine::{self, BuildOptions};
+use fibkit::fib::BuildOptions;
+use fibkit::registry;
 use fibkit::load::{self, LoadOptions};
 use fibkit::nexthop::Mapping;
-use fibkit::workload::{self, Test, Workload};
+use fibkit::measure::workload::{self, Test, Workload};
 
 const LOOKUPS: u64 = 50_000_000;
 
@@ -60,7 +61,7 @@ fn main() -> ExitCode {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     for name in engines.split(',') {
         let start = Instant::now();
-        let fib = match engine::build4(name, &table.v4, &options) {
+        let fib = match registry::build(name, &table.v4, &options) {
             Ok(fib) => fib,
             Err(error) => {
                 eprintln!("engine_figures: {error}");
@@ -70,7 +71,7 @@ fn main() -> ExitCode {
         let build_ms = start.elapsed().as_secs_f64() * 1e3;
         let mut rates = Vec::new();
         for test in [Test::Rnd, Test::Seq, Test::Rep] {
-            let workload = Workload { test, batch: 0, seed: 1 };
+            let workload = Workload::new(test, 0, 1);
             // Warm the caches (and fault in lazily zeroed pages) first.
             let mut checksum = workload::run(fib.as_ref(), &workload, LOOKUPS / 10);
             let cpu_start = cpu_nanos();

@@ -6,7 +6,7 @@
 //! ```
 //!
 //! IPv4: `../shared/data/routeviews-2014-05-13.ipasn.gz`, values mapped as
-//! `asn % 239 + 1`; RND/SEQ/REP through `fibkit::workload::run`. IPv6:
+//! `asn % 239 + 1`; RND/SEQ/REP through `fibkit::measure::workload::run`. IPv6:
 //! `../shared/data/linx-p69-2014-12-25.rib6.gz`, one index per next-hop
 //! address; RND keys from four xorshift32 draws, inside 2000::/3 and (as the
 //! paper) inside 2000::/8. The registry section runs RND/SEQ/REP for
@@ -17,12 +17,14 @@
 use std::path::Path;
 use std::time::Instant;
 
-use fibkit::engine::{BuildOptions, Fib4, Fib6};
+use fibkit::fib::{BuildOptions, Fib};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::Mapping;
-use fibkit::poptrie::{build_boxed, build_boxed6, Leaf, Poptrie, PoptrieOptions};
+use fibkit::engines::poptrie::{self, Leaf, Poptrie, PoptrieOptions};
 use fibkit::rib::{Rib4, Rib6};
-use fibkit::workload::{self, Test, Workload, XorShift32};
+use fibkit::measure::workload::{self, Test, Workload};
+use fibkit::random::XorShift32;
+use fibkit::registry;
 
 /// `../shared/data/NAME` beside the repository, loaded, or a note why not.
 fn shared_table(name: &str, mapping: Mapping) -> Option<RouteTable> {
@@ -76,12 +78,9 @@ fn median_ms(mut build: impl FnMut()) -> f64 {
     times[BUILDS / 2]
 }
 
-fn ipv4<L: Leaf, const S: u32>(rib: &Rib4, lookups: u64)
-where
-    Poptrie<u32, L, S>: Fib4,
-{
+fn ipv4<L: Leaf, const S: u32>(rib: &Rib4, lookups: u64) {
     let options = PoptrieOptions::default();
-    let build_ms = median_ms(|| drop(build_boxed::<S>(rib, &BuildOptions { max_next_hop: 239 }).unwrap()));
+    let build_ms = median_ms(|| drop(poptrie::build::<u32, S>(rib, &BuildOptions { max_next_hop: 239 }).unwrap()));
     let fib = Poptrie::<u32, L, S>::build(rib, &options).unwrap();
     println!("{}", fib.stats().report);
     let plain = Poptrie::<u32, L, S>::build(rib, &PoptrieOptions { aggregate: false }).unwrap();
@@ -94,7 +93,7 @@ where
     print!("  build (median of {BUILDS}, registry path) {build_ms:.1} ms;");
     for test in [Test::Rnd, Test::Seq, Test::Rep] {
         let name = test.name();
-        let workload = Workload { test, batch: 0, seed: 1 };
+        let workload = Workload::new(test, 0, 1);
         let clock = Clock::start();
         let checksum = workload::run(&fib, &workload, lookups);
         let seconds = clock.seconds();
@@ -104,15 +103,15 @@ where
     println!("\n");
 }
 
-/// The same tests through the registry (`Fib4::run_workload`, compiled per
+/// The same tests through the registry (`Fib::run_workload`, compiled per
 /// engine type), for Poptrie and its peers DXR D16R and D18R.
-fn registry(rib: &Rib4, lookups: u64) {
+fn through_registry(rib: &Rib4, lookups: u64) {
     for name in ["poptrie16", "poptrie18", "d16r", "d18r"] {
-        let fib = fibkit::engine::build4(name, rib, &BuildOptions { max_next_hop: 239 }).unwrap();
+        let fib = registry::build(name, rib, &BuildOptions { max_next_hop: 239 }).unwrap();
         print!("  {name:<10} {:>7.2} MiB", fib.footprint() as f64 / (1 << 20) as f64);
         for test in [Test::Rnd, Test::Seq, Test::Rep] {
             let name = test.name();
-            let workload = Workload { test, batch: 0, seed: 1 };
+            let workload = Workload::new(test, 0, 1);
             let clock = Clock::start();
             std::hint::black_box(fib.run_workload(&workload, lookups));
             print!("  {name} {:6.1} Mlps", lookups as f64 / clock.seconds() / 1e6);
@@ -123,7 +122,7 @@ fn registry(rib: &Rib4, lookups: u64) {
 }
 
 /// RND over IPv6 keys `prefix | random` with `prefix_len` fixed top bits.
-fn rnd6<F: Fib6 + ?Sized>(fib: &F, prefix: u128, prefix_len: u32, lookups: u64) -> f64 {
+fn rnd6<F: Fib<u128> + ?Sized>(fib: &F, prefix: u128, prefix_len: u32, lookups: u64) -> f64 {
     let mut rng = XorShift32::new(1);
     let host = u128::MAX >> prefix_len;
     let clock = Clock::start();
@@ -140,11 +139,8 @@ fn rnd6<F: Fib6 + ?Sized>(fib: &F, prefix: u128, prefix_len: u32, lookups: u64) 
     lookups as f64 / seconds / 1e6
 }
 
-fn ipv6<L: Leaf, const S: u32>(rib: &Rib6, max_next_hop: u32, lookups: u64)
-where
-    Poptrie<u128, L, S>: Fib6,
-{
-    let build_ms = median_ms(|| drop(build_boxed6::<S>(rib, &BuildOptions { max_next_hop }).unwrap()));
+fn ipv6<L: Leaf, const S: u32>(rib: &Rib6, max_next_hop: u32, lookups: u64) {
+    let build_ms = median_ms(|| drop(poptrie::build::<u128, S>(rib, &BuildOptions { max_next_hop }).unwrap()));
     let fib = Poptrie::<u128, L, S>::build(rib, &PoptrieOptions::default()).unwrap();
     println!("{}", fib.stats().report);
     let in_2000_3 = rnd6(&fib, 0x2000 << 112, 3, lookups);
@@ -167,7 +163,7 @@ fn main() {
         ipv4::<u16, 16>(&rib, lookups);
         ipv4::<u16, 18>(&rib, lookups);
         println!("through the engine registry:");
-        registry(&rib, lookups);
+        through_registry(&rib, lookups);
     }
     if let Some(table) = shared_table("linx-p69-2014-12-25.rib6.gz", Mapping::Distinct) {
         let (rib, next_hops) = (table.v6, table.next_hops);

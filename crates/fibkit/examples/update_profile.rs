@@ -4,9 +4,11 @@
 
 use std::time::Instant;
 
+use fibkit::addr::Prefix4;
 use fibkit::load::{self, LoadOptions};
 use fibkit::nexthop::Mapping;
-use fibkit::router::{ApplyContext, Router, Update, Updater, Window};
+use fibkit::live::{ApplyContext, Updater};
+use fibkit::router::{Router, Update, Window};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -17,17 +19,7 @@ fn main() {
     let options = LoadOptions { mapping: Mapping::Modulo(239), ..Default::default() };
     let table = load::load_path(table.as_ref(), &options).unwrap();
     let stream = load::load_updates(trace.as_ref(), &options).unwrap();
-    let updates: Vec<Update> = stream
-        .updates
-        .iter()
-        .filter_map(|timed| match timed.update {
-            load::Update::Announce { prefix: load::IpPrefix::V4(prefix), value } => {
-                Some(Update::Announce(prefix, value))
-            }
-            load::Update::Withdraw { prefix: load::IpPrefix::V4(prefix) } => Some(Update::Withdraw(prefix)),
-            _ => None,
-        })
-        .collect();
+    let updates: Vec<Update<Prefix4>> = stream.updates.iter().filter_map(|timed| timed.update.of()).collect();
     // Routers built up front, so that a profile of the replay loop shows
     // only the update path.
     let mut routers: Vec<Router> = (0..rounds)
@@ -67,10 +59,10 @@ fn main() {
         let start = Instant::now();
         for update in &updates {
             match *update {
-                Update::Announce(prefix, label) => {
+                Update::Announce { prefix, value: label } => {
                     rib.insert(prefix, hops.intern(label));
                 }
-                Update::Withdraw(prefix) => {
+                Update::Withdraw { prefix } => {
                     rib.remove(prefix);
                 }
             }
@@ -91,16 +83,16 @@ fn main() {
         // RIB changes and the DXR updater's work timed apart (batch 1).
         let mut rib = table.v4.clone();
         let mut hops = table.next_hops.clone();
-        let mut updater = fibkit::dxr::DxrUpdater::<16>::new(&rib).unwrap();
+        let mut updater = fibkit::engines::dxr::DxrUpdater::<16>::new(&rib).unwrap();
         let (mut rib_time, mut dxr_time) = (0.0, 0.0);
         for (generation, update) in updates.iter().enumerate() {
             let start = Instant::now();
             let changed = match *update {
-                Update::Announce(prefix, label) => {
+                Update::Announce { prefix, value: label } => {
                     let hop = hops.intern(label);
                     rib.insert(prefix, hop) != Some(hop)
                 }
-                Update::Withdraw(prefix) => rib.remove(prefix).is_some(),
+                Update::Withdraw { prefix } => rib.remove(prefix).is_some(),
             };
             let middle = Instant::now();
             if changed {

@@ -1,32 +1,57 @@
 //! # fibkit: IP routing lookups compiled into cache-sized forwarding structures
 //!
-//! A routing table (the RIB, [`rib::Rib`]) maps prefixes to next hops; a
-//! lookup finds the longest prefix covering an address. fibkit compiles the
-//! RIB into compact forwarding structures (FIBs) that live in CPU caches:
+//! A routing table (the RIB, [`Rib`]) maps prefixes to next hops; a lookup
+//! finds the longest prefix covering an address. fibkit compiles the RIB
+//! into compact forwarding structures (FIBs) that live in CPU caches, for
+//! IPv4 (`u32` addresses) and IPv6 (`u128`), behind one trait, [`Fib`].
 //!
-//! - [`dxr`]: DXR (Zec, Rizzo, Mikuc), D16R..D22R: a direct table on the top
-//!   K bits and binary search over sorted ranges;
-//! - [`dxr6`]: DXR for IPv6 as the Poptrie paper built it for its
+//! ## The map
+//!
+//! ```text
+//!  base/      addr (Address, Prefix, Family)  rib (the reference trie)  nexthop  random
+//!             mem (huge-page arrays)  simd (kernels)                 <- import nothing above
+//!  fib.rs     trait Fib<A>: lookup, lookup_batch, stats          error.rs  typed BuildError
+//!  live/      trait Updater<A>, Limbo (reclamation), FreeSpace, FullRebuild
+//!  engines/   dxr dxr6 poptrie lulea dir24 lctrie radix           <- base, fib, error, live
+//!  registry   Engine: name, summary, families, builders, updater  <- the only file naming engines
+//!  router     Router<A> / Reader<A>: one writer, lock-free readers <- fib, live, registry
+//!  load/      text, range CSV, MRT, update streams, key files, the synthetic table
+//!  measure/   workload (SEQ/RND/REP/keys runner), verify (sweeps against the RIB)
+//! ```
+//!
+//! The path of a lookup: [`registry::build`] finds the engine by name and
+//! runs its builder over the RIB (e.g. [`engines::dxr`]: the direct table
+//! on the top K bits and the range tables); the caller holds a `Box<dyn
+//! Fib<A>>` and calls [`Fib::lookup`] (one address) or [`Fib::lookup_batch`]
+//! (many, software-pipelined with the [`simd`] kernels). A live FIB is a
+//! [`router::Router`]: its [`router::Reader`]s look up in the published
+//! version while the writer applies updates through the engine's
+//! [`live::Updater`].
+//!
+//! The engines:
+//! - [`engines::dxr`]: DXR (Zec, Rizzo, Mikuc), D16R..D22R: a direct table
+//!   on the top K bits and binary search over sorted ranges;
+//! - [`engines::dxr6`]: DXR for IPv6 as the Poptrie paper built it for its
 //!   comparison, D16R6 and D18R6 (long range entries of 128 bits);
-//! - [`poptrie`]: Poptrie (Asai, Ohara), a 64-ary trie indexed by population
-//!   count, with direct pointing on the top s bits, for IPv4 and IPv6;
-//! - [`lulea`]: Luleå (Degermark, Brodnik, Carlsson, Pink): a three-level
-//!   cut of the complete prefix tree in code words, base indices and chunks;
-//! - [`dir24`]: DIR-24-8-BASIC as DPDK's `rte_lpm`, the DRAM-bound baseline;
-//! - [`lctrie`]: the level- and path-compressed trie of Linux's `fib_trie`;
-//! - [`radix`]: the RIB's own path-compressed trie, the reference.
-//!
-//! Every engine implements [`engine::Fib4`] and is listed in
-//! [`engine::ENGINES`], so the `fibkit` tool, the benchmarks and the tests
-//! treat them alike.
+//! - [`engines::poptrie`]: Poptrie (Asai, Ohara), a 64-ary trie indexed by
+//!   population count, with direct pointing on the top s bits, for IPv4
+//!   and IPv6;
+//! - [`engines::lulea`]: Luleå (Degermark, Brodnik, Carlsson, Pink): a
+//!   three-level cut of the complete prefix tree in code words, base
+//!   indices and chunks;
+//! - [`engines::dir24`]: DIR-24-8-BASIC as DPDK's `rte_lpm`, the
+//!   DRAM-bound baseline;
+//! - [`engines::lctrie`]: the level- and path-compressed trie of Linux's
+//!   `fib_trie`;
+//! - [`engines::radix`]: the RIB's own path-compressed trie, the reference.
 //!
 //! ```
-//! use fibkit::{engine, rib::Rib4, addr::Prefix4};
+//! use fibkit::{registry, Prefix4, Rib4};
 //!
 //! let mut rib = Rib4::new();
 //! rib.insert("10.0.0.0/8".parse::<Prefix4>().unwrap(), 1);
 //! rib.insert("10.1.0.0/16".parse::<Prefix4>().unwrap(), 2);
-//! let fib = engine::build4("d16r", &rib, &Default::default()).unwrap();
+//! let fib = registry::build("d16r", &rib, &Default::default()).unwrap();
 //! assert_eq!(fib.lookup(0x0a01_0203), 2);
 //! assert_eq!(fib.lookup(0x0a02_0000), 1);
 //! assert_eq!(fib.lookup(0x0b00_0000), fibkit::NO_ROUTE);
@@ -34,23 +59,28 @@
 
 #![deny(missing_docs)]
 
-pub mod addr;
-pub mod dir24;
-pub mod dxr;
-pub mod dxr6;
-pub mod engine;
-pub mod lctrie;
+mod base;
+pub mod engines;
+pub mod error;
+pub mod fib;
+pub mod live;
 pub mod load;
-pub mod lulea;
-pub mod mem;
-pub mod nexthop;
-pub mod poptrie;
-pub mod radix;
-pub mod rib;
+pub mod measure;
+pub mod registry;
 pub mod router;
-pub mod simd;
-pub mod verify;
-pub mod workload;
+
+pub use base::{addr, mem, nexthop, random, rib, simd, update};
+
+pub use addr::{Address, Family, Prefix, Prefix4, Prefix6};
+pub use error::BuildError;
+pub use fib::{BuildOptions, Fib, Stats};
+pub use rib::{Rib, Rib4, Rib6};
+pub use router::Router;
+
+/// The README's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
 
 /// A next-hop index as engines store it; [`NO_ROUTE`] (0) means no route.
 /// [`nexthop::NextHopTable`] maps indexes back to the input's values.

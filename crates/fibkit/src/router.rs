@@ -19,11 +19,11 @@
 //!
 //! # Address families
 //!
-//! The router is generic over the [`Family`] it serves: `Router` (`u32`,
-//! the `dyn Fib4` engines, incremental updates where the engine has them)
-//! and `Router<u128>` (the `dyn Fib6` engines). No IPv6 engine has
-//! incremental updates yet: an IPv6 router rebuilds its engine from the RIB
-//! for every batch ([`FullRebuild`]) and publishes it whole.
+//! The router is generic over the address it serves: `Router` (`u32`) and
+//! `Router<u128>`, each serving the `dyn Fib<A>` engines of its family.
+//! Engines with incremental updates for the family ([`crate::registry`]
+//! names them) update in place; the others are rebuilt from the RIB for
+//! every batch ([`crate::live::FullRebuild`]) and published whole.
 //!
 //! # Single writer, many readers
 //!
@@ -39,37 +39,13 @@
 //! new [`Version`] into the `ArcSwap` and keeps a `Weak` reference to the one
 //! it replaced. A version (and, for engines that rebuild, the whole
 //! structure it holds) is freed when the last reader drops it, never before.
-//!
-//! # Engines that update in place
-//!
-//! An engine whose updater writes into the structure readers are searching
-//! (DXR: [`crate::dxr::DxrUpdater`]) does so such that every lookup sees
-//! either the old or the new state of whatever it reads (new data written
-//! into free space first, then published by a `Release` store of the entry
-//! pointing at it). Space that the old state used is reused only when no
-//! reader can still be reading it: the updater tags retired space with the
-//! generation being served ([`ApplyContext::published`]), and the router
-//! tells it, before each batch, the oldest generation a reader may still
-//! hold ([`ApplyContext::oldest_held`], from the `Weak` references of
-//! retired versions). A reader that loaded generation `g` can only have
-//! found space that was live in `g`; one that loads a later generation
-//! (`Acquire`, through the swap) sees the entries written before it.
-//!
-//! For an address, a lookup answers as the RIB before or as the RIB after
-//! the batch being applied; a batch is not atomic across addresses for
-//! in-place engines (two lookups of different addresses during one batch
-//! may see one old and one new answer), as in a router's FIB.
-//!
-//! Poptrie with direct pointing replaces the subtrees of the direct entries
-//! an update touches ([`crate::poptrie::PoptrieUpdater`]), the same way;
-//! DIR-24-8 rewrites the `tbl24` entries and groups of the /24 blocks an
-//! update touches, filling new groups before the entries pointing to them
-//! ([`crate::dir24::Dir24Updater`]).
-//!
-//! Engines without incremental updates (Luleå, the LC-trie, the radix
-//! reference, Poptrie without direct pointing) are rebuilt from the RIB for every batch and published whole
-//! ([`FullRebuild`]); the Luleå paper argues that rebuilding at most once a
-//! second suffices, which a time window ([`Window::Time`]) gives.
+//! Before each batch the router tells the updater the generation being
+//! served and the oldest one a reader may still hold
+//! ([`ApplyContext`]), from the `Weak` references of retired versions:
+//! [`crate::live`] describes how in-place updaters use them to reuse space
+//! safely. The Luleå paper argues that rebuilding at most once a second
+//! suffices for engines that rebuild, which a time window
+//! ([`Window::Time`]) gives.
 //!
 //! # Failed updates
 //!
@@ -88,259 +64,14 @@ use std::time::{Duration, Instant};
 use arc_swap::{ArcSwap, Guard};
 
 use crate::addr::{Address, Prefix};
-use crate::engine::{self, BuildError, BuildOptions, EngineSpec, Fib4, Fib6};
+use crate::error::BuildError;
+use crate::fib::{BuildOptions, Fib};
+use crate::live::{ApplyContext, Updater};
 use crate::nexthop::{Label, NextHopTable};
-use crate::rib::{Rib, Rib4, Rib6};
+pub use crate::update::Update;
+use crate::registry;
+use crate::rib::Rib;
 use crate::NextHop;
-
-/// An address family a router serves: its addresses (`u32`, `u128`) and
-/// the trait object its engines' FIBs are (`dyn Fib4`, `dyn Fib6`).
-pub trait Family: Address {
-    /// The FIB trait object.
-    type Fib: ?Sized + Send + Sync + 'static;
-
-    /// The FIB's name.
-    fn name(fib: &Self::Fib) -> &str;
-
-    /// Longest-prefix match in `fib`.
-    fn lookup(fib: &Self::Fib, addr: Self) -> NextHop;
-
-    /// `out[i]` gets the next hop of `keys[i]` in `fib`.
-    fn lookup_batch(fib: &Self::Fib, keys: &[Self], out: &mut [NextHop]);
-
-    /// Bytes of `fib`'s lookup structure.
-    fn footprint(fib: &Self::Fib) -> usize;
-
-    /// The updater of the engine called `name`, built from `rib`:
-    /// incremental where the engine has it, [`FullRebuild`] otherwise.
-    fn updater(name: &str, rib: &Rib<Self>, options: &BuildOptions) -> Result<Box<dyn Updater<Self>>, BuildError>;
-}
-
-impl Family for u32 {
-    type Fib = dyn Fib4;
-
-    fn name(fib: &dyn Fib4) -> &str {
-        fib.name()
-    }
-
-    #[inline]
-    fn lookup(fib: &dyn Fib4, addr: u32) -> NextHop {
-        fib.lookup(addr)
-    }
-
-    fn lookup_batch(fib: &dyn Fib4, keys: &[u32], out: &mut [NextHop]) {
-        fib.lookup_batch(keys, out)
-    }
-
-    fn footprint(fib: &dyn Fib4) -> usize {
-        fib.footprint()
-    }
-
-    fn updater(name: &str, rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater>, BuildError> {
-        updater(name, rib, options)
-    }
-}
-
-/// IPv6: every engine is rebuilt per batch ([`FullRebuild`]); no IPv6
-/// engine has incremental updates yet.
-impl Family for u128 {
-    type Fib = dyn Fib6;
-
-    fn name(fib: &dyn Fib6) -> &str {
-        fib.name()
-    }
-
-    #[inline]
-    fn lookup(fib: &dyn Fib6, addr: u128) -> NextHop {
-        fib.lookup(addr)
-    }
-
-    fn lookup_batch(fib: &dyn Fib6, keys: &[u128], out: &mut [NextHop]) {
-        fib.lookup_batch(keys, out)
-    }
-
-    fn footprint(fib: &dyn Fib6) -> usize {
-        fib.footprint()
-    }
-
-    fn updater(name: &str, rib: &Rib6, options: &BuildOptions) -> Result<Box<dyn Updater<u128>>, BuildError> {
-        let spec = engine::ENGINES6.iter().find(|spec| spec.name == name).ok_or_else(|| BuildError {
-            engine: name.to_string(),
-            message: format!(
-                "unknown IPv6 engine (known: {})",
-                engine::ENGINES6.iter().map(|spec| spec.name).collect::<Vec<_>>().join(", ")
-            ),
-        })?;
-        Ok(Box::new(FullRebuild::with_builder(spec.name, spec.build, rib, options)?))
-    }
-}
-
-/// What the router tells an updater about readers before a batch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ApplyContext {
-    /// The generation readers are being served while the batch is applied:
-    /// space an in-place update retires was live in it.
-    pub published: u64,
-    /// No reader holds a generation older than this one: space retired
-    /// while serving an older generation may be reused.
-    pub oldest_held: u64,
-    /// The largest next-hop index the table uses (as [`BuildOptions`]).
-    pub max_next_hop: NextHop,
-}
-
-/// What an updater did with a batch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Applied {
-    /// It rebuilt the structure from the RIB ([`Updater::fib`] changed)
-    /// instead of updating in place.
-    pub rebuilt: bool,
-    /// It copied the structure into larger arrays (out of free space while
-    /// readers held old space) and updated the copy ([`Updater::fib`]
-    /// changed): much cheaper than a rebuild.
-    pub relocated: bool,
-    /// Bytes of the lookup structure written (entries rewritten in place, or
-    /// the whole structure after a rebuild).
-    pub bytes_written: u64,
-}
-
-/// An engine's writer side: turns RIB changes into FIB changes.
-///
-/// Implementations either update [`Updater::fib`] in place so that
-/// concurrent lookups stay right (see the module docs), or build a new
-/// structure and report [`Applied::rebuilt`].
-pub trait Updater<A: Family = u32>: Send {
-    /// The engine's registry name.
-    fn name(&self) -> &str;
-
-    /// The structure readers should be served now.
-    fn fib(&self) -> Arc<A::Fib>;
-
-    /// The largest next hop the engine can hold.
-    fn max_next_hop(&self) -> NextHop;
-
-    /// Whether batches are applied in place (not by a full rebuild).
-    fn incremental(&self) -> bool;
-
-    /// Brings the FIB up to date with `rib`, in which exactly the routes of
-    /// `changed` differ from the last batch. On error the structure readers
-    /// are served must answer as before.
-    fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError>;
-}
-
-/// A registry builder of family `A`'s engines.
-pub type Builder<A> = fn(&Rib<A>, &BuildOptions) -> Result<Box<<A as Family>::Fib>, BuildError>;
-
-/// The updater of engines without incremental updates: every batch
-/// rebuilds the structure from the RIB.
-pub struct FullRebuild<A: Family = u32> {
-    name: &'static str,
-    build: Builder<A>,
-    fib: Arc<A::Fib>,
-}
-
-impl FullRebuild {
-    /// Builds `spec`'s engine from `rib`.
-    pub fn new(spec: &'static EngineSpec, rib: &Rib4, options: &BuildOptions) -> Result<Self, BuildError> {
-        Self::with_builder(spec.name, spec.build, rib, options)
-    }
-}
-
-impl<A: Family> FullRebuild<A> {
-    /// Builds the engine called `name` with `build` from `rib`.
-    pub fn with_builder(
-        name: &'static str,
-        build: Builder<A>,
-        rib: &Rib<A>,
-        options: &BuildOptions,
-    ) -> Result<Self, BuildError> {
-        Ok(FullRebuild { name, build, fib: Arc::from(build(rib, options)?) })
-    }
-}
-
-impl<A: Family> Updater<A> for FullRebuild<A> {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn fib(&self) -> Arc<A::Fib> {
-        self.fib.clone()
-    }
-
-    fn max_next_hop(&self) -> NextHop {
-        NextHop::MAX
-    }
-
-    fn incremental(&self) -> bool {
-        false
-    }
-
-    fn apply(&mut self, rib: &Rib<A>, _changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
-        let options = BuildOptions { max_next_hop: context.max_next_hop };
-        let fib: Arc<A::Fib> = Arc::from((self.build)(rib, &options)?);
-        let bytes_written = A::footprint(&fib) as u64;
-        self.fib = fib;
-        Ok(Applied { rebuilt: true, bytes_written, ..Applied::default() })
-    }
-}
-
-/// The updater of the engine called `name`, built from `rib`: incremental
-/// where the engine has it, [`FullRebuild`] otherwise.
-pub fn updater(name: &str, rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater>, BuildError> {
-    use crate::dxr::DxrUpdater;
-    use crate::poptrie::PoptrieUpdater;
-    let wide_leaves = || {
-        let narrow = NextHop::from(u16::MAX);
-        options.max_next_hop > narrow || rib.iter().any(|(_, next_hop)| next_hop > narrow)
-    };
-    Ok(match name {
-        "poptrie16" if wide_leaves() => Box::new(PoptrieUpdater::<u32, 16>::new(rib)?),
-        "poptrie16" => Box::new(PoptrieUpdater::<u16, 16>::new(rib)?),
-        "poptrie18" if wide_leaves() => Box::new(PoptrieUpdater::<u32, 18>::new(rib)?),
-        "poptrie18" => Box::new(PoptrieUpdater::<u16, 18>::new(rib)?),
-        "dir24-8" => Box::new(crate::dir24::Dir24Updater::new(rib)?),
-        "d16r" => Box::new(DxrUpdater::<16>::new(rib)?),
-        "d17r" => Box::new(DxrUpdater::<17>::new(rib)?),
-        "d18r" => Box::new(DxrUpdater::<18>::new(rib)?),
-        "d19r" => Box::new(DxrUpdater::<19>::new(rib)?),
-        "d20r" => Box::new(DxrUpdater::<20>::new(rib)?),
-        "d21r" => Box::new(DxrUpdater::<21>::new(rib)?),
-        "d22r" => Box::new(DxrUpdater::<22>::new(rib)?),
-        _ => {
-            let spec = engine::engine(name).ok_or_else(|| BuildError {
-                engine: name.to_string(),
-                message: format!("unknown engine (known: {})", engine::engine_names()),
-            })?;
-            Box::new(FullRebuild::new(spec, rib, options)?)
-        }
-    })
-}
-
-/// One route update.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Update<A: Address = u32> {
-    /// Announce (or replace) the route of a prefix.
-    Announce(Prefix<A>, Label),
-    /// Withdraw the route of a prefix.
-    Withdraw(Prefix<A>),
-}
-
-impl<A: Address> Update<A> {
-    /// The prefix the update is about.
-    pub fn prefix(&self) -> Prefix<A> {
-        match *self {
-            Update::Announce(prefix, _) | Update::Withdraw(prefix) => prefix,
-        }
-    }
-}
-
-impl<A: Address> fmt::Display for Update<A> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Update::Announce(prefix, label) => write!(f, "announce {prefix} via {label}"),
-            Update::Withdraw(prefix) => write!(f, "withdraw {prefix}"),
-        }
-    }
-}
 
 /// Why an update or a batch was rejected. Whatever the error, the serving
 /// FIB and the RIB are as they were before.
@@ -378,14 +109,14 @@ pub enum Window {
 /// Rejects an update whose next hop `updater` cannot hold. `new_labels`
 /// holds the labels the batch interns for the first time; an accepted
 /// update's new label joins them.
-fn check<A: Family>(
+fn check<A: Address>(
     next_hops: &NextHopTable,
     updater: &dyn Updater<A>,
     index: usize,
-    update: &Update<A>,
+    update: &Update<Prefix<A>>,
     new_labels: &mut HashSet<Label>,
 ) -> Result<(), UpdateError> {
-    let Update::Announce(_, label) = *update else {
+    let Update::Announce { value: label, .. } = *update else {
         return Ok(());
     };
     let next_hop = match next_hops.get(label) {
@@ -412,26 +143,26 @@ fn check<A: Family>(
 }
 
 /// A published FIB generation, as readers hold it.
-pub struct Version<A: Family = u32> {
+pub struct Version<A: Address = u32> {
     generation: u64,
-    fib: Arc<A::Fib>,
+    fib: Arc<dyn Fib<A>>,
 }
 
-impl<A: Family> Version<A> {
+impl<A: Address> Version<A> {
     /// The generation number (0 for the initial build, +1 per batch).
     pub fn generation(&self) -> u64 {
         self.generation
     }
 
     /// The forwarding structure.
-    pub fn fib(&self) -> &A::Fib {
-        &self.fib
+    pub fn fib(&self) -> &dyn Fib<A> {
+        &*self.fib
     }
 }
 
-impl<A: Family> fmt::Debug for Version<A> {
+impl<A: Address> fmt::Debug for Version<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Version").field("generation", &self.generation).field("engine", &A::name(&self.fib)).finish()
+        f.debug_struct("Version").field("generation", &self.generation).field("engine", &self.fib.name()).finish()
     }
 }
 
@@ -439,9 +170,9 @@ impl<A: Family> fmt::Debug for Version<A> {
 /// generation (or, for in-place engines, per address, that generation or
 /// a later one). Hold it for a batch of lookups, not for long: the space
 /// it may be reading is not reused while it lives.
-pub struct Snapshot<A: Family = u32>(Guard<Arc<Version<A>>>);
+pub struct Snapshot<A: Address = u32>(Guard<Arc<Version<A>>>);
 
-impl<A: Family> std::ops::Deref for Snapshot<A> {
+impl<A: Address> std::ops::Deref for Snapshot<A> {
     type Target = Version<A>;
     fn deref(&self) -> &Version<A> {
         &self.0
@@ -450,17 +181,17 @@ impl<A: Family> std::ops::Deref for Snapshot<A> {
 
 /// A reader of the router's current FIB: cheap to clone, `Send + Sync`,
 /// never blocks and is never blocked.
-pub struct Reader<A: Family = u32> {
+pub struct Reader<A: Address = u32> {
     current: Arc<ArcSwap<Version<A>>>,
 }
 
-impl<A: Family> Clone for Reader<A> {
+impl<A: Address> Clone for Reader<A> {
     fn clone(&self) -> Self {
         Reader { current: self.current.clone() }
     }
 }
 
-impl<A: Family> Reader<A> {
+impl<A: Address> Reader<A> {
     /// The generation being served now.
     pub fn snapshot(&self) -> Snapshot<A> {
         Snapshot(self.current.load())
@@ -470,7 +201,7 @@ impl<A: Family> Reader<A> {
     /// [`Reader::lookup_batch`] for many keys).
     #[inline]
     pub fn lookup(&self, addr: A) -> NextHop {
-        A::lookup(&self.current.load().fib, addr)
+        self.current.load().fib.lookup(addr)
     }
 
     /// Looks up every key in the current FIB; `out[i]` gets the next hop
@@ -479,7 +210,7 @@ impl<A: Family> Reader<A> {
     /// # Panics
     /// If `out` is shorter than `keys`.
     pub fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
-        A::lookup_batch(&self.current.load().fib, keys, out)
+        self.current.load().fib.lookup_batch(keys, out)
     }
 }
 
@@ -522,7 +253,7 @@ pub struct RouterStats {
 
 /// The writer's handle on a live FIB (module docs: single writer, many
 /// readers), for IPv4 (`Router`, `A = u32`) or IPv6 (`Router<u128>`).
-pub struct Router<A: Family = u32> {
+pub struct Router<A: Address = u32> {
     rib: Rib<A>,
     next_hops: NextHopTable,
     updater: Box<dyn Updater<A>>,
@@ -532,7 +263,7 @@ pub struct Router<A: Family = u32> {
     generation: u64,
     stats: RouterStats,
     window: Window,
-    queue: Vec<Update<A>>,
+    queue: Vec<Update<Prefix<A>>>,
     queued_since: Option<Instant>,
     /// Labels the queue interns for the first time.
     queued_labels: HashSet<Label>,
@@ -541,12 +272,12 @@ pub struct Router<A: Family = u32> {
     undo: Vec<(Prefix<A>, Option<NextHop>)>,
 }
 
-impl<A: Family> Router<A> {
+impl<A: Address> Router<A> {
     /// A router serving `engine` built from `rib`, whose next hops
     /// `next_hops` interned; submitted updates are batched by `window`.
     pub fn new(engine: &str, rib: Rib<A>, next_hops: NextHopTable, window: Window) -> Result<Self, BuildError> {
         let options = BuildOptions { max_next_hop: next_hops.max_index() };
-        let updater = A::updater(engine, &rib, &options)?;
+        let updater = registry::updater(engine, &rib, &options)?;
         Ok(Self::with_updater(updater, rib, next_hops, window))
     }
 
@@ -613,17 +344,17 @@ impl<A: Family> Router<A> {
 
     /// Announces (or replaces) one route and publishes it at once.
     pub fn announce(&mut self, prefix: Prefix<A>, label: Label) -> Result<Published, UpdateError> {
-        self.apply(&[Update::Announce(prefix, label)])
+        self.apply(&[Update::Announce { prefix, value: label }])
     }
 
     /// Withdraws one route and publishes it at once.
     pub fn withdraw(&mut self, prefix: Prefix<A>) -> Result<Published, UpdateError> {
-        self.apply(&[Update::Withdraw(prefix)])
+        self.apply(&[Update::Withdraw { prefix }])
     }
 
     /// Applies `batch` to the RIB and publishes it as one generation, all
     /// or nothing: on error nothing changed.
-    pub fn apply(&mut self, batch: &[Update<A>]) -> Result<Published, UpdateError> {
+    pub fn apply(&mut self, batch: &[Update<Prefix<A>>]) -> Result<Published, UpdateError> {
         let mut new_labels = HashSet::new();
         for (index, update) in batch.iter().enumerate() {
             if let Err(error) = check(&self.next_hops, &*self.updater, index, update, &mut new_labels) {
@@ -635,7 +366,7 @@ impl<A: Family> Router<A> {
         self.undo.clear();
         for update in batch {
             let (prefix, old) = match *update {
-                Update::Announce(prefix, label) => {
+                Update::Announce { prefix, value: label } => {
                     let next_hop = self.next_hops.intern(label);
                     let old = self.rib.insert(prefix, next_hop);
                     if old == Some(next_hop) {
@@ -643,7 +374,7 @@ impl<A: Family> Router<A> {
                     }
                     (prefix, old)
                 }
-                Update::Withdraw(prefix) => match self.rib.remove(prefix) {
+                Update::Withdraw { prefix } => match self.rib.remove(prefix) {
                     None => continue,
                     old => (prefix, old),
                 },
@@ -692,7 +423,7 @@ impl<A: Family> Router<A> {
     /// Queues `update`; when the window closes, applies the queue as one
     /// batch and returns what was published. An update that would fail
     /// ([`UpdateError::NextHopOverflow`]) is rejected here, alone.
-    pub fn submit(&mut self, update: Update<A>) -> Result<Option<Published>, UpdateError> {
+    pub fn submit(&mut self, update: Update<Prefix<A>>) -> Result<Option<Published>, UpdateError> {
         let index = self.queue.len();
         if let Err(error) = check(&self.next_hops, &*self.updater, index, &update, &mut self.queued_labels) {
             self.stats.rejected += 1;
@@ -760,7 +491,7 @@ impl<A: Family> Router<A> {
     }
 }
 
-impl<A: Family> fmt::Debug for Router<A> {
+impl<A: Address> fmt::Debug for Router<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Router")
             .field("engine", &self.updater.name())

@@ -6,13 +6,15 @@
 
 mod common;
 
+use fibkit::Family;
 use fibkit::addr::{Prefix4, Prefix6};
-use fibkit::engine::{self, BuildOptions, Fib4, Fib6, ENGINES, ENGINES6};
+use fibkit::fib::{BuildOptions, Fib};
+use fibkit::registry;
 use fibkit::nexthop::Mapping;
 use fibkit::rib::{Rib4, Rib6};
 use fibkit::simd::{self, Level};
-use fibkit::verify;
-use fibkit::workload::XorShift32;
+use fibkit::measure::verify;
+use fibkit::random::XorShift32;
 use fibkit::NextHop;
 
 /// Longest batch checked.
@@ -48,7 +50,7 @@ fn keys_for(rib: &Rib4, seed: u64) -> Vec<u32> {
 }
 
 /// Checks `fib`'s batches on `keys` at every level.
-fn check4(fib: &dyn Fib4, keys: &[u32], table: &str) {
+fn check4(fib: &dyn Fib<u32>, keys: &[u32], table: &str) {
     for level in levels() {
         // Other tests of this binary may flip the level concurrently: any
         // level must give the same answers, so that only adds coverage.
@@ -97,8 +99,8 @@ fn every_engine_batches_as_it_looks_up_on_random_tables() {
         let options = BuildOptions { max_next_hop: max_next_hop(&rib) };
         let keys = keys_for(&rib, seed);
         let mut built = 0;
-        for spec in ENGINES {
-            match (spec.build)(&rib, &options) {
+        for spec in registry::engines_of(Family::Ipv4) {
+            match spec.build(&rib, &options) {
                 Ok(fib) => {
                     check4(fib.as_ref(), &keys, &format!("random table {seed}"));
                     built += 1;
@@ -116,8 +118,8 @@ fn every_engine_batches_as_it_looks_up_on_the_2014_table() {
     let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
     let options = BuildOptions { max_next_hop: max_next_hop(&table.v4) };
     let keys = keys_for(&table.v4, 2014);
-    for spec in ENGINES {
-        let fib = (spec.build)(&table.v4, &options).unwrap_or_else(|error| panic!("{error}"));
+    for spec in registry::engines_of(Family::Ipv4) {
+        let fib = spec.build(&table.v4, &options).unwrap_or_else(|error| panic!("{error}"));
         check4(fib.as_ref(), &keys, "the 2014 table");
     }
 }
@@ -131,7 +133,7 @@ fn long_batches_match_too() {
     let mut rng = XorShift32::new(99);
     keys.extend((0..10_000).map(|_| rng.next()));
     for name in ["d16r", "d20r", "poptrie0", "poptrie18", "dir24-8"] {
-        let fib = engine::build4(name, &rib, &options).unwrap();
+        let fib = registry::build(name, &rib, &options).unwrap();
         let want: Vec<NextHop> = keys.iter().map(|&key| fib.lookup(key)).collect();
         for level in levels() {
             simd::set_level(level);
@@ -148,7 +150,7 @@ fn long_batches_match_too() {
 #[should_panic(expected = "output shorter than keys")]
 fn a_short_output_is_refused() {
     let rib = random_rib(5, 10);
-    let fib = engine::build4("d18r", &rib, &BuildOptions { max_next_hop: 10 }).unwrap();
+    let fib = registry::build("d18r", &rib, &BuildOptions { max_next_hop: 10 }).unwrap();
     fib.lookup_batch(&[1, 2, 3], &mut [0; 2]);
 }
 
@@ -186,7 +188,7 @@ fn keys6_for(rib: &Rib6, seed: u64) -> Vec<u128> {
         .collect()
 }
 
-fn check6(fib: &dyn Fib6, keys: &[u128], table: &str) {
+fn check6(fib: &dyn Fib<u128>, keys: &[u128], table: &str) {
     for level in levels() {
         simd::set_level(level);
         let checked = verify::batches(keys, MAX_LEN, |key| fib.lookup(key), |keys, out| fib.lookup_batch(keys, out))
@@ -200,8 +202,8 @@ fn every_ipv6_engine_batches_as_it_looks_up() {
     for seed in [1, 2] {
         let rib = random_rib6(seed);
         let keys = keys6_for(&rib, seed);
-        for spec in ENGINES6 {
-            let fib = (spec.build)(&rib, &BuildOptions { max_next_hop: 200 }).unwrap_or_else(|error| panic!("{error}"));
+        for spec in registry::engines_of(Family::Ipv6) {
+            let fib = spec.build(&rib, &BuildOptions { max_next_hop: 200 }).unwrap_or_else(|error| panic!("{error}"));
             check6(fib.as_ref(), &keys, &format!("random IPv6 table {seed}"));
         }
     }
@@ -209,8 +211,8 @@ fn every_ipv6_engine_batches_as_it_looks_up() {
     let table = fibkit::load::load_path(&path, &Default::default()).expect("the LINX IPv6 table loads");
     let max = table.v6.iter().map(|(_, next_hop)| next_hop).max().unwrap_or(0);
     let keys = keys6_for(&table.v6, 6);
-    for spec in ENGINES6 {
-        let fib = (spec.build)(&table.v6, &BuildOptions { max_next_hop: max }).unwrap_or_else(|error| panic!("{error}"));
+    for spec in registry::engines_of(Family::Ipv6) {
+        let fib = spec.build(&table.v6, &BuildOptions { max_next_hop: max }).unwrap_or_else(|error| panic!("{error}"));
         check6(fib.as_ref(), &keys, "the LINX IPv6 table");
     }
 }
@@ -224,7 +226,7 @@ fn child_reads_fibkit_simd_off() {
     assert_eq!(simd::level(), Level::Scalar);
     // The batch path runs (and agrees) with the switch off.
     let rib = random_rib(7, 300);
-    let fib = engine::build4("d16r", &rib, &BuildOptions { max_next_hop: 300 }).unwrap();
+    let fib = registry::build("d16r", &rib, &BuildOptions { max_next_hop: 300 }).unwrap();
     let keys = keys_for(&rib, 7);
     let mut out = vec![0; keys.len()];
     fib.lookup_batch(&keys, &mut out);

@@ -5,9 +5,10 @@
 use std::collections::BTreeSet;
 
 use fibkit::addr::Prefix4;
-use fibkit::dir24::Dir24;
+use fibkit::engines::dir24::Dir24Table;
 use fibkit::rib::Rib4;
-use fibkit::{verify, NextHop};
+use fibkit::measure::verify::{self, Space};
+use fibkit::NextHop;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -63,7 +64,7 @@ proptest! {
     #[test]
     fn dir24_updates_track_the_rib(ops in prop::collection::vec(op_strategy(), 1..120)) {
         let mut rib = Rib4::new();
-        let mut table = Dir24::new();
+        let mut table = Dir24Table::new();
         let mut inserted: Vec<Prefix4> = Vec::new();
         for op in &ops {
             let touched = match *op {
@@ -87,14 +88,14 @@ proptest! {
                 }
             };
             for addr in probes(touched) {
-                prop_assert_eq!(table.lookup(addr), rib.lookup(addr), "after {:?}, address {:#010x}", op, addr);
+                prop_assert_eq!(table.fib().lookup(addr), rib.lookup(addr), "after {:?}, address {:#010x}", op, addr);
             }
-            prop_assert_eq!(table.groups_in_use(), expected_groups(&rib), "after {:?}", op);
+            prop_assert_eq!(table.fib().groups_in_use(), expected_groups(&rib), "after {:?}", op);
             prop_assert_eq!(table.rules().len(), rib.len());
         }
-        let report = verify::boundaries(&table, &rib);
+        let report = verify::boundaries(table.fib(), &rib);
         prop_assert!(report.passed(), "boundaries: {:?}", report);
-        let report = verify::random(&table, &rib, 5_000, 3);
+        let report = verify::random(table.fib(), &rib, Space::Anywhere, 5_000, 3);
         prop_assert!(report.passed(), "random: {:?}", report);
     }
 }
@@ -106,21 +107,21 @@ fn removing_everything_leaves_an_empty_table() {
             .iter()
             .map(|text| text.parse().unwrap())
             .collect();
-    let mut table = Dir24::new();
+    let mut table = Dir24Table::new();
     for (i, &prefix) in prefixes.iter().enumerate() {
         table.insert(prefix, i as NextHop + 1).unwrap();
     }
-    assert_eq!(table.lookup(0x0a01_0207), 6);
-    assert_eq!(table.lookup(0x0a01_0208), 5);
-    assert_eq!(table.lookup(0x0a01_0280), 4);
+    assert_eq!(table.fib().lookup(0x0a01_0207), 6);
+    assert_eq!(table.fib().lookup(0x0a01_0208), 5);
+    assert_eq!(table.fib().lookup(0x0a01_0280), 4);
     // Remove from the outside in: every inner answer stays.
     for (i, &prefix) in prefixes.iter().enumerate().take(5) {
         assert_eq!(table.remove(prefix), Some(i as NextHop + 1));
-        assert_eq!(table.lookup(0x0a01_0207), 6, "after removing {prefix}");
+        assert_eq!(table.fib().lookup(0x0a01_0207), 6, "after removing {prefix}");
     }
-    assert_eq!(table.lookup(0x0a01_0208), fibkit::NO_ROUTE);
+    assert_eq!(table.fib().lookup(0x0a01_0208), fibkit::NO_ROUTE);
     assert_eq!(table.remove(prefixes[5]), Some(6));
-    assert_eq!(table.lookup(0x0a01_0207), fibkit::NO_ROUTE);
-    assert_eq!(table.groups_in_use(), 0);
+    assert_eq!(table.fib().lookup(0x0a01_0207), fibkit::NO_ROUTE);
+    assert_eq!(table.fib().groups_in_use(), 0);
     assert!(table.rules().is_empty());
 }

@@ -6,11 +6,13 @@ mod common;
 use std::sync::OnceLock;
 
 use fibkit::addr::Prefix4;
-use fibkit::engine::{self, BuildOptions, Fib4, Figure};
+use fibkit::fib::{BuildOptions, Fib, Figure};
+use fibkit::registry;
 use fibkit::load::RouteTable;
 use fibkit::nexthop::Mapping;
 use fibkit::rib::Rib4;
-use fibkit::{verify, NextHop};
+use fibkit::measure::verify::{self, Space};
+use fibkit::NextHop;
 use proptest::prelude::*;
 
 const FIELD: [&str; 3] = ["lulea", "dir24-8", "lctrie"];
@@ -82,21 +84,21 @@ fn max_next_hop(rib: &Rib4) -> NextHop {
 }
 
 /// Checks every range boundary and some random addresses.
-fn check(fib: &dyn Fib4, rib: &Rib4, random: u64) -> Result<(), String> {
+fn check(fib: &dyn Fib<u32>, rib: &Rib4, random: u64) -> Result<(), String> {
     let report = verify::boundaries(fib, rib);
     if !report.passed() {
         return Err(format!("{}: boundaries: {:?}", fib.name(), report));
     }
-    let report = verify::random(fib, rib, random, 7);
+    let report = verify::random(fib, rib, Space::Anywhere, random, 7);
     if !report.passed() {
         return Err(format!("{}: random: {:?}", fib.name(), report));
     }
     Ok(())
 }
 
-fn build(name: &str, rib: &Rib4) -> Box<dyn Fib4> {
+fn build(name: &str, rib: &Rib4) -> Box<dyn Fib<u32>> {
     let options = BuildOptions { max_next_hop: max_next_hop(rib) };
-    engine::build4(name, rib, &options).unwrap_or_else(|error| panic!("{name}: {error}"))
+    registry::build(name, rib, &options).unwrap_or_else(|error| panic!("{name}: {error}"))
 }
 
 proptest! {
@@ -142,17 +144,16 @@ fn p(text: &str) -> Prefix4 {
     text.parse().unwrap()
 }
 
-fn figure(fib: &dyn Fib4, key: &str) -> Figure {
+fn figure(fib: &dyn Fib<u32>, key: &str) -> Figure {
     fib.stats().get(key).unwrap_or_else(|| panic!("no figure {key}")).clone()
 }
 
 #[test]
 fn lulea_builds_the_paper_variant_when_the_table_fits() {
-    let mut rib = Rib4::new();
-    rib.insert(p("10.0.0.0/8"), 1);
-    rib.insert(p("10.1.0.0/16"), 2);
-    rib.insert(p("10.1.2.0/24"), 3);
-    rib.insert(p("10.1.2.128/25"), 4);
+    let rib: Rib4 = [("10.0.0.0/8", 1), ("10.1.0.0/16", 2), ("10.1.2.0/24", 3), ("10.1.2.128/25", 4)]
+        .into_iter()
+        .map(|(prefix, next_hop)| (p(prefix), next_hop))
+        .collect();
     let fib = build("lulea", &rib);
     assert_eq!(figure(fib.as_ref(), "variant"), Figure::Text("paper".into()));
     assert_eq!(figure(fib.as_ref(), "level3_chunks"), Figure::Count(1));
@@ -211,18 +212,18 @@ fn lulea_handles_next_hops_beyond_14_bits_and_beyond_direct_code_words() {
 fn lulea_refuses_next_hops_no_pointer_holds() {
     let mut rib = Rib4::new();
     rib.insert(p("10.0.0.0/8"), 1);
-    let error = engine::build4("lulea", &rib, &BuildOptions { max_next_hop: 1 << 30 }).err().unwrap();
-    assert_eq!(error.engine, "lulea");
-    assert!(error.message.contains("30-bit"), "{}", error.message);
+    let error = registry::build("lulea", &rib, &BuildOptions { max_next_hop: 1 << 30 }).err().unwrap();
+    assert_eq!(error.engine(), "lulea");
+    assert!(error.to_string().contains("30-bit"), "{}", error.to_string());
 }
 
 #[test]
 fn dir24_refuses_next_hops_beyond_24_bits_and_lctrie_takes_any() {
     let mut rib = Rib4::new();
     rib.insert(p("10.0.0.0/8"), 1);
-    let error = engine::build4("dir24-8", &rib, &BuildOptions { max_next_hop: 1 << 24 }).err().unwrap();
-    assert_eq!(error.engine, "dir24-8");
-    assert!(error.message.contains("24-bit"), "{}", error.message);
+    let error = registry::build("dir24-8", &rib, &BuildOptions { max_next_hop: 1 << 24 }).err().unwrap();
+    assert_eq!(error.engine(), "dir24-8");
+    assert!(error.to_string().contains("24-bit"), "{}", error.to_string());
     rib.insert(p("10.1.0.0/16"), u32::MAX);
     let fib = build("lctrie", &rib);
     assert_eq!(fib.lookup(0x0a01_0000), u32::MAX);
@@ -248,7 +249,7 @@ fn field_engines_match_the_rib_on_the_2014_table() {
         let report = verify::boundaries(fib.as_ref(), rib);
         assert!(report.passed(), "{name}: boundaries: {report:?}");
         assert!(report.checked > 400_000, "{name}: only {} boundary addresses", report.checked);
-        let report = verify::random(fib.as_ref(), rib, 1_000_000, 2014);
+        let report = verify::random(fib.as_ref(), rib, Space::Anywhere, 1_000_000, 2014);
         assert!(report.passed(), "{name}: random: {report:?}");
     }
 }

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use fibkit::Family;
 use fibkit::addr::Prefix4;
 use fibkit::load::{self, synthetic, LoadOptions, Position, RouteTable};
 use fibkit::nexthop::Mapping;
@@ -93,14 +94,14 @@ fn dxr_counts_huge_next_hops_without_a_huge_vector() {
     rib.insert("10.0.0.0/8".parse().unwrap(), 1);
     rib.insert("10.1.2.0/24".parse().unwrap(), u32::MAX - 1);
     rib.insert("10.1.3.0/24".parse().unwrap(), 234_881_024);
-    let options = fibkit::engine::BuildOptions { max_next_hop: u32::MAX - 1 };
+    let options = fibkit::fib::BuildOptions { max_next_hop: u32::MAX - 1 };
     for name in ["d16r", "d22r"] {
         let start = Instant::now();
-        let fib = fibkit::engine::build4(name, &rib, &options).unwrap();
+        let fib = fibkit::registry::build(name, &rib, &options).unwrap();
         assert!(start.elapsed().as_secs_f64() < 5.0, "{name} took {:?}", start.elapsed());
         assert_eq!(fib.lookup(0x0a01_0203), u32::MAX - 1);
         assert_eq!(fib.lookup(0x0a01_0303), 234_881_024);
-        assert_eq!(fib.stats().get("unique_next_hops"), Some(&fibkit::engine::Figure::Count(3)));
+        assert_eq!(fib.stats().get("unique_next_hops"), Some(&fibkit::fib::Figure::Count(3)));
     }
 }
 
@@ -108,10 +109,10 @@ fn refusals_name_an_engine_that_takes_it(huge: u32) {
     let mut rib = fibkit::rib::Rib4::new();
     rib.insert("10.0.0.0/8".parse().unwrap(), huge);
     rib.insert("10.1.0.0/16".parse().unwrap(), 1);
-    let options = fibkit::engine::BuildOptions { max_next_hop: huge };
+    let options = fibkit::fib::BuildOptions { max_next_hop: huge };
     let mut built = 0;
-    for spec in fibkit::engine::ENGINES {
-        match (spec.build)(&rib, &options) {
+    for spec in fibkit::registry::engines_of(Family::Ipv4) {
+        match spec.build(&rib, &options) {
             Ok(fib) => {
                 built += 1;
                 assert_eq!(fib.lookup(0x0a00_0001), huge, "{}", spec.name);
@@ -123,11 +124,11 @@ fn refusals_name_an_engine_that_takes_it(huge: u32) {
                 // Which limit: the value and the field it does not fit.
                 assert!(shown.contains(&huge.to_string()) && shown.contains("bit"), "{shown} does not say which limit");
                 // It names an engine that takes the table, and that engine does.
-                let other = fibkit::engine::ENGINES
-                    .iter()
+                let other = fibkit::registry::engines_of(Family::Ipv4)
+                    .into_iter()
                     .find(|other| other.name != spec.name && shown.contains(&format!("the {} engine", other.name)))
                     .unwrap_or_else(|| panic!("{shown} names no engine that can take the table"));
-                assert!((other.build)(&rib, &options).is_ok(), "{shown}");
+                assert!(other.build(&rib, &options).is_ok(), "{shown}");
             }
         }
     }
@@ -310,7 +311,7 @@ proptest! {
             }
             Err(error) => {
                 prop_assert!(painted.iter().all(|&value| value == 0), "{}", error);
-                prop_assert!(error.message.contains("no routes"));
+                prop_assert!(error.to_string().contains("no routes"));
             }
         }
     }

@@ -114,7 +114,7 @@ fn rib6_sample_loads_ipv6_routes_with_their_next_hops() {
     // Two sessions of AS2914: by ASN it is ambiguous.
     let options = LoadOptions { peer: "AS2914".parse().unwrap(), ..LoadOptions::default() };
     let error = load::load_path(&path, &options).unwrap_err();
-    assert!(error.message.contains("matches 2 peers"), "{error}");
+    assert!(error.to_string().contains("matches 2 peers"), "{error}");
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn every_cut_of_a_real_dump_head_loads_or_fails_cleanly() {
                 assert_eq!(warned, !boundaries.contains(&cut), "cut {cut}: {:?}", table.warnings);
             }
             Err(error) => assert!(
-                error.message.contains("no routes") || error.message.contains("no peer") || cut < 12,
+                error.to_string().contains("no routes") || error.to_string().contains("no peer") || cut < 12,
                 "cut {cut}: {error}"
             ),
         }
@@ -206,7 +206,7 @@ proptest! {
         let file = Path::new("mutant");
         for options in [LoadOptions::default(), LoadOptions { value: ValueChoice::OriginAs, strict: true, ..Default::default() }] {
             if let Err(error) = load::load_bytes(file, &bytes, &options) {
-                prop_assert!(!error.message.is_empty());
+                prop_assert!(!error.to_string().is_empty());
             }
             let _ = load::updates_from_bytes(file, &bytes, &options);
         }

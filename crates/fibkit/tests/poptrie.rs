@@ -4,12 +4,13 @@
 mod common;
 
 use fibkit::addr::{Address, Prefix, Prefix4, Prefix6};
-use fibkit::engine::{self, BuildOptions, Figure};
+use fibkit::fib::{BuildOptions, Figure};
+use fibkit::registry;
 use fibkit::nexthop::Mapping;
-use fibkit::poptrie::{aggregate, Leaf, Poptrie, PoptrieOptions};
+use fibkit::engines::poptrie::{aggregate, Leaf, Poptrie, PoptrieOptions};
 use fibkit::rib::{Rib, Rib4, Rib6};
-use fibkit::workload::XorShift32;
-use fibkit::verify::{self, Keys6};
+use fibkit::random::XorShift32;
+use fibkit::measure::verify::{self, Space};
 use fibkit::{NextHop, NO_ROUTE};
 use common::routeviews_2014;
 use proptest::prelude::*;
@@ -49,7 +50,7 @@ fn first_mismatch<A: Address>(
     })
 }
 
-fn count(stats: &fibkit::engine::Stats, key: &str) -> u64 {
+fn count(stats: &fibkit::fib::Stats, key: &str) -> u64 {
     match stats.get(key) {
         Some(Figure::Count(value)) => *value,
         other => panic!("figure {key}: {other:?}"),
@@ -141,7 +142,7 @@ proptest! {
         rib.for_each_run(0, u32::MAX, |_, next_hop| widest = widest.max(next_hop));
         for name in NAMES {
             // The largest next hop drawn, 2^31 - 1, still fits a direct entry.
-            let fib = engine::build4(name, &rib, &BuildOptions::default()).unwrap();
+            let fib = registry::build(name, &rib, &BuildOptions::default()).unwrap();
             prop_assert_eq!(fib.name(), name);
             let mismatch = first_mismatch(&rib, &addrs, |addr| fib.lookup(addr));
             prop_assert!(mismatch.is_none(), "{}: {:?}", name, mismatch);
@@ -167,7 +168,7 @@ proptest! {
         }
         let addrs = probes(&rib, extra);
         for name in NAMES {
-            let fib = engine::build6(name, &rib, &BuildOptions::default()).unwrap();
+            let fib = registry::build(name, &rib, &BuildOptions::default()).unwrap();
             prop_assert_eq!(fib.name(), name);
             let mismatch = first_mismatch(&rib, &addrs, |addr| fib.lookup(addr));
             prop_assert!(mismatch.is_none(), "{}: {:?}", name, mismatch);
@@ -247,19 +248,19 @@ proptest! {
 fn leaf_width_follows_the_options_and_the_table() {
     let mut rib = Rib4::new();
     rib.insert("10.0.0.0/8".parse().unwrap(), 5);
-    let narrow = engine::build4("poptrie18", &rib, &BuildOptions { max_next_hop: 65_535 }).unwrap();
+    let narrow = registry::build("poptrie18", &rib, &BuildOptions { max_next_hop: 65_535 }).unwrap();
     assert_eq!(count(&narrow.stats(), "leaf_bits"), 16);
-    let wide = engine::build4("poptrie18", &rib, &BuildOptions { max_next_hop: 65_536 }).unwrap();
+    let wide = registry::build("poptrie18", &rib, &BuildOptions { max_next_hop: 65_536 }).unwrap();
     assert_eq!(count(&wide.stats(), "leaf_bits"), 32);
     assert_eq!(wide.lookup(0x0a00_0001), 5);
     // The table's own next hops widen the leaves even if the options say less.
     rib.insert("10.1.0.0/16".parse().unwrap(), 100_000);
-    let widened = engine::build4("poptrie0", &rib, &BuildOptions { max_next_hop: 5 }).unwrap();
+    let widened = registry::build("poptrie0", &rib, &BuildOptions { max_next_hop: 5 }).unwrap();
     assert_eq!(count(&widened.stats(), "leaf_bits"), 32);
     assert_eq!(widened.lookup(0x0a01_0000), 100_000);
     // 2^31 and more cannot go in a direct entry: an error, not a wrong answer.
     rib.insert("10.2.0.0/16".parse().unwrap(), 1 << 31);
-    let error = engine::build4("poptrie16", &rib, &BuildOptions::default()).err().expect("refused");
+    let error = registry::build("poptrie16", &rib, &BuildOptions::default()).err().expect("refused");
     assert!(error.to_string().contains("2147483648"), "{error}");
 }
 
@@ -270,17 +271,17 @@ fn empty_and_default_only_tables() {
     default_only.insert(Prefix4::default_route(), 9);
     let mut empty6 = Rib6::new();
     for name in NAMES {
-        let fib = engine::build4(name, &empty, &BuildOptions::default()).unwrap();
+        let fib = registry::build(name, &empty, &BuildOptions::default()).unwrap();
         assert_eq!((fib.lookup(0), fib.lookup(u32::MAX)), (NO_ROUTE, NO_ROUTE));
-        let fib = engine::build4(name, &default_only, &BuildOptions::default()).unwrap();
+        let fib = registry::build(name, &default_only, &BuildOptions::default()).unwrap();
         assert_eq!((fib.lookup(0), fib.lookup(u32::MAX)), (9, 9));
-        let fib6 = engine::build6(name, &empty6, &BuildOptions::default()).unwrap();
+        let fib6 = registry::build(name, &empty6, &BuildOptions::default()).unwrap();
         assert_eq!(fib6.lookup(u128::MAX), NO_ROUTE);
     }
     empty6.insert(Prefix6::default_route(), 4);
     empty6.insert(Prefix6::new(u128::MAX, 128).unwrap(), 5);
     for name in NAMES {
-        let fib6 = engine::build6(name, &empty6, &BuildOptions::default()).unwrap();
+        let fib6 = registry::build(name, &empty6, &BuildOptions::default()).unwrap();
         assert_eq!((fib6.lookup(0), fib6.lookup(u128::MAX - 1), fib6.lookup(u128::MAX)), (4, 4, 5));
     }
 }
@@ -293,10 +294,10 @@ fn check_ipv4_table(mapping: Mapping, expect_leaf_bits: u64) {
     assert_eq!(rib.len(), 512_621);
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     for name in NAMES {
-        let fib = engine::build4(name, &rib, &options).unwrap();
+        let fib = registry::build(name, &rib, &options).unwrap();
         let boundaries = verify::boundaries(&*fib, &rib);
         assert!(boundaries.passed(), "{name} ({mapping}): {boundaries:?}");
-        let random = verify::random(&*fib, &rib, 1_000_000, 2014);
+        let random = verify::random(&*fib, &rib, Space::Anywhere, 1_000_000, 2014);
         assert!(random.passed(), "{name} ({mapping}): {random:?}");
         let stats = fib.stats();
         assert_eq!(count(&stats, "leaf_bits"), expect_leaf_bits);
@@ -321,22 +322,10 @@ fn linx_ipv6_table() {
     let Some(table) = common::linx_ipv6() else { return };
     let rib = table.v6;
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    let global: Prefix6 = "2000::/3".parse().unwrap();
     for name in NAMES {
-        let fib = engine::build6(name, &rib, &options).unwrap();
-        let boundaries = verify::boundaries6(&*fib, &rib);
-        assert!(boundaries.passed(), "{name}: {boundaries:?}");
-        assert!(boundaries.checked > 2 * rib.len() as u64);
-        // Random keys over the whole space, inside 2000::/3, and inside
-        // announced prefixes (a uniform 128-bit key almost never hits).
-        for (keys, seed) in [(Keys6::Anywhere, 1), (Keys6::Inside(global), 2), (Keys6::Announced, 3)] {
-            let report = verify::random6(&*fib, &rib, keys, 500_000, seed);
-            assert!(report.passed(), "{name} {keys:?}: {report:?}");
-            if keys == Keys6::Announced {
-                assert_eq!(report.routed, report.checked);
-            }
-        }
-        eprintln!("{name}: {} boundaries checked\n{}\n", boundaries.checked, fib.stats().report);
+        let fib = registry::build(name, &rib, &options).unwrap();
+        let checked = common::check_ipv6(name, &*fib, &rib, 500_000);
+        eprintln!("{name}: {checked} boundaries checked\n{}\n", fib.stats().report);
     }
 }
 
@@ -349,7 +338,7 @@ fn routeviews_2014_exhaustive() {
     let rib = table.v4;
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     for name in NAMES {
-        let fib = engine::build4(name, &rib, &options).unwrap();
+        let fib = registry::build(name, &rib, &options).unwrap();
         let report = verify::exhaustive(&*fib, &rib);
         assert_eq!(report.checked, 1 << 32);
         assert!(report.passed(), "{name}: {report:?}");

@@ -2,8 +2,10 @@
 //! random tables with nested prefixes, /0, /32, duplicates, replacements and
 //! withdrawals.
 
+use fibkit::Family;
 use fibkit::addr::Prefix4;
-use fibkit::engine::{self, BuildOptions};
+use fibkit::fib::BuildOptions;
+use fibkit::registry;
 use fibkit::rib::Rib4;
 use fibkit::NextHop;
 use proptest::prelude::*;
@@ -105,8 +107,8 @@ proptest! {
         let rib = rib_from(&ops);
         let options = BuildOptions { max_next_hop: 200_000 };
         let ranges = rib.ranges(0, u32::MAX);
-        for spec in engine::ENGINES {
-            let fib = (spec.build)(&rib, &options).map_err(|error| TestCaseError::fail(error.to_string()))?;
+        for spec in registry::engines_of(Family::Ipv4) {
+            let fib = spec.build(&rib, &options).map_err(|error| TestCaseError::fail(error.to_string()))?;
             for range in &ranges {
                 for addr in [range.first, range.last, range.first.wrapping_add((range.last - range.first) / 2)] {
                     prop_assert_eq!(fib.lookup(addr), range.next_hop, "{} at {:#010x}", spec.name, addr);

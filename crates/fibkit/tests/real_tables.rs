@@ -6,19 +6,21 @@
 
 mod common;
 
-use fibkit::engine::{self, BuildOptions};
+use fibkit::Family;
+use fibkit::fib::BuildOptions;
+use fibkit::registry;
 use fibkit::load::RouteTable;
 use fibkit::nexthop::Mapping;
-use fibkit::verify;
+use fibkit::measure::verify::{self, Space};
 
 fn check_every_engine(table: &RouteTable, random: u64) {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    for spec in engine::ENGINES {
-        let fib = (spec.build)(&table.v4, &options).unwrap_or_else(|error| panic!("{error}"));
+    for spec in registry::engines_of(Family::Ipv4) {
+        let fib = spec.build(&table.v4, &options).unwrap_or_else(|error| panic!("{error}"));
         let report = verify::boundaries(fib.as_ref(), &table.v4);
         assert!(report.checked > 400_000, "{}: only {} boundaries", spec.name, report.checked);
         assert!(report.passed(), "{} boundaries: {:?}", spec.name, report.first);
-        let report = verify::random(fib.as_ref(), &table.v4, random, 2014);
+        let report = verify::random(fib.as_ref(), &table.v4, Space::Anywhere, random, 2014);
         assert_eq!(report.checked, random);
         assert!(report.passed(), "{} random: {:?}", spec.name, report.first);
     }
@@ -41,7 +43,7 @@ fn every_engine_matches_the_rib_with_distinct_asns() {
 #[test]
 fn d16r_footprint_is_within_the_papers_budget() {
     let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
-    let fib = engine::build4("d16r", &table.v4, &BuildOptions::default()).unwrap();
+    let fib = registry::build("d16r", &table.v4, &BuildOptions::default()).unwrap();
     let stats = fib.stats();
     // The DXR authors' D16R for LINX 2014 (513,644 prefixes, 239 next hops)
     // took 954,568 bytes; the same table size must not take more.
@@ -54,7 +56,7 @@ fn d16r_footprint_is_within_the_papers_budget() {
 fn dxr_family_exhaustive() {
     let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
     for name in ["d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r"] {
-        let fib = engine::build4(name, &table.v4, &BuildOptions::default()).unwrap();
+        let fib = registry::build(name, &table.v4, &BuildOptions::default()).unwrap();
         let report = verify::exhaustive(fib.as_ref(), &table.v4);
         assert_eq!(report.checked, 1 << 32);
         assert!(report.passed(), "{name}: {} wrong, first {:?}", report.mismatches, report.first);

@@ -5,11 +5,12 @@
 
 mod common;
 
-use fibkit::engine::{self, BuildOptions, Figure, Stats};
+use fibkit::fib::{BuildOptions, Figure, Stats};
+use fibkit::registry;
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
 use fibkit::rib::Rib4;
 use fibkit::router::{Router, Update, Window};
-use fibkit::workload::XorShift32;
+use fibkit::random::XorShift32;
 
 fn count(stats: &Stats, key: &str) -> u64 {
     match stats.get(key) {
@@ -21,9 +22,9 @@ fn count(stats: &Stats, key: &str) -> u64 {
 /// The router's stats and a fresh build's from its final RIB.
 fn updated_and_fresh(router: &Router) -> (Stats, Stats) {
     let updated = router.reader().snapshot().fib().stats();
-    let spec = engine::engine(router.engine()).expect("a registered engine");
+    let spec = registry::find(router.engine()).expect("a registered engine");
     let options = BuildOptions { max_next_hop: router.next_hops().max_index() };
-    let fresh = (spec.build)(router.rib(), &options).expect("the final RIB builds").stats();
+    let fresh = spec.build(router.rib(), &options).expect("the final RIB builds").stats();
     (updated, fresh)
 }
 
@@ -42,7 +43,7 @@ fn check_poptrie(router: &Router) {
     assert!(count(&updated, "bytes_total") >= count(&fresh, "bytes_total"));
     assert_eq!(count(&updated, "update_batches"), router.stats().publishes);
     assert_eq!(count(&fresh, "update_batches"), 0);
-    let aggregated = fibkit::poptrie::aggregate(router.rib()).len() as u64;
+    let aggregated = fibkit::engines::poptrie::aggregate(router.rib()).len() as u64;
     assert_eq!(count(&fresh, "prefixes_aggregated"), aggregated);
 }
 
@@ -107,9 +108,9 @@ fn stats_after_random_updates_describe_the_updated_structure() {
         for _ in 0..2000 {
             let prefix = random_prefix(&mut rng);
             let update = if rng.next().is_multiple_of(3) {
-                Update::Withdraw(prefix)
+                Update::Withdraw { prefix }
             } else {
-                Update::Announce(prefix, Label::Number(u64::from(rng.next() % 40)))
+                Update::Announce { prefix, value: Label::Number(u64::from(rng.next() % 40)) }
             };
             router.apply(&[update]).unwrap();
         }

@@ -8,12 +8,16 @@ mod common;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use fibkit::Family;
 use fibkit::addr::Prefix4;
-use fibkit::engine::{self, BuildError, BuildOptions, Fib4};
+use fibkit::fib::{BuildOptions, Fib};
+use fibkit::live::{Applied, ApplyContext, Updater};
+use fibkit::BuildError;
+use fibkit::registry;
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
 use fibkit::rib::Rib4;
-use fibkit::router::{self, Applied, ApplyContext, Router, Update, UpdateError, Updater, Window};
-use fibkit::workload::XorShift32;
+use fibkit::router::{Router, Update, UpdateError, Window};
+use fibkit::random::XorShift32;
 use fibkit::NextHop;
 use proptest::prelude::*;
 
@@ -31,10 +35,10 @@ fn label(next_hop: NextHop) -> Label {
 /// Every engine whose router updates it in place.
 fn incremental_engines() -> Vec<&'static str> {
     let empty = Rib4::new();
-    engine::ENGINES
+    registry::engines_of(Family::Ipv4)
         .iter()
         .filter(|spec| {
-            router::updater(spec.name, &empty, &BuildOptions::default()).is_ok_and(|updater| updater.incremental())
+            registry::updater(spec.name, &empty, &BuildOptions::default()).is_ok_and(|updater| updater.incremental())
         })
         .map(|spec| spec.name)
         .collect()
@@ -52,24 +56,24 @@ fn prefix() -> impl Strategy<Value = Prefix4> {
     )
 }
 
-fn update() -> impl Strategy<Value = Update> {
+fn update() -> impl Strategy<Value = Update<Prefix4>> {
     prop_oneof![
         // Next hops mostly small (short and long DXR chunks), sometimes wide.
         4 => (prefix(), prop_oneof![6 => 1u32..=8, 3 => 1u32..=300, 1 => 1u32..=200_000])
-            .prop_map(|(prefix, next_hop)| Update::Announce(prefix, label(next_hop))),
-        2 => prefix().prop_map(Update::Withdraw),
+            .prop_map(|(prefix, next_hop)| Update::Announce { prefix, value: label(next_hop) }),
+        2 => prefix().prop_map(|prefix| Update::Withdraw { prefix }),
     ]
 }
 
-fn rib_from(updates: &[Update]) -> Rib4 {
+fn rib_from(updates: &[Update<Prefix4>]) -> Rib4 {
     let mut rib = Rib4::new();
     let mut hops = next_hops();
     for update in updates {
         match *update {
-            Update::Announce(prefix, value) => {
+            Update::Announce { prefix, value } => {
                 rib.insert(prefix, hops.intern(value));
             }
-            Update::Withdraw(prefix) => {
+            Update::Withdraw { prefix } => {
                 rib.remove(prefix);
             }
         }
@@ -78,7 +82,7 @@ fn rib_from(updates: &[Update]) -> Rib4 {
 }
 
 /// `fib` answers as `rib` at every range boundary and at random addresses.
-fn check_against(fib: &dyn Fib4, rib: &Rib4, seed: u64) -> Result<(), TestCaseError> {
+fn check_against(fib: &dyn Fib<u32>, rib: &Rib4, seed: u64) -> Result<(), TestCaseError> {
     for range in rib.ranges(0, u32::MAX) {
         for addr in [range.first, range.last] {
             prop_assert_eq!(fib.lookup(addr), range.next_hop, "{} at {:#010x}", fib.name(), addr);
@@ -118,12 +122,12 @@ proptest! {
             let mut hops = next_hops();
             for update in &updates {
                 match *update {
-                    Update::Announce(prefix, value) => { expected.insert(prefix, hops.intern(value)); }
-                    Update::Withdraw(prefix) => { expected.remove(prefix); }
+                    Update::Announce { prefix, value } => { expected.insert(prefix, hops.intern(value)); }
+                    Update::Withdraw { prefix } => { expected.remove(prefix); }
                 }
             }
             prop_assert_eq!(router.rib().ranges(0, u32::MAX), expected.ranges(0, u32::MAX));
-            let fresh = engine::build4(name, &expected, &BuildOptions { max_next_hop: HOPS }).unwrap();
+            let fresh = registry::build(name, &expected, &BuildOptions { max_next_hop: HOPS }).unwrap();
             let snapshot = router.reader().snapshot();
             let live = snapshot.fib();
             let mut rng = XorShift32::new(99);
@@ -138,15 +142,15 @@ proptest! {
 /// Wraps an updater and fails every batch while `failing` is set, before
 /// touching anything (as the contract asks of a failing engine).
 struct Flaky {
-    inner: Box<dyn Updater>,
+    inner: Box<dyn Updater<u32>>,
     failing: Arc<AtomicBool>,
 }
 
-impl Updater for Flaky {
+impl Updater<u32> for Flaky {
     fn name(&self) -> &str {
         self.inner.name()
     }
-    fn fib(&self) -> Arc<dyn Fib4> {
+    fn fib(&self) -> Arc<dyn Fib<u32>> {
         self.inner.fib()
     }
     fn max_next_hop(&self) -> NextHop {
@@ -157,7 +161,8 @@ impl Updater for Flaky {
     }
     fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
         if self.failing.load(Ordering::Relaxed) {
-            return Err(BuildError { engine: self.name().to_string(), message: "injected failure".to_string() });
+            let engine = self.name().to_string();
+            return Err(BuildError::Route { engine, route: format!("{} changes", changed.len()), problem: "injected failure" });
         }
         self.inner.apply(rib, changed, context)
     }
@@ -167,7 +172,7 @@ impl Updater for Flaky {
 /// hop beyond DXR's 2^22 - 1, and whether the engine fails on it.
 #[derive(Clone, Debug)]
 struct Step {
-    updates: Vec<Update>,
+    updates: Vec<Update<Prefix4>>,
     overflow: bool,
     engine_fails: bool,
 }
@@ -182,7 +187,7 @@ fn step() -> impl Strategy<Value = Step> {
         .prop_map(|(mut updates, overflow, engine_fails, prefix)| {
             if overflow {
                 let at = updates.len() / 2;
-                updates.insert(at, Update::Announce(prefix, Label::Number(u64::from(1u32 << 22) + 5)));
+                updates.insert(at, Update::Announce { prefix, value: Label::Number(u64::from(1u32 << 22) + 5) });
             }
             Step { updates, overflow, engine_fails }
         })
@@ -200,18 +205,18 @@ proptest! {
         initial in prop::collection::vec(update(), 0..100),
         steps in prop::collection::vec(step(), 1..25),
     ) {
-        let model_hops = |updates: &[Update], model: &mut Rib4| {
+        let model_hops = |updates: &[Update<Prefix4>], model: &mut Rib4| {
             let mut hops = next_hops();
             for update in updates {
                 match *update {
-                    Update::Announce(prefix, value) => { model.insert(prefix, hops.intern(value)); }
-                    Update::Withdraw(prefix) => { model.remove(prefix); }
+                    Update::Announce { prefix, value } => { model.insert(prefix, hops.intern(value)); }
+                    Update::Withdraw { prefix } => { model.remove(prefix); }
                 }
             }
         };
         let mut model = rib_from(&initial);
         let failing = Arc::new(AtomicBool::new(false));
-        let inner = router::updater("d16r", &model, &BuildOptions { max_next_hop: HOPS }).unwrap();
+        let inner = registry::updater("d16r", &model, &BuildOptions { max_next_hop: HOPS }).unwrap();
         let flaky = Flaky { inner, failing: failing.clone() };
         let mut router = Router::with_updater(Box::new(flaky), model.clone(), NextHopTable::new(Mapping::Modulo(u32::MAX)), Window::Count(1));
         for step in &steps {
@@ -251,25 +256,25 @@ fn submitted_updates_publish_when_the_window_closes() {
     let mut router = Router::new("d16r", Rib4::new(), next_hops(), Window::Count(3)).unwrap();
     let reader = router.reader();
     let prefix = |text: &str| text.parse::<Prefix4>().unwrap();
-    assert_eq!(router.submit(Update::Announce(prefix("10.0.0.0/8"), label(1))).unwrap(), None);
-    assert_eq!(router.submit(Update::Announce(prefix("10.1.0.0/16"), label(2))).unwrap(), None);
+    assert_eq!(router.submit(Update::Announce { prefix: prefix("10.0.0.0/8"), value: label(1) }).unwrap(), None);
+    assert_eq!(router.submit(Update::Announce { prefix: prefix("10.1.0.0/16"), value: label(2) }).unwrap(), None);
     assert_eq!(reader.lookup(0x0a01_0000), 0, "nothing published yet");
-    let published = router.submit(Update::Withdraw(prefix("10.0.0.0/8"))).unwrap().unwrap();
+    let published = router.submit(Update::Withdraw { prefix: prefix("10.0.0.0/8") }).unwrap().unwrap();
     assert_eq!((published.generation, published.updates, published.changed), (1, 3, 3));
     assert_eq!(reader.lookup(0x0a01_0000), 2);
     assert_eq!(reader.lookup(0x0a02_0000), 0);
     // An invalid update is refused alone; the queue keeps the others.
     let mut wide =
         Router::new("d16r", Rib4::new(), NextHopTable::new(Mapping::Modulo(u32::MAX)), Window::Count(2)).unwrap();
-    assert_eq!(wide.submit(Update::Announce(prefix("10.0.0.0/8"), Label::Number(7))).unwrap(), None);
-    assert!(wide.submit(Update::Announce(prefix("11.0.0.0/8"), Label::Number(1 << 23))).is_err());
+    assert_eq!(wide.submit(Update::Announce { prefix: prefix("10.0.0.0/8"), value: Label::Number(7) }).unwrap(), None);
+    assert!(wide.submit(Update::Announce { prefix: prefix("11.0.0.0/8"), value: Label::Number(1 << 23) }).is_err());
     assert_eq!(wide.queued(), 1);
     assert_eq!(wide.flush().unwrap().unwrap().changed, 1);
     assert_eq!(wide.reader().lookup(0x0a00_0000), 8);
     // A time window publishes at the first poll after it expires.
     let mut timed =
         Router::new("d16r", Rib4::new(), next_hops(), Window::Time(std::time::Duration::from_millis(20))).unwrap();
-    assert_eq!(timed.submit(Update::Announce(prefix("10.0.0.0/8"), label(4))).unwrap(), None);
+    assert_eq!(timed.submit(Update::Announce { prefix: prefix("10.0.0.0/8"), value: label(4) }).unwrap(), None);
     while timed.poll().unwrap().is_none() {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
@@ -286,7 +291,7 @@ struct Expected {
 impl Expected {
     /// Replays `batches` on a copy of `rib`, recording the answers of
     /// addresses inside (and just around) every changed prefix.
-    fn record(rib: &Rib4, batches: &[Vec<Update>], hops: &NextHopTable) -> Expected {
+    fn record(rib: &Rib4, batches: &[Vec<Update<Prefix4>>], hops: &NextHopTable) -> Expected {
         let mut probes: Vec<u32> = batches
             .iter()
             .flatten()
@@ -304,10 +309,10 @@ impl Expected {
         for (index, batch) in batches.iter().enumerate() {
             for update in batch {
                 match *update {
-                    Update::Announce(prefix, value) => {
+                    Update::Announce { prefix, value } => {
                         rib.insert(prefix, hops.intern(value));
                     }
-                    Update::Withdraw(prefix) => {
+                    Update::Withdraw { prefix } => {
                         rib.remove(prefix);
                     }
                 }
@@ -341,7 +346,7 @@ impl Expected {
 /// Readers look up addresses inside the prefixes being changed while the
 /// writer applies `batches`; every answer must be the RIB's answer before
 /// or after a batch in flight during the lookup. Returns the lookups done.
-fn stress(engine: &str, rib: Rib4, hops: NextHopTable, batches: Vec<Vec<Update>>, readers: usize) -> u64 {
+fn stress(engine: &str, rib: Rib4, hops: NextHopTable, batches: Vec<Vec<Update<Prefix4>>>, readers: usize) -> u64 {
     let expected = Arc::new(Expected::record(&rib, &batches, &hops));
     let mut router = Router::new(engine, rib, hops, Window::Count(1)).unwrap();
     // `started`: the generation the batch being applied will publish;
@@ -413,7 +418,7 @@ fn stress(engine: &str, rib: Rib4, hops: NextHopTable, batches: Vec<Vec<Update>>
 }
 
 /// Random batches of updates near the anchors of [`prefix`].
-fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update>> {
+fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update<Prefix4>>> {
     let mut rng = XorShift32::new(u64::from(seed));
     let anchors = [0x0a00_0000u32, 0x0a01_0000, 0x0a02_0000, 0xc0a8_0000];
     (0..count)
@@ -424,9 +429,9 @@ fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update>> {
                     let prefix_len = [8, 12, 16, 20, 22, 24, 24, 25, 28, 32][rng.next() as usize % 10];
                     let prefix = Prefix4::truncating(anchor ^ (rng.next() & 0x3ffff), prefix_len);
                     if rng.next().is_multiple_of(3) {
-                        Update::Withdraw(prefix)
+                        Update::Withdraw { prefix }
                     } else {
-                        Update::Announce(prefix, label(1 + rng.next() % 300))
+                        Update::Announce { prefix, value: label(1 + rng.next() % 300) }
                     }
                 })
                 .collect()
@@ -436,7 +441,7 @@ fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update>> {
 
 #[test]
 fn readers_see_the_rib_before_or_after_the_batch_in_flight() {
-    let initial: Vec<Update> = random_batches(400, 5).into_iter().flatten().collect();
+    let initial: Vec<Update<Prefix4>> = random_batches(400, 5).into_iter().flatten().collect();
     let rib = rib_from(&initial);
     for engine in incremental_engines().into_iter().chain(["radix"]) {
         let batches = random_batches(if engine == "radix" { 300 } else { 1500 }, 17);
@@ -452,7 +457,7 @@ fn readers_racing_the_real_trace_on_the_2014_table() {
         return;
     };
     for engine in ["d16r", "d20r", "poptrie18", "dir24-8"] {
-        let batches: Vec<Vec<Update>> = updates.chunks(4).map(<[Update]>::to_vec).collect();
+        let batches: Vec<Vec<Update<Prefix4>>> = updates.chunks(4).map(<[Update<Prefix4>]>::to_vec).collect();
         let lookups = stress(engine, table.v4.clone(), table.next_hops.clone(), batches, 1);
         eprintln!("{engine}: {lookups} racing lookups on the 2014 table checked");
     }

@@ -10,7 +10,7 @@ use fibkit::addr::Prefix6;
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
 use fibkit::rib::Rib6;
 use fibkit::router::{Router, Update, Window};
-use fibkit::workload::XorShift32;
+use fibkit::random::XorShift32;
 use fibkit::NextHop;
 
 const ANCHORS: [u128; 3] =
@@ -23,7 +23,7 @@ fn random_prefix(rng: &mut XorShift32) -> Prefix6 {
     Prefix6::truncating(anchor ^ (noise >> (rng.next() % 48)), prefix_len)
 }
 
-fn random_batches(count: usize, seed: u64) -> Vec<Vec<Update<u128>>> {
+fn random_batches(count: usize, seed: u64) -> Vec<Vec<Update<Prefix6>>> {
     let mut rng = XorShift32::new(seed);
     (0..count)
         .map(|_| {
@@ -31,9 +31,9 @@ fn random_batches(count: usize, seed: u64) -> Vec<Vec<Update<u128>>> {
                 .map(|_| {
                     let prefix = random_prefix(&mut rng);
                     if rng.next().is_multiple_of(3) {
-                        Update::Withdraw(prefix)
+                        Update::Withdraw { prefix }
                     } else {
-                        Update::Announce(prefix, Label::Number(u64::from(rng.next() % 50)))
+                        Update::Announce { prefix, value: Label::Number(u64::from(rng.next() % 50)) }
                     }
                 })
                 .collect()
@@ -43,7 +43,7 @@ fn random_batches(count: usize, seed: u64) -> Vec<Vec<Update<u128>>> {
 
 /// Probe addresses: the edges of every prefix the batches touch, and
 /// their neighbours.
-fn probes(batches: &[Vec<Update<u128>>]) -> Vec<u128> {
+fn probes(batches: &[Vec<Update<Prefix6>>]) -> Vec<u128> {
     let mut probes: Vec<u128> = batches
         .iter()
         .flatten()
@@ -60,7 +60,7 @@ fn probes(batches: &[Vec<Update<u128>>]) -> Vec<u128> {
 
 /// The answers at `probes` of the RIB as each generation publishes it
 /// (batches that change no route publish nothing).
-fn expected(rib: &Rib6, next_hops: &NextHopTable, batches: &[Vec<Update<u128>>], probes: &[u128]) -> Vec<Vec<NextHop>> {
+fn expected(rib: &Rib6, next_hops: &NextHopTable, batches: &[Vec<Update<Prefix6>>], probes: &[u128]) -> Vec<Vec<NextHop>> {
     let (mut rib, mut next_hops) = (rib.clone(), next_hops.clone());
     let answers = |rib: &Rib6| probes.iter().map(|&addr| rib.lookup(addr)).collect::<Vec<_>>();
     let mut generations = vec![answers(&rib)];
@@ -68,11 +68,11 @@ fn expected(rib: &Rib6, next_hops: &NextHopTable, batches: &[Vec<Update<u128>>],
         let mut changed = false;
         for update in batch {
             changed |= match *update {
-                Update::Announce(prefix, label) => {
+                Update::Announce { prefix, value: label } => {
                     let next_hop = next_hops.intern(label);
                     rib.insert(prefix, next_hop) != Some(next_hop)
                 }
-                Update::Withdraw(prefix) => rib.remove(prefix).is_some(),
+                Update::Withdraw { prefix } => rib.remove(prefix).is_some(),
             };
         }
         if changed {
@@ -150,7 +150,7 @@ fn ipv6_readers_see_exactly_the_generation_they_hold() {
 fn ipv6_unknown_engines_are_rejected_and_updates_apply() {
     let error = Router::<u128>::new("d16r", Rib6::new(), NextHopTable::new(Mapping::Distinct), Window::Count(1))
         .expect_err("d16r has no IPv6 version");
-    assert!(error.message.contains("unknown IPv6 engine"), "{}", error.message);
+    assert!(error.to_string().contains("unknown IPv6 engine"), "{}", error.to_string());
     let mut router =
         Router::<u128>::new("poptrie18", Rib6::new(), NextHopTable::new(Mapping::Distinct), Window::Count(1)).unwrap();
     let prefix: Prefix6 = "2001:db8::/32".parse().unwrap();

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use fibkit::addr::Prefix6;
-use fibkit::workload::MAX_BATCH;
+use fibkit::measure::workload::MAX_BATCH;
+
+use fibkit::registry::{self, Engine};
 
 use crate::family::{Family, FamilyArgs};
 use crate::TableArgs;
@@ -144,17 +146,14 @@ pub(super) fn dxr_k(name: &str) -> Option<u32> {
 }
 
 /// The engines run without `--engines`: D16R, D18R, D20R, every other
-/// engine of fibkit's registry outside the DXR family, then the peers.
-pub(super) fn default_engines(family: Family) -> Vec<&'static str> {
+/// engine of the registry outside the DXR family (the registered peers
+/// last); for IPv6 every IPv6 engine.
+pub(super) fn default_engines(family: Family) -> Vec<&'static Engine> {
+    let engines = registry::engines_of(family);
     if family == Family::Ipv6 {
-        return fibkit::engine::ENGINES6.iter().map(|spec| spec.name).collect();
+        return engines;
     }
-    fibkit::engine::ENGINES
-        .iter()
-        .map(|spec| spec.name)
-        .filter(|name| dxr_k(name).is_none() || DEFAULT_DXR.contains(name))
-        .chain(fibkit_peers::PEERS.iter().map(|spec| spec.name))
-        .collect()
+    engines.into_iter().filter(|engine| dxr_k(engine.name).is_none() || DEFAULT_DXR.contains(&engine.name)).collect()
 }
 
 #[cfg(test)]

@@ -9,14 +9,14 @@
 //! the sum of the workers' lookups per second. Reported: median, minimum
 //! and maximum over the runs, in million lookups per second (Mlps).
 //!
-//! The key streams are [`fibkit::workload`]'s: SEQ (each key XORed with the
+//! The key streams are [`fibkit::measure::workload`]'s: SEQ (each key XORed with the
 //! previous result), RND (independent xorshift keys), REP (each key eight
 //! times in a short window) and, with `--keys FILE`, a replay of the file's
 //! addresses. Every result is folded into a checksum, reported in `--json`,
 //! so no lookup can be optimised away.
 //!
 //! IPv6 (`-6`, `--family ipv6`, or a table of IPv6 routes only) runs the
-//! same tests over `u128` keys ([`fibkit::workload::run6`]) on the IPv6
+//! same tests over `u128` keys ([`fibkit::measure::workload::run`]) on the IPv6
 //! engines. A uniform 128-bit key almost never hits a route, so random keys
 //! are drawn inside `--space` (2000::/3 by default; the Poptrie paper uses
 //! 2000::/8); the report names the space and the share of its keys that
@@ -32,10 +32,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use fibkit::addr::{Address, Family, IpPrefix};
+use fibkit::load::RouteTable;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Map;
 
-use crate::family::{self, build_timed_in, Family};
+use crate::family::build_timed;
 
 mod args;
 mod machine;
@@ -55,15 +57,27 @@ use run::{calibrate, progress_target, routed_share, run_once, seed_for, spinner,
 #[global_allocator]
 static ALLOCATOR: fibkit_peers::heap::CountingAllocator = fibkit_peers::heap::CountingAllocator;
 
-/// Runs `fibkit bench`.
+/// Runs `fibkit bench`. With the family given, the arguments are checked
+/// (the plan made) before the table loads; otherwise the table decides the
+/// family first.
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let machine = Machine::detect();
-    // With the family given, the arguments are checked before the table
-    // loads; otherwise the table decides it first.
-    let early_plan = match args.family.explicit() {
-        Some(family) => Some(Plan::new(args, machine.cores, family)?),
-        None => None,
-    };
+    match args.family.explicit() {
+        Some(Family::Ipv4) => run_in::<u32>(args, machine, None),
+        Some(Family::Ipv6) => run_in::<u128>(args, machine, None),
+        None => {
+            let table = prepare_and_load(args, &machine)?;
+            match args.family.resolve(&table)? {
+                Family::Ipv4 => run_in::<u32>(args, machine, Some(table)),
+                Family::Ipv6 => run_in::<u128>(args, machine, Some(table)),
+            }
+        }
+    }
+}
+
+/// Warns about a busy machine, checks the output paths, then loads the
+/// table.
+fn prepare_and_load(args: &BenchArgs, machine: &Machine) -> Result<RouteTable> {
     if let Some(load) = machine.load_average.filter(|&load| load > machine.cores as f64 / 2.0) {
         eprintln!(
             "warning: load average {load:.1} on {} cores: other work competes for the CPUs and caches, \
@@ -83,13 +97,22 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     });
     let table = args.table.load();
     loading.finish_and_clear();
-    let table = table?;
-    let family = args.family.resolve(&table)?;
-    let plan = match early_plan {
-        Some(plan) => plan,
-        None => Plan::new(args, machine.cores, family)?,
+    table
+}
+
+/// The run on addresses of type `A`, on `table` if it is loaded already.
+fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTable>) -> Result<ExitCode> {
+    let plan = Plan::<A>::new(args, machine.cores)?;
+    let table = match table {
+        Some(table) => table,
+        None => {
+            let table = prepare_and_load(args, &machine)?;
+            args.family.resolve(&table)?;
+            table
+        }
     };
-    let key_space_routed = (family == Family::Ipv6).then(|| routed_share(&table.v6, plan.space));
+    let family = A::FAMILY;
+    let key_space_routed = (family == Family::Ipv6).then(|| routed_share(table.rib::<A>(), plan.space));
 
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     if plan.threads.iter().any(|&threads| threads > cores.len().max(1)) {
@@ -105,10 +128,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let mut engines = Vec::new();
     let mut measurements = Vec::new();
     let mut pinned = !cores.is_empty();
-    for (name, configs) in &plan.work {
+    for &(engine, ref configs) in &plan.work {
+        let name = engine.name;
         bar.set_message(format!("building {name}"));
-        let summary = family::summary(family, name).to_string();
-        let (fib, build_ms) = match build_timed_in(family, name, &table) {
+        let summary = engine.summary.to_string();
+        let (fib, build_ms) = match build_timed::<A>(engine, &table) {
             Ok(built) => built,
             Err(error) => {
                 bar.suspend(|| eprintln!("warning: {name} skipped: {error:#}"));
@@ -136,12 +160,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             let label = format!("{name} {} batch {} x{}", config.test.as_str(), config.batch, config.threads);
             bar.set_message(format!("{label} calibrating"));
             let calibration = plan.workload(config.test, config.batch, seed_for(0));
-            let lookups = calibrate(&fib, &calibration, plan.seconds, &cores);
+            let lookups = calibrate(fib.as_ref(), &calibration, plan.seconds, &cores);
             let mut mlps_runs = Vec::with_capacity(plan.runs);
             let mut checksum = 0;
             for run in 0..plan.runs {
                 bar.set_message(format!("{label} run {}/{}", run + 1, plan.runs));
-                let (mlps, run_checksum, run_pinned) = run_once(&fib, &plan, config, lookups, &cores);
+                let (mlps, run_checksum, run_pinned) = run_once(fib.as_ref(), &plan, config, lookups, &cores);
                 mlps_runs.push(mlps);
                 checksum = run_checksum;
                 pinned &= run_pinned;
@@ -161,12 +185,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let report = Report {
         machine,
         table_name: table.name.clone(),
-        prefixes: family.prefixes(&table),
+        prefixes: table.prefixes(family),
         next_hops: table.next_hops.len(),
         mapping: table.next_hops.mapping().to_string(),
         engines,
         measurements,
-        selected: plan.engines.iter().map(ToString::to_string).collect(),
+        selected: plan.engines.iter().map(|engine| engine.name.to_string()).collect(),
         tests: plan.tests.clone(),
         threads: plan.threads.clone(),
         batches: plan.batches.clone(),
@@ -176,7 +200,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         keys: plan.key_count(),
         pinned,
         family,
-        key_space: (family == Family::Ipv6).then_some(plan.space),
+        key_space: IpPrefix::from(plan.space).of::<u128>(),
         key_space_routed,
     };
     print!("{}", render(&report));

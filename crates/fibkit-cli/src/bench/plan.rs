@@ -5,12 +5,14 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
-use fibkit::addr::Prefix6;
-use fibkit::workload::{self, Test, Test6, Workload, Workload6};
+use anyhow::{bail, Context, Result};
+use fibkit::addr::{Address, Family, IpPrefix, Prefix};
+use fibkit::measure::workload::{Test, Workload};
+use fibkit::random::KeyGen;
+use fibkit::registry::{self, Engine};
 
 use super::args::{default_engines, default_threads, dxr_k, BenchArgs, TestName};
-use crate::family::{select_engines_in, Family};
+use crate::family::select_engines;
 
 /// One measured configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -20,48 +22,40 @@ pub(super) struct Config {
     pub(super) threads: usize,
 }
 
-/// What to run, validated.
+/// What to run on addresses of type `A`, validated.
 #[derive(Debug)]
-pub(super) struct Plan {
+pub(super) struct Plan<A: Address> {
     /// Engines the user asked for (or the default list).
-    pub(super) engines: Vec<&'static str>,
+    pub(super) engines: Vec<&'static Engine>,
     /// Per engine to run (the selection, then DXR engines only `--plot`
     /// needs), the configurations to measure.
-    pub(super) work: Vec<(&'static str, Vec<Config>)>,
+    pub(super) work: Vec<(&'static Engine, Vec<Config>)>,
     pub(super) tests: Vec<TestName>,
     pub(super) threads: Vec<usize>,
     pub(super) batches: Vec<usize>,
     pub(super) seconds: f64,
     pub(super) runs: usize,
-    keys: Option<Arc<[u32]>>,
-    /// The family the run works on.
-    family: Family,
-    /// IPv6: where random keys are drawn.
-    pub(super) space: Prefix6,
-    /// IPv6: the `--keys` file's addresses.
-    keys6: Option<Arc<[u128]>>,
+    /// The `--keys` file's addresses.
+    keys: Option<Arc<[A]>>,
+    /// Where random keys are drawn (`--space`, IPv6 only).
+    pub(super) space: Prefix<A>,
 }
 
-/// A workload of either family (the plan's).
-pub(super) enum AnyWorkload {
-    V4(Workload),
-    V6(Workload6),
-}
-
-impl Plan {
-    /// Checks the arguments and loads the key file for `family`; touches
-    /// no table.
-    pub(super) fn new(args: &BenchArgs, cores: usize, family: Family) -> Result<Plan> {
+impl<A: Address> Plan<A> {
+    /// Checks the arguments and loads the key file; touches no table.
+    pub(super) fn new(args: &BenchArgs, cores: usize) -> Result<Self> {
         let mut engines = match &args.engines {
-            Some(spec) => select_engines_in(family, spec)?,
-            None => default_engines(family),
+            Some(spec) => select_engines::<A>(spec)?,
+            None => default_engines(A::FAMILY),
         };
-        if args.space.is_some() && family == Family::Ipv4 {
-            bail!("--space sets where random IPv6 keys are drawn; this run is IPv4 (add -6)");
-        }
-        let space = args.space.unwrap_or_else(|| workload::key_space(workload::GLOBAL_UNICAST));
+        let space = match args.space {
+            Some(space) => IpPrefix::from(space).of::<A>().with_context(|| {
+                "--space sets where random IPv6 keys are drawn; this run is IPv4 (add -6)"
+            })?,
+            None => A::Keys::default_space(),
+        };
         let mut seen = BTreeSet::new();
-        engines.retain(|name| seen.insert(*name));
+        engines.retain(|engine| seen.insert(engine.name));
         let mut tests: Vec<TestName> = args.tests.clone();
         if args.keys.is_some() && !tests.contains(&TestName::Keys) {
             tests.push(TestName::Keys);
@@ -77,14 +71,9 @@ impl Plan {
         let mut batches = args.batch.clone();
         batches.sort_unstable();
         batches.dedup();
-        let mut keys6 = None;
         let keys = match &args.keys {
-            Some(path) if family == Family::Ipv6 => {
-                keys6 = Some(Arc::from(fibkit::load::load_keys6(path)?));
-                None
-            }
             Some(path) => {
-                let keys = fibkit::load::load_keys(path)?;
+                let keys = fibkit::load::load_keys_for::<A>(path)?;
                 if keys.is_empty() {
                     bail!("{}: no addresses in the key file", path.display());
                 }
@@ -92,7 +81,7 @@ impl Plan {
             }
             None => None,
         };
-        let mut work: Vec<(&'static str, Vec<Config>)> = Vec::new();
+        let mut work: Vec<(&'static Engine, Vec<Config>)> = Vec::new();
         for &engine in &engines {
             let mut configs = BTreeSet::new();
             for &test in &tests {
@@ -105,10 +94,10 @@ impl Plan {
             }
             work.push((engine, configs.into_iter().collect()));
         }
-        if args.plot.is_some() && family == Family::Ipv4 {
+        if args.plot.is_some() && A::FAMILY == Family::Ipv4 {
             let sweep = [TestName::Seq, TestName::Rnd, TestName::Rep].map(|test| Config { test, batch: 0, threads: 1 });
-            for spec in fibkit::engine::ENGINES.iter().filter(|spec| dxr_k(spec.name).is_some()) {
-                match work.iter_mut().find(|(engine, _)| *engine == spec.name) {
+            for spec in registry::engines_of(Family::Ipv4).into_iter().filter(|spec| dxr_k(spec.name).is_some()) {
+                match work.iter_mut().find(|(engine, _)| engine.name == spec.name) {
                     Some((_, configs)) => {
                         for config in sweep {
                             if !configs.contains(&config) {
@@ -117,7 +106,7 @@ impl Plan {
                         }
                         configs.sort();
                     }
-                    None => work.push((spec.name, sweep.to_vec())),
+                    None => work.push((spec, sweep.to_vec())),
                 }
             }
         }
@@ -130,9 +119,7 @@ impl Plan {
             seconds: args.seconds,
             runs: args.runs,
             keys,
-            family,
             space,
-            keys6,
         })
     }
 
@@ -140,28 +127,19 @@ impl Plan {
         self.work.iter().map(|(_, configs)| configs.len() as u64 * self.runs as u64).sum()
     }
 
-    pub(super) fn workload(&self, test: TestName, batch: usize, seed: u64) -> AnyWorkload {
-        if self.family == Family::Ipv6 {
-            let test = match test {
-                TestName::Seq => Test6::Seq,
-                TestName::Rnd => Test6::Rnd,
-                TestName::Rep => Test6::Rep,
-                TestName::Keys => Test6::Keys(self.keys6.clone().expect("the plan checked --keys")),
-            };
-            return AnyWorkload::V6(Workload6 { test, batch, seed, space: self.space });
-        }
+    pub(super) fn workload(&self, test: TestName, batch: usize, seed: u64) -> Workload<A> {
         let test = match test {
             TestName::Seq => Test::Seq,
             TestName::Rnd => Test::Rnd,
             TestName::Rep => Test::Rep,
             TestName::Keys => Test::Keys(self.keys.clone().expect("the plan checked --keys")),
         };
-        AnyWorkload::V4(Workload { test, batch, seed })
+        Workload { test, batch, seed, space: self.space }
     }
 
     /// How many keys the `--keys` file had.
     pub(super) fn key_count(&self) -> usize {
-        self.keys.as_ref().map(|keys| keys.len()).or(self.keys6.as_ref().map(|keys| keys.len())).unwrap_or(0)
+        self.keys.as_ref().map_or(0, |keys| keys.len())
     }
 }
 
@@ -179,12 +157,17 @@ mod tests {
         }
     }
 
-    fn plan(line: &[&str]) -> Result<Plan> {
-        Plan::new(&parse(line)?, 2, Family::Ipv4)
+    fn plan(line: &[&str]) -> Result<Plan<u32>> {
+        fibkit_peers::register().unwrap();
+        Plan::new(&parse(line)?, 2)
     }
 
-    fn plan6(line: &[&str]) -> Result<Plan> {
-        Plan::new(&parse(line)?, 2, Family::Ipv6)
+    fn plan6(line: &[&str]) -> Result<Plan<u128>> {
+        Plan::new(&parse(line)?, 2)
+    }
+
+    fn names(engines: &[&'static Engine]) -> Vec<&'static str> {
+        engines.iter().map(|engine| engine.name).collect()
     }
 
     fn error_of(line: &[&str]) -> String {
@@ -227,11 +210,12 @@ mod tests {
     #[test]
     fn default_plan_runs_the_default_dxr_and_every_peer() {
         let plan = plan(&[]).unwrap();
+        let engines = names(&plan.engines);
         for name in ["d16r", "d18r", "d20r", "radix", "prefix-trie", "treebitmap", "poptrie-crate"] {
-            assert!(plan.engines.contains(&name), "{name} missing from {:?}", plan.engines);
+            assert!(engines.contains(&name), "{name} missing from {engines:?}");
         }
         for name in ["d17r", "d19r", "d21r", "d22r"] {
-            assert!(!plan.engines.contains(&name), "{name} is run by default");
+            assert!(!engines.contains(&name), "{name} is run by default");
         }
         assert_eq!(plan.threads, vec![1, 2]);
         assert_eq!(plan.tests, vec![TestName::Seq, TestName::Rnd, TestName::Rep]);
@@ -255,9 +239,9 @@ mod tests {
     fn plot_adds_the_dxr_sweep() {
         let plan =
             plan(&["--engines", "radix,d18r,radix", "--tests", "rnd", "--threads", "2", "--plot", "x.png"]).unwrap();
-        assert_eq!(plan.engines, vec!["radix", "d18r"]);
-        let names: Vec<&str> = plan.work.iter().map(|(name, _)| *name).collect();
-        assert_eq!(names, vec!["radix", "d18r", "d16r", "d17r", "d19r", "d20r", "d21r", "d22r"]);
+        assert_eq!(names(&plan.engines), vec!["radix", "d18r"]);
+        let work: Vec<&str> = plan.work.iter().map(|(engine, _)| engine.name).collect();
+        assert_eq!(work, vec!["radix", "d18r", "d16r", "d17r", "d19r", "d20r", "d21r", "d22r"]);
         let (_, d18r) = &plan.work[1];
         // Its own rnd at 2 threads plus single-thread seq, rnd, rep.
         assert_eq!(d18r.len(), 4);
@@ -268,20 +252,16 @@ mod tests {
     #[test]
     fn ipv6_plans_use_the_ipv6_registry_and_key_space() {
         let six = plan6(&["--plot", "x.png"]).unwrap();
-        let names: Vec<&str> = fibkit::engine::ENGINES6.iter().map(|spec| spec.name).collect();
-        assert_eq!(six.engines, names);
-        assert_eq!(six.work.len(), names.len(), "no IPv4 DXR sweep for --plot");
+        let ipv6 = names(&registry::engines_of(Family::Ipv6));
+        assert_eq!(names(&six.engines), ipv6);
+        assert_eq!(six.work.len(), ipv6.len(), "no IPv4 DXR sweep for --plot");
         assert_eq!(six.space.to_string(), "2000::/3");
-        match six.workload(TestName::Rnd, 64, 9) {
-            AnyWorkload::V6(workload) => {
-                assert_eq!((workload.test, workload.batch, workload.seed), (Test6::Rnd, 64, 9));
-                assert_eq!(workload.space.to_string(), "2000::/3");
-            }
-            AnyWorkload::V4(_) => panic!("an IPv6 plan made an IPv4 workload"),
-        }
+        let workload = six.workload(TestName::Rnd, 64, 9);
+        assert_eq!((workload.test, workload.batch, workload.seed), (Test::Rnd, 64, 9));
+        assert_eq!(workload.space.to_string(), "2000::/3");
         let paper = plan6(&["--space", "2000::/8", "--engines", "poptrie18"]).unwrap();
-        assert_eq!((paper.engines.clone(), paper.space.to_string()), (vec!["poptrie18"], "2000::/8".to_string()));
-        assert!(matches!(plan(&[]).unwrap().workload(TestName::Seq, 0, 1), AnyWorkload::V4(_)));
+        assert_eq!((names(&paper.engines), paper.space.to_string()), (vec!["poptrie18"], "2000::/8".to_string()));
+        assert_eq!(plan(&[]).unwrap().workload(TestName::Seq, 0, 1).space.to_string(), "0.0.0.0/0");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use fibkit::addr::Prefix6;
-use fibkit::engine::{Figure, Stats};
+use fibkit::fib::{Figure, Stats};
 use serde_json::{json, Map, Value};
 
 use super::args::TestName;

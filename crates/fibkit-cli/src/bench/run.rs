@@ -6,21 +6,14 @@ use std::io::IsTerminal;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use fibkit::addr::Prefix6;
-use fibkit::workload::{KeyGen6, REP_WINDOW};
+use fibkit::addr::{Address, Prefix};
+use fibkit::fib::Fib;
+use fibkit::measure::workload::{Workload, REP_WINDOW};
+use fibkit::random::KeyGen;
+use fibkit::rib::Rib;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::plan::{AnyWorkload, Config, Plan};
-use crate::family::AnyFib;
-
-/// Runs `workload` on `fib`: the engine's own monomorphised loop.
-fn run_workload(fib: &AnyFib, workload: &AnyWorkload, lookups: u64) -> u64 {
-    match (fib, workload) {
-        (AnyFib::V4(fib), AnyWorkload::V4(workload)) => fib.run_workload(workload, lookups),
-        (AnyFib::V6(fib), AnyWorkload::V6(workload)) => fib.run_workload(workload, lookups),
-        _ => unreachable!("the plan builds its engines and workloads in one family"),
-    }
-}
+use super::plan::{Config, Plan};
 
 /// One configuration's figures over its runs.
 #[derive(Clone, Debug)]
@@ -74,7 +67,12 @@ fn pin(cores: &[core_affinity::CoreId], index: usize) -> bool {
 
 /// A lookup count that lasts about `seconds` on one thread (a multiple of
 /// REP's window, so every test does exactly that many lookups).
-pub(super) fn calibrate(fib: &AnyFib, workload: &AnyWorkload, seconds: f64, cores: &[core_affinity::CoreId]) -> u64 {
+pub(super) fn calibrate<A: Address>(
+    fib: &dyn Fib<A>,
+    workload: &Workload<A>,
+    seconds: f64,
+    cores: &[core_affinity::CoreId],
+) -> u64 {
     let target = (seconds / 10.0).clamp(0.002, 0.1);
     std::thread::scope(|scope| {
         scope
@@ -83,7 +81,7 @@ pub(super) fn calibrate(fib: &AnyFib, workload: &AnyWorkload, seconds: f64, core
                 let mut lookups = 1024u64;
                 loop {
                     let start = Instant::now();
-                    std::hint::black_box(run_workload(fib, workload, lookups));
+                    std::hint::black_box(fib.run_workload(workload, lookups));
                     let elapsed = start.elapsed().as_secs_f64();
                     if elapsed >= target || lookups >= 1 << 40 {
                         let wanted = (lookups as f64 / elapsed.max(1e-9) * seconds).max(1024.0) as u64;
@@ -99,9 +97,9 @@ pub(super) fn calibrate(fib: &AnyFib, workload: &AnyWorkload, seconds: f64, core
 
 /// One run: `threads` workers at once, each `lookups` lookups. Returns the
 /// summed Mlps, the combined checksum and whether every worker was pinned.
-pub(super) fn run_once(
-    fib: &AnyFib,
-    plan: &Plan,
+pub(super) fn run_once<A: Address>(
+    fib: &dyn Fib<A>,
+    plan: &Plan<A>,
     config: Config,
     lookups: u64,
     cores: &[core_affinity::CoreId],
@@ -116,7 +114,7 @@ pub(super) fn run_once(
                     let pinned = pin(cores, thread);
                     barrier.wait();
                     let start = Instant::now();
-                    let checksum = run_workload(fib, &workload, lookups);
+                    let checksum = fib.run_workload(&workload, lookups);
                     let elapsed = start.elapsed().as_secs_f64();
                     (lookups as f64 / elapsed.max(1e-9) / 1e6, checksum, pinned)
                 })
@@ -147,9 +145,9 @@ pub(super) fn spinner(message: String) -> ProgressBar {
 
 /// The share of the first 2^16 random keys of worker 0's generator inside
 /// `space` that hit a route of `rib` (what a random IPv6 test measures).
-pub(super) fn routed_share(rib: &fibkit::rib::Rib6, space: Prefix6) -> f64 {
+pub(super) fn routed_share<A: Address>(rib: &Rib<A>, space: Prefix<A>) -> f64 {
     const SAMPLE: usize = 1 << 16;
-    let mut keys = KeyGen6::new(space, seed_for(0));
+    let mut keys = A::Keys::new(space, seed_for(0));
     let routed = (0..SAMPLE).filter(|_| rib.lookup(keys.next()) != fibkit::NO_ROUTE).count();
     routed as f64 / SAMPLE as f64
 }

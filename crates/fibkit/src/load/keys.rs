@@ -1,9 +1,11 @@
 //! Key files: lookup keys for replaying traffic (`fibkit bench --keys`),
 //! IPv4 ([`load_keys`]) and IPv6 ([`load_keys6`]).
 
+use std::any::Any;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
+use crate::addr::{Address, Family};
 use super::{decompress, LoadError, Position};
 
 /// Loads IPv4 lookup keys from `path` (gzip and bzip2 decompressed by magic bytes).
@@ -43,6 +45,19 @@ pub fn keys_from_bytes(file: &Path, bytes: &[u8]) -> Result<Vec<u32>, LoadError>
 pub fn load_keys6(path: &Path) -> Result<Vec<u128>, LoadError> {
     let raw = super::read_file(path)?;
     keys6_from_bytes(path, &raw)
+}
+
+/// The addresses of family `A` in a key file: [`load_keys`] for IPv4,
+/// [`load_keys6`] for IPv6.
+///
+/// # Errors
+/// As theirs.
+pub fn load_keys_for<A: Address>(path: &Path) -> Result<Vec<A>, LoadError> {
+    let keys: Box<dyn Any> = match A::FAMILY {
+        Family::Ipv4 => Box::new(load_keys(path)?),
+        Family::Ipv6 => Box::new(load_keys6(path)?),
+    };
+    Ok(*keys.downcast::<Vec<A>>().expect("each family's keys have its address type"))
 }
 
 /// [`load_keys6`] on bytes in memory; `file` names them in errors.

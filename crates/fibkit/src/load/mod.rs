@@ -87,13 +87,15 @@
 //!
 //! [`load_keys`] and [`load_keys6`] read lookup keys for replaying traffic; see their docs.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::nexthop::{Mapping, NextHopTable};
-use crate::rib::{Rib4, Rib6};
+use crate::addr::{Address, Family};
+use crate::rib::{Rib, Rib4, Rib6};
 
 mod keys;
 pub mod mrt;
@@ -103,7 +105,7 @@ pub mod synthetic;
 mod text;
 pub mod updates;
 
-pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6};
+pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for};
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
 pub use updates::{load_updates, updates_from_bytes, IpPrefix, Timestamp, TimedUpdate, Update, UpdateStream};
 
@@ -131,6 +133,23 @@ impl RouteTable {
             v6: Rib6::new(),
             next_hops: NextHopTable::new(mapping),
             warnings: Vec::new(),
+        }
+    }
+
+    /// The routes of family `A` ([`RouteTable::v4`] or [`RouteTable::v6`]).
+    pub fn rib<A: Address>(&self) -> &Rib<A> {
+        let rib: &dyn Any = match A::FAMILY {
+            Family::Ipv4 => &self.v4,
+            Family::Ipv6 => &self.v6,
+        };
+        rib.downcast_ref().expect("each family's RIB has its address type")
+    }
+
+    /// How many routes of `family` the table has.
+    pub fn prefixes(&self, family: Family) -> usize {
+        match family {
+            Family::Ipv4 => self.v4.len(),
+            Family::Ipv6 => self.v6.len(),
         }
     }
 

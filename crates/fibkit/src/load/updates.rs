@@ -26,46 +26,14 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 
 use super::text::{is_comment_or_blank, numbered_lines, parse_value, shorten};
 use super::{
     complete_lines, decompress, mrt, read_file, reject_mrt_options, table_name, LoadError, LoadOptions, Position,
     RouteTable,
 };
-use crate::addr::{Prefix4, Prefix6, PrefixError};
-use crate::nexthop::Label;
-
-/// An IPv4 or an IPv6 prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum IpPrefix {
-    /// An IPv4 prefix.
-    V4(Prefix4),
-    /// An IPv6 prefix.
-    V6(Prefix6),
-}
-
-impl fmt::Display for IpPrefix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IpPrefix::V4(prefix) => prefix.fmt(f),
-            IpPrefix::V6(prefix) => prefix.fmt(f),
-        }
-    }
-}
-
-impl FromStr for IpPrefix {
-    type Err = PrefixError;
-
-    /// Strict parsing: IPv6 when the text has a `:`, IPv4 otherwise.
-    fn from_str(text: &str) -> Result<Self, PrefixError> {
-        if text.contains(':') {
-            text.parse().map(IpPrefix::V6)
-        } else {
-            text.parse().map(IpPrefix::V4)
-        }
-    }
-}
+pub use crate::addr::IpPrefix;
+pub use crate::update::Update;
 
 /// When an update happened: seconds since the Unix epoch and microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -82,32 +50,6 @@ impl fmt::Display for Timestamp {
             write!(f, "{}", self.seconds)
         } else {
             write!(f, "{}.{:06}", self.seconds, self.micros)
-        }
-    }
-}
-
-/// One routing change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Update {
-    /// The prefix is now routed to `value` (a new route or a replacement).
-    Announce {
-        /// The announced prefix.
-        prefix: IpPrefix,
-        /// The route's value (next hop or origin AS), to be interned.
-        value: Label,
-    },
-    /// The prefix is no longer routed.
-    Withdraw {
-        /// The withdrawn prefix.
-        prefix: IpPrefix,
-    },
-}
-
-impl Update {
-    /// The prefix the update is about.
-    pub fn prefix(&self) -> IpPrefix {
-        match *self {
-            Update::Announce { prefix, .. } | Update::Withdraw { prefix } => prefix,
         }
     }
 }
@@ -272,6 +214,8 @@ fn parse_time(text: &str) -> Result<Timestamp, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::addr::Prefix4;
+    use crate::nexthop::Label;
 
     fn parse(text: &str) -> Result<UpdateStream, LoadError> {
         updates_from_bytes(Path::new("u.txt"), text.as_bytes(), &LoadOptions::default())

@@ -3,8 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
+use fibkit::addr::Prefix6;
+use fibkit::fib::Fib;
 use fibkit::load::{self, LoadOptions, RouteTable};
+use fibkit::measure::verify::{self, Space};
 use fibkit::nexthop::Mapping;
+use fibkit::rib::Rib6;
 
 /// `../shared/data/NAME` beside the repository, if present; otherwise says
 /// so on stderr, so a skipped test is visible.
@@ -34,20 +38,35 @@ pub fn linx_ipv6() -> Option<RouteTable> {
 
 /// The LINX update trace (23,446 IPv4 updates) as router updates, values
 /// mapped as given.
-pub fn linx_trace(mapping: Mapping) -> Option<Vec<fibkit::router::Update>> {
-    use fibkit::load::{IpPrefix, Update as Traced};
+pub fn linx_trace(mapping: Mapping) -> Option<Vec<fibkit::router::Update<fibkit::Prefix4>>> {
+    use fibkit::addr::Prefix4;
     use fibkit::router::Update;
     let path = shared_data("linx-p52-2014-12-17.updates.gz")?;
     let stream = load::load_updates(&path, &LoadOptions { mapping, ..Default::default() }).expect("trace loads");
-    let updates: Vec<Update> = stream
+    let updates: Vec<Update<Prefix4>> = stream
         .updates
         .iter()
-        .map(|timed| match timed.update {
-            Traced::Announce { prefix: IpPrefix::V4(prefix), value } => Update::Announce(prefix, value),
-            Traced::Withdraw { prefix: IpPrefix::V4(prefix) } => Update::Withdraw(prefix),
-            ref other => panic!("an IPv6 update in the IPv4 trace: {other:?}"),
-        })
+        .map(|timed| timed.update.of().unwrap_or_else(|| panic!("an IPv6 update in the IPv4 trace: {:?}", timed.update)))
         .collect();
     assert_eq!(updates.len(), 23_446);
     Some(updates)
+}
+
+/// Checks IPv6 engine `name` against `rib`: every range boundary, then
+/// `count` random keys over the whole space, inside 2000::/3, and inside
+/// announced prefixes (a uniform 128-bit key almost never hits; every
+/// announced one does). Returns the boundaries checked.
+pub fn check_ipv6(name: &str, fib: &dyn Fib<u128>, rib: &Rib6, count: u64) -> u64 {
+    let global: Prefix6 = "2000::/3".parse().unwrap();
+    let boundaries = verify::boundaries(fib, rib);
+    assert!(boundaries.passed(), "{name}: {boundaries:?}");
+    assert!(boundaries.checked > 2 * rib.len() as u64);
+    for (space, seed) in [(Space::Anywhere, 1), (Space::Inside(global), 2), (Space::Announced, 3)] {
+        let report = verify::random(fib, rib, space, count, seed);
+        assert!(report.passed(), "{name} {space:?}: {report:?}");
+        if space == Space::Announced {
+            assert_eq!(report.routed, report.checked);
+        }
+    }
+    boundaries.checked
 }

@@ -3,7 +3,8 @@
 
 use std::net::IpAddr;
 
-use super::cursor::{Cursor, Family, Malformed, SAFI_UNICAST};
+use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
+use crate::addr::Family;
 use super::ValueChoice;
 use crate::load::updates::IpPrefix;
 use crate::nexthop::Label;
@@ -61,7 +62,7 @@ impl<'a> Attributes<'a> {
         if value.remaining() != 4 {
             return Err(value.malformed(format!("NEXT_HOP of {} bytes (expected 4)", value.remaining())));
         }
-        value.address(Family::V4, "NEXT_HOP").map(Some)
+        value.address(Family::Ipv4, "NEXT_HOP").map(Some)
     }
 
     /// The route's value: `Ok(Ok(label))`, or `Ok(Err(why))` when the route
@@ -161,8 +162,8 @@ fn rib_mp_next_hop(value: Cursor<'_>) -> Result<Option<IpAddr>, Malformed> {
 /// link-local: the global one is taken).
 fn next_hop_address(mut value: Cursor<'_>) -> Result<IpAddr, Malformed> {
     match value.remaining() {
-        4 => value.address(Family::V4, "next hop"),
-        16 | 32 => value.address(Family::V6, "next hop"),
+        4 => value.address(Family::Ipv4, "next hop"),
+        16 | 32 => value.address(Family::Ipv6, "next hop"),
         other => Err(value.malformed(format!("next hop of {other} bytes (expected 4, 16 or 32)"))),
     }
 }
@@ -182,7 +183,7 @@ impl<'a> MpReach<'a> {
         let length = value.u8("MP_REACH_NLRI next hop length")?;
         let next_hop = value.take(usize::from(length), "MP_REACH_NLRI next hop")?;
         value.u8("MP_REACH_NLRI reserved byte")?;
-        let family = Family::from_afi(afi);
+        let family = family_of_afi(afi);
         let unicast = safi == SAFI_UNICAST && family.is_some();
         // Next hops of other SAFIs (VPN: with a route distinguisher) are not
         // ours to decode.

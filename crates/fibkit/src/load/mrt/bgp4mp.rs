@@ -6,7 +6,8 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use super::attributes::{Attributes, MpReach};
-use super::cursor::{Cursor, Family, Malformed, SAFI_UNICAST};
+use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
+use crate::addr::Family;
 use super::peers::{Peer, PeerKey};
 use super::records::{classify, report_reading, Kind, Record, Records, BGP4MP_ET};
 use super::{Content, ValueChoice};
@@ -95,7 +96,7 @@ fn read_message(
     body.u16("interface index")?;
     let at = body.offset();
     let afi = body.u16("address family")?;
-    let family = Family::from_afi(afi)
+    let family = family_of_afi(afi)
         .ok_or_else(|| Malformed { offset: at, message: format!("address family {afi} (expected 1 or 2)") })?;
     let peer_address = body.address(family, "peer address")?;
     body.address(family, "local address")?;
@@ -126,12 +127,12 @@ fn read_message(
         Item::Update(TimedUpdate { time, update: Update::Withdraw { prefix } }, path_id)
     };
     while !withdrawn.is_empty() {
-        found.push(withdraw(nlri_entry(&mut withdrawn, Family::V4, add_path, "withdrawn route")?));
+        found.push(withdraw(nlri_entry(&mut withdrawn, Family::Ipv4, add_path, "withdrawn route")?));
     }
     if let Some(mut unreach) = attributes.mp_unreach {
         let afi = unreach.u16("MP_UNREACH_NLRI AFI")?;
         let safi = unreach.u8("MP_UNREACH_NLRI SAFI")?;
-        if let (Some(family), SAFI_UNICAST) = (Family::from_afi(afi), safi) {
+        if let (Some(family), SAFI_UNICAST) = (family_of_afi(afi), safi) {
             while !unreach.is_empty() {
                 found.push(withdraw(nlri_entry(&mut unreach, family, add_path, "MP_UNREACH_NLRI prefix")?));
             }
@@ -158,7 +159,7 @@ fn read_message(
         let next_hop = attributes.next_hop_v4()?;
         while !nlri.is_empty() {
             let offset = nlri.offset();
-            let prefix = nlri_entry(&mut nlri, Family::V4, add_path, "NLRI prefix")?;
+            let prefix = nlri_entry(&mut nlri, Family::Ipv4, add_path, "NLRI prefix")?;
             announce(prefix, offset, next_hop, "no NEXT_HOP");
         }
     }

@@ -4,8 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-use crate::addr::Prefix;
-use crate::load::updates::IpPrefix;
+use crate::addr::{Family, IpPrefix, Prefix};
 use crate::load::{LoadError, Position};
 
 /// Address family numbers (AFI).
@@ -14,27 +13,20 @@ pub(super) const AFI_IPV6: u16 = 2;
 /// Subsequent address family: unicast.
 pub(super) const SAFI_UNICAST: u8 = 1;
 
-/// IPv4 or IPv6.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Family {
-    V4,
-    V6,
+/// The address family an AFI number names.
+pub(super) fn family_of_afi(afi: u16) -> Option<Family> {
+    match afi {
+        AFI_IPV4 => Some(Family::Ipv4),
+        AFI_IPV6 => Some(Family::Ipv6),
+        _ => None,
+    }
 }
 
-impl Family {
-    pub(super) fn from_afi(afi: u16) -> Option<Family> {
-        match afi {
-            AFI_IPV4 => Some(Family::V4),
-            AFI_IPV6 => Some(Family::V6),
-            _ => None,
-        }
-    }
-
-    fn address_len(self) -> usize {
-        match self {
-            Family::V4 => 4,
-            Family::V6 => 16,
-        }
+/// Bytes of an address of `family`.
+fn address_len(family: Family) -> usize {
+    match family {
+        Family::Ipv4 => 4,
+        Family::Ipv6 => 16,
     }
 }
 
@@ -127,8 +119,8 @@ impl<'a> Cursor<'a> {
 
     pub(super) fn address(&mut self, family: Family, what: &str) -> Result<IpAddr, Malformed> {
         Ok(match family {
-            Family::V4 => IpAddr::V4(Ipv4Addr::from(self.array::<4>(what)?)),
-            Family::V6 => IpAddr::V6(Ipv6Addr::from(self.array::<16>(what)?)),
+            Family::Ipv4 => IpAddr::V4(Ipv4Addr::from(self.array::<4>(what)?)),
+            Family::Ipv6 => IpAddr::V6(Ipv6Addr::from(self.array::<16>(what)?)),
         })
     }
 
@@ -137,7 +129,7 @@ impl<'a> Cursor<'a> {
     pub(super) fn nlri_prefix(&mut self, family: Family, what: &str) -> Result<IpPrefix, Malformed> {
         let at = self.offset();
         let prefix_len = self.u8(what)?;
-        let max = 8 * family.address_len() as u8;
+        let max = 8 * address_len(family) as u8;
         if prefix_len > max {
             return Err(Malformed {
                 offset: at,
@@ -150,10 +142,10 @@ impl<'a> Cursor<'a> {
 
     /// A whole address and a prefix length byte after it (`TABLE_DUMP`).
     pub(super) fn full_prefix(&mut self, family: Family) -> Result<IpPrefix, Malformed> {
-        let bytes = self.take(family.address_len(), "prefix")?.bytes;
+        let bytes = self.take(address_len(family), "prefix")?.bytes;
         let at = self.offset();
         let prefix_len = self.u8("prefix length")?;
-        let max = 8 * family.address_len() as u8;
+        let max = 8 * address_len(family) as u8;
         if prefix_len > max {
             return Err(Malformed { offset: at, message: format!("prefix length {prefix_len} exceeds {max}") });
         }
@@ -166,10 +158,10 @@ fn prefix_from_bytes(family: Family, bytes: &[u8], prefix_len: u8) -> IpPrefix {
     let mut wide = [0u8; 16];
     wide[..bytes.len()].copy_from_slice(bytes);
     match family {
-        Family::V4 => {
+        Family::Ipv4 => {
             let addr = u32::from_be_bytes([wide[0], wide[1], wide[2], wide[3]]);
             IpPrefix::V4(Prefix::truncating(addr, prefix_len))
         }
-        Family::V6 => IpPrefix::V6(Prefix::truncating(u128::from_be_bytes(wide), prefix_len)),
+        Family::Ipv6 => IpPrefix::V6(Prefix::truncating(u128::from_be_bytes(wide), prefix_len)),
     }
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::str::FromStr;
 
 use super::bgp4mp::read_messages;
-use super::cursor::{Cursor, Family, Malformed};
+use super::cursor::{Cursor, Malformed};
+use crate::addr::Family;
 use super::records::is_mrt;
 use super::rib::{scan_rib, RibScan};
 use super::Content;
@@ -224,7 +225,7 @@ pub(super) fn peer_index_table(mut body: Cursor<'_>, scan: &mut RibScan) -> Resu
     for index in 0..count {
         let peer_type = body.u8("peer type")?;
         let bgp_id = Ipv4Addr::from(body.array::<4>("peer BGP id")?);
-        let family = if peer_type & 1 != 0 { Family::V6 } else { Family::V4 };
+        let family = if peer_type & 1 != 0 { Family::Ipv6 } else { Family::Ipv4 };
         let address = body.address(family, "peer address")?;
         let asn = body.asn(peer_type & 2 != 0, "peer ASN")?;
         let slot = scan.position(PeerKey::Slot(index));

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::cursor::{Cursor, Family};
+use super::cursor::Cursor;
+use crate::addr::Family;
 use super::Content;
 use crate::load::{warn, Decompressed, LoadError, LoadOptions, Position};
 
@@ -43,13 +44,13 @@ pub(super) enum Kind {
 pub(super) fn classify(mrt_type: u16, subtype: u16) -> Kind {
     match (mrt_type, subtype) {
         (TABLE_DUMP_V2, 1) => Kind::PeerIndexTable,
-        (TABLE_DUMP_V2, 2) => Kind::Rib { family: Family::V4, add_path: false },
-        (TABLE_DUMP_V2, 4) => Kind::Rib { family: Family::V6, add_path: false },
-        (TABLE_DUMP_V2, 8) => Kind::Rib { family: Family::V4, add_path: true },
-        (TABLE_DUMP_V2, 10) => Kind::Rib { family: Family::V6, add_path: true },
+        (TABLE_DUMP_V2, 2) => Kind::Rib { family: Family::Ipv4, add_path: false },
+        (TABLE_DUMP_V2, 4) => Kind::Rib { family: Family::Ipv6, add_path: false },
+        (TABLE_DUMP_V2, 8) => Kind::Rib { family: Family::Ipv4, add_path: true },
+        (TABLE_DUMP_V2, 10) => Kind::Rib { family: Family::Ipv6, add_path: true },
         (TABLE_DUMP_V2, 3 | 5 | 7 | 9 | 11) => Kind::Ignored,
-        (TABLE_DUMP, 1) => Kind::TableDump { family: Family::V4 },
-        (TABLE_DUMP, 2) => Kind::TableDump { family: Family::V6 },
+        (TABLE_DUMP, 1) => Kind::TableDump { family: Family::Ipv4 },
+        (TABLE_DUMP, 2) => Kind::TableDump { family: Family::Ipv6 },
         (BGP4MP | BGP4MP_ET, 1) => Kind::Message { as4: false, add_path: false },
         (BGP4MP | BGP4MP_ET, 4) => Kind::Message { as4: true, add_path: false },
         (BGP4MP | BGP4MP_ET, 8) => Kind::Message { as4: false, add_path: true },

@@ -1,0 +1,328 @@
+//! Random keys: the generators behind the benchmarks' key streams and the
+//! random sweeps, and one [`KeyGen`] per address width.
+//!
+//! - [`XorShift32`]: Marsaglia's xorshift32, the DXR and Poptrie papers'
+//!   key generator. One chain is six dependent operations a key, which caps
+//!   a core near 6 cycles a key (about 430 M keys/s at 2.6 GHz): enough
+//!   for scalar lookups.
+//! - [`XorShift32x16`]: sixteen xorshift32 lanes stepped together in
+//!   vector registers, a fraction of a cycle a key: the source of batched
+//!   IPv4 keys, which aim past that cap.
+//! - [`XorShift64Pair`]: two xorshift64 chains side by side, one per half
+//!   of a 128-bit key.
+//!
+//! [`Keys32`] and [`Keys128`] draw uniform keys inside a prefix (the key
+//! space) from them; [`crate::addr::Address::Keys`] names the one of each
+//! family, so a benchmark loop is written once for both.
+
+use crate::addr::{Address, Prefix};
+use crate::NextHop;
+
+/// Uniform random keys of one family inside a prefix.
+pub trait KeyGen<A: Address>: Clone + Send {
+    /// The space random keys of this family are drawn from by default:
+    /// all of IPv4, and the global unicast 2000::/3 for IPv6 (a uniform
+    /// 128-bit key almost never hits a route).
+    fn default_space() -> Prefix<A>;
+
+    /// Keys inside `space`, drawn from `seed`.
+    fn new(space: Prefix<A>, seed: u64) -> Self;
+
+    /// The next key.
+    #[allow(clippy::should_implement_trait)]
+    fn next(&mut self) -> A;
+
+    /// The next key XORed with `previous` (SEQ's dependency on the last
+    /// answer), still inside the space.
+    fn next_after(&mut self, previous: NextHop) -> A;
+
+    /// Fills `keys` with fresh keys, as fast as the generator allows (the
+    /// batched RND stream; for IPv4 not the keys [`KeyGen::next`] gives).
+    fn fill(&mut self, keys: &mut [A]);
+}
+
+/// Marsaglia's xorshift32: the key generator of every random test.
+#[derive(Clone, Copy, Debug)]
+pub struct XorShift32(u32);
+
+impl XorShift32 {
+    /// A generator from `seed` (any seed; zero is remapped).
+    pub fn new(seed: u64) -> Self {
+        let folded = (seed ^ (seed >> 32)) as u32;
+        XorShift32(if folded == 0 { 0x9e37_79b9 } else { folded })
+    }
+
+    /// The next key.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u32 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.0 = x;
+        x
+    }
+}
+
+/// Sixteen independent [`XorShift32`] lanes stepped together: the key
+/// source of batched RND. The compiler turns a step into a few vector
+/// shifts and XORs, so a key costs a fraction of a cycle.
+#[derive(Clone, Copy, Debug)]
+pub struct XorShift32x16([u32; XorShift32x16::LANES]);
+
+impl XorShift32x16 {
+    /// Lanes stepped at once.
+    pub const LANES: usize = 16;
+
+    /// Sixteen generators, each seeded from `seed` and its lane number
+    /// (SplitMix64 finaliser), none zero.
+    pub fn new(seed: u64) -> Self {
+        let mut lanes = [0u32; Self::LANES];
+        for (lane, state) in lanes.iter_mut().enumerate() {
+            let mixed = split_mix(seed.wrapping_add((lane as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+            *state = XorShift32::new(mixed).0;
+        }
+        XorShift32x16(lanes)
+    }
+
+    /// Fills `keys` with the next keys: lane `i` gives every key at an
+    /// index `i` modulo 16 (a final partial step uses the first lanes).
+    ///
+    /// Never inlined: compiled on its own, the steps are vector shifts and
+    /// XORs; inlined into a large benchmark loop, the compiler has been
+    /// seen to step the lanes one by one, which cost the batch paths a
+    /// fifth of their rate.
+    #[inline(never)]
+    pub fn fill(&mut self, keys: &mut [u32]) {
+        let (blocks, rest) = keys.as_chunks_mut::<{ Self::LANES }>();
+        for block in blocks {
+            self.step();
+            *block = self.0;
+        }
+        if !rest.is_empty() {
+            self.step();
+            rest.copy_from_slice(&self.0[..rest.len()]);
+        }
+    }
+
+    /// Steps every lane once.
+    #[inline(always)]
+    fn step(&mut self) {
+        for state in &mut self.0 {
+            *state ^= *state << 13;
+            *state ^= *state >> 17;
+            *state ^= *state << 5;
+        }
+    }
+}
+
+/// SplitMix64's finaliser: spreads nearby seeds over the state space.
+fn split_mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Two Marsaglia xorshift64 generators side by side, one per half of a
+/// 128-bit key. The halves are independent chains, so the CPU steps both
+/// at once: a key costs about as much as one xorshift64 step.
+#[derive(Clone, Copy, Debug)]
+pub struct XorShift64Pair {
+    high: u64,
+    low: u64,
+}
+
+impl XorShift64Pair {
+    /// A generator from `seed` (any seed; the two halves get distinct,
+    /// non-zero states).
+    pub fn new(seed: u64) -> Self {
+        let nonzero = |state: u64| if state == 0 { 0x9e37_79b9_7f4a_7c15 } else { state };
+        XorShift64Pair {
+            high: nonzero(split_mix(seed)),
+            low: nonzero(split_mix(seed.wrapping_add(0x9e37_79b9_7f4a_7c15))),
+        }
+    }
+
+    #[inline(always)]
+    fn step(mut x: u64) -> u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+
+    /// The next 128 random bits.
+    #[inline(always)]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u128 {
+        self.high = Self::step(self.high);
+        self.low = Self::step(self.low);
+        (u128::from(self.high) << 64) | u128::from(self.low)
+    }
+}
+
+/// Uniform IPv4 keys inside a prefix: scalar keys from one [`XorShift32`]
+/// (the papers' stream: with the default space, exactly its values),
+/// batches from an [`XorShift32x16`] seeded alike.
+#[derive(Clone, Copy, Debug)]
+pub struct Keys32 {
+    rng: XorShift32,
+    lanes: XorShift32x16,
+    network: u32,
+    host_mask: u32,
+}
+
+impl KeyGen<u32> for Keys32 {
+    fn default_space() -> Prefix<u32> {
+        Prefix::default_route()
+    }
+
+    fn new(space: Prefix<u32>, seed: u64) -> Self {
+        Keys32 {
+            rng: XorShift32::new(seed),
+            lanes: XorShift32x16::new(seed),
+            network: space.addr(),
+            host_mask: !u32::mask(space.prefix_len()),
+        }
+    }
+
+    #[inline(always)]
+    fn next(&mut self) -> u32 {
+        self.network | (self.rng.next() & self.host_mask)
+    }
+
+    #[inline(always)]
+    fn next_after(&mut self, previous: NextHop) -> u32 {
+        self.network | ((self.rng.next() ^ previous) & self.host_mask)
+    }
+
+    #[inline]
+    fn fill(&mut self, keys: &mut [u32]) {
+        self.lanes.fill(keys);
+        if self.host_mask != u32::MAX {
+            for key in keys {
+                *key = self.network | (*key & self.host_mask);
+            }
+        }
+    }
+}
+
+/// Uniform IPv6 keys inside a prefix: the network bits fixed, the host bits
+/// from an [`XorShift64Pair`].
+#[derive(Clone, Copy, Debug)]
+pub struct Keys128 {
+    rng: XorShift64Pair,
+    network: u128,
+    host_mask: u128,
+}
+
+impl KeyGen<u128> for Keys128 {
+    fn default_space() -> Prefix<u128> {
+        Prefix::new(0x2000 << 112, 3).expect("2000::/3 has no host bits")
+    }
+
+    fn new(space: Prefix<u128>, seed: u64) -> Self {
+        Keys128 { rng: XorShift64Pair::new(seed), network: space.addr(), host_mask: !u128::mask(space.prefix_len()) }
+    }
+
+    #[inline(always)]
+    fn next(&mut self) -> u128 {
+        self.network | (self.rng.next() & self.host_mask)
+    }
+
+    #[inline(always)]
+    fn next_after(&mut self, previous: NextHop) -> u128 {
+        self.network | ((self.rng.next() ^ u128::from(previous)) & self.host_mask)
+    }
+
+    #[inline]
+    fn fill(&mut self, keys: &mut [u128]) {
+        for key in keys {
+            *key = self.next();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xorshift_is_deterministic_and_never_zero() {
+        let mut a = XorShift32::new(7);
+        let mut b = XorShift32::new(7);
+        let first: Vec<u32> = (0..100).map(|_| a.next()).collect();
+        assert_eq!(first, (0..100).map(|_| b.next()).collect::<Vec<_>>());
+        assert!(first.iter().all(|&key| key != 0));
+        let mut zero = XorShift32::new(0);
+        assert_ne!(zero.next(), 0);
+    }
+
+    #[test]
+    fn sixteen_lanes_are_independent_and_uniform() {
+        let mut lanes = XorShift32x16::new(7);
+        let mut keys = vec![0u32; 1 << 16];
+        lanes.fill(&mut keys);
+        let mut again = XorShift32x16::new(7);
+        let mut first = [0u32; 16];
+        again.fill(&mut first);
+        assert_eq!(first[..], keys[..16]);
+        let distinct: std::collections::HashSet<u32> = first.iter().copied().collect();
+        assert_eq!(distinct.len(), 16, "lanes seeded alike");
+        for bit in 0..32 {
+            let ones = keys.iter().filter(|&&key| key >> bit & 1 == 1).count() as f64;
+            let share = ones / keys.len() as f64;
+            assert!((share - 0.5).abs() < 0.01, "bit {bit} set in {share:.3} of keys");
+        }
+        let mut top_bytes = [0u32; 256];
+        for &key in &keys {
+            top_bytes[(key >> 24) as usize] += 1;
+        }
+        // 256 keys expected per bucket; a skewed stream leaves some far off.
+        assert!(top_bytes.iter().all(|&count| (160..=352).contains(&count)), "{top_bytes:?}");
+    }
+
+    #[test]
+    fn generator_is_deterministic_and_fills_both_halves() {
+        let draw = |seed| {
+            let mut rng = XorShift64Pair::new(seed);
+            (0..1000).map(|_| rng.next()).collect::<Vec<u128>>()
+        };
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+        let keys = draw(0);
+        assert!(keys.iter().all(|&key| key >> 64 != 0 && key as u64 != 0), "a half stuck at zero");
+        // Every bit position is set in some key and clear in another.
+        let ones = keys.iter().fold(0u128, |bits, &key| bits | key);
+        let zeros = keys.iter().fold(0u128, |bits, &key| bits | !key);
+        assert_eq!((ones, zeros), (u128::MAX, u128::MAX));
+        assert!(keys.iter().all(|&key| (key >> 64) as u64 != key as u64), "halves in lockstep");
+    }
+
+    #[test]
+    fn keys_stay_inside_their_space() {
+        for (prefix, top_bits) in [(Keys128::default_space(), 3), ("2000::/8".parse().unwrap(), 8)] {
+            let prefix: Prefix<u128> = prefix;
+            let mut gen = Keys128::new(prefix, 3);
+            let keys: Vec<u128> = (0..10_000).map(|_| gen.next()).collect();
+            assert!(keys.iter().all(|&key| prefix.contains(key)), "{prefix}: a key outside");
+            // The host bits vary: the first bit below the prefix takes both values.
+            let below = 127 - top_bits;
+            assert!(keys.iter().any(|&key| key >> below & 1 == 1));
+            assert!(keys.iter().any(|&key| key >> below & 1 == 0));
+            let mut again = Keys128::new(prefix, 3);
+            assert!(keys.iter().all(|&key| key == again.next()), "{prefix}: not deterministic");
+        }
+        assert_eq!(Keys128::default_space().to_string(), "2000::/3");
+        // IPv4 keys in a space: the scalar and the batch stream stay inside.
+        let prefix: Prefix<u32> = "10.128.0.0/9".parse().unwrap();
+        let mut gen = Keys32::new(prefix, 5);
+        let mut batch = [0u32; 100];
+        gen.fill(&mut batch);
+        assert!(batch.iter().chain(&[gen.next(), gen.next_after(0xffff)]).all(|&key| prefix.contains(key)));
+        // The default space gives the papers' stream itself.
+        let (mut keys, mut rng) = (Keys32::new(Keys32::default_space(), 9), XorShift32::new(9));
+        assert!((0..100).all(|_| keys.next() == rng.next()));
+    }
+}

@@ -1,0 +1,293 @@
+//! DIR-24-8 serving readers while the router applies updates.
+//!
+//! [`super::Dir24Table::insert`] and [`super::Dir24Table::remove`] keep
+//! their own rule table and need the table exclusively. Behind the router, which holds the RIB, the
+//! updater instead recomputes every /24 block that a changed prefix
+//! overlaps from the RIB's runs over the block:
+//!
+//! - one next hop for the whole block: the `tbl24` entry holds it (a group
+//!   the block had is retired);
+//! - several: the block's group gets the 256 answers, rewritten in place
+//!   slot by slot if the block already has a group (a lookup reads one slot:
+//!   it sees the old or the new answer), else filled in a fresh group before
+//!   the `tbl24` entry pointing to it is stored with `Release` (children
+//!   before parents).
+//!
+//! A retired group waits, tagged with the generation being served, until no
+//! reader can still hold the `tbl24` entry that pointed to it, then joins
+//! the free groups. The group array has room to grow (half the groups in
+//! use, at least 1,024) allocated up front, since it cannot be reallocated
+//! under readers; when it runs out, the updater moves to a copy with a
+//! larger group array (a relocation: 64 MiB of `tbl24` copied), and the
+//! router publishes that. Entries written here carry prefix length 24 (in
+//! `tbl24`) or 32 (in groups): no rule table is kept, the router's RIB is
+//! the rule table (the route count, [`Dir24::routes`], is the RIB's).
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::{Dir24, Dir24Table, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
+use crate::addr::Prefix4;
+use crate::error::BuildError;
+use crate::fib::{BuildOptions, Fib};
+use crate::live::{Applied, ApplyContext, Limbo, Updater};
+use crate::rib::Rib4;
+use crate::{NextHop, NO_ROUTE};
+
+/// The DIR-24-8 engine's updater (module docs above).
+pub struct Dir24Updater {
+    fib: Arc<Dir24>,
+    /// Groups no reader can reach, free for reuse.
+    free_groups: Vec<u32>,
+    /// Retired groups, until no reader can hold a `tbl24` entry pointing
+    /// to them.
+    limbo: Limbo<u32>,
+    /// Groups in the group array ever handed out (the rest is room to grow).
+    groups_used: u32,
+    /// Address intervals of a batch.
+    spans: Vec<(u32, u32)>,
+    /// The answers of one block's 256 addresses.
+    slots: Vec<Entry>,
+    /// The batch being applied moved to a larger copy of the table.
+    relocated: bool,
+}
+
+impl Dir24Updater {
+    /// Builds the table from `rib`, with room for more groups.
+    pub fn new(rib: &Rib4) -> Result<Self, BuildError> {
+        let (mut table, free_groups) = Dir24Table::build(rib)?.into_parts();
+        let groups_used = (table.tbl8.len() / GROUP_ENTRIES) as u32;
+        let capacity = Self::capacity_for(groups_used as usize - free_groups.len(), groups_used as usize);
+        table.tbl8.resize_with(capacity * GROUP_ENTRIES, || AtomicU32::new(0));
+        Ok(Dir24Updater {
+            fib: Arc::new(table),
+            free_groups,
+            limbo: Limbo::default(),
+            groups_used,
+            spans: Vec::new(),
+            slots: Vec::with_capacity(GROUP_ENTRIES),
+            relocated: false,
+        })
+    }
+
+    /// Groups to allocate for `in_use` groups, at least `at_least`.
+    fn capacity_for(in_use: usize, at_least: usize) -> usize {
+        (in_use + in_use / 2 + 1024).max(at_least).min(1 << 24)
+    }
+
+    /// The live table.
+    pub fn dir24(&self) -> &Arc<Dir24> {
+        &self.fib
+    }
+
+    /// A group no reader can reach: a free one, a never used one, or one of
+    /// a larger copy of the table (once per batch); `None` if none is left.
+    fn allocate_group(&mut self, bytes_written: &mut u64) -> Option<u32> {
+        if let Some(group) = self.free_groups.pop() {
+            return Some(group);
+        }
+        let capacity = (self.fib.tbl8.len() / GROUP_ENTRIES) as u32;
+        if self.groups_used < capacity {
+            self.groups_used += 1;
+            return Some(self.groups_used - 1);
+        }
+        if self.relocated {
+            return None;
+        }
+        self.relocate(bytes_written);
+        self.allocate_group(bytes_written)
+    }
+
+    /// Moves to a copy of the table with a larger group array, in which
+    /// every retired group is free (no reader searches the copy before it is
+    /// published, and its `tbl24` never points at retired groups).
+    fn relocate(&mut self, bytes_written: &mut u64) {
+        let fib = &*self.fib;
+        let in_use = self.groups_used as usize - self.free_groups.len() - self.limbo.len();
+        let capacity = Self::capacity_for(in_use, fib.tbl8.len() / GROUP_ENTRIES);
+        let copy = |cells: &[AtomicU32], len: usize| -> Vec<AtomicU32> {
+            let mut copied = Vec::with_capacity(len);
+            copied.extend(cells.iter().map(|cell| AtomicU32::new(cell.load(Ordering::Relaxed))));
+            copied.resize_with(len, || AtomicU32::new(0));
+            copied
+        };
+        let relocated = Dir24 {
+            tbl24: copy(&fib.tbl24, fib.tbl24.len()).into(),
+            tbl8: copy(&fib.tbl8, capacity * GROUP_ENTRIES),
+            routes: AtomicUsize::new(fib.routes()),
+        };
+        let free_groups = &mut self.free_groups;
+        self.limbo.drain(|group| free_groups.push(group));
+        *bytes_written += relocated.footprint() as u64;
+        self.fib = Arc::new(relocated);
+        self.relocated = true;
+    }
+
+    /// Rewrites block `block` (a /24) for the runs `runs` (offset in the
+    /// block, next hop); `false` if it needs a group and none is left.
+    fn update_block(&mut self, block: u32, runs: &[(u32, NextHop)], generation: u64, bytes_written: &mut u64) -> bool {
+        let old = Entry(self.fib.tbl24[block as usize].load(Ordering::Relaxed));
+        if let [(_, next_hop)] = runs[..] {
+            let entry = if next_hop == NO_ROUTE { Entry::INVALID } else { Entry::route(next_hop, 24) };
+            if entry != old {
+                self.fib.tbl24[block as usize].store(entry.0, Ordering::Release);
+                *bytes_written += 4;
+                if old.is_extended() {
+                    self.limbo.retire(generation, old.value());
+                }
+            }
+            return true;
+        }
+        self.slots.clear();
+        for (index, &(offset, next_hop)) in runs.iter().enumerate() {
+            let end = runs.get(index + 1).map_or(GROUP_ENTRIES as u32, |&(next, _)| next);
+            let entry = if next_hop == NO_ROUTE { Entry::INVALID } else { Entry::route(next_hop, 32) };
+            self.slots.extend((offset..end).map(|_| entry));
+        }
+        if old.is_extended() {
+            // In place, slot by slot: a lookup reads one slot.
+            let start = old.value() as usize * GROUP_ENTRIES;
+            for (cell, entry) in self.fib.tbl8[start..start + GROUP_ENTRIES].iter().zip(&self.slots) {
+                if cell.load(Ordering::Relaxed) != entry.0 {
+                    cell.store(entry.0, Ordering::Relaxed);
+                    *bytes_written += 4;
+                }
+            }
+            return true;
+        }
+        let Some(group) = self.allocate_group(bytes_written) else {
+            return false;
+        };
+        let start = group as usize * GROUP_ENTRIES;
+        for (cell, entry) in self.fib.tbl8[start..start + GROUP_ENTRIES].iter().zip(&self.slots) {
+            cell.store(entry.0, Ordering::Relaxed);
+        }
+        self.fib.tbl24[block as usize].store(Entry::group(group).0, Ordering::Release);
+        *bytes_written += 4 * (GROUP_ENTRIES as u64 + 1);
+        true
+    }
+}
+
+impl Updater<u32> for Dir24Updater {
+    fn name(&self) -> &str {
+        "dir24-8"
+    }
+
+    fn fib(&self) -> Arc<dyn Fib<u32>> {
+        self.fib.clone()
+    }
+
+    fn max_next_hop(&self) -> NextHop {
+        MAX_NEXT_HOP
+    }
+
+    fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
+        self.relocated = false;
+        let free_groups = &mut self.free_groups;
+        self.limbo.reclaim(context.oldest_held, |group| free_groups.push(group));
+        self.spans.clear();
+        self.spans.extend(changed.iter().map(|prefix| (prefix.first() >> 8, prefix.last() >> 8)));
+        self.spans.sort_unstable();
+        let mut bytes_written = 0;
+        let mut runs: Vec<(u32, NextHop)> = Vec::with_capacity(GROUP_ENTRIES);
+        let spans = std::mem::take(&mut self.spans);
+        let mut done_through: Option<u32> = None;
+        let mut out_of_groups = false;
+        for &(first, last) in &spans {
+            // Blocks an earlier (overlapping) interval already rewrote.
+            let first = match done_through {
+                Some(done) if done >= last => continue,
+                Some(done) if done >= first => done + 1,
+                _ => first,
+            };
+            let mut block = first;
+            runs.clear();
+            rib.for_each_run(first << 8, last << 8 | 0xff, |start, next_hop| {
+                if out_of_groups {
+                    return;
+                }
+                while start >> 8 != block {
+                    let carried = runs.last().map(|&(_, hop)| hop);
+                    out_of_groups |= !self.update_block(block, &runs, context.published, &mut bytes_written);
+                    block += 1;
+                    runs.clear();
+                    if let Some(hop) = carried {
+                        runs.push((0, hop));
+                    }
+                }
+                if runs.len() == 1 && start & 0xff == 0 {
+                    runs.clear();
+                }
+                runs.push((start & 0xff, next_hop));
+            });
+            while !out_of_groups && block <= last {
+                let carried = runs.last().map(|&(_, hop)| hop);
+                out_of_groups |= !self.update_block(block, &runs, context.published, &mut bytes_written);
+                runs.clear();
+                runs.extend(carried.map(|hop| (0, hop)));
+                block += 1;
+            }
+            done_through = Some(last);
+        }
+        self.spans = spans;
+        if out_of_groups {
+            let fresh = Self::new(rib)?;
+            let bytes_written = fresh.fib.footprint() as u64;
+            *self = fresh;
+            return Ok(Applied { rebuilt: true, bytes_written, ..Applied::default() });
+        }
+        self.fib.routes.store(rib.len(), Ordering::Relaxed);
+        Ok(Applied { rebuilt: false, relocated: self.relocated, bytes_written })
+    }
+}
+
+/// Registry updater for `dir24-8`: in place, groups reused once no
+/// reader can reach them.
+pub fn updater(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater<u32>>, BuildError> {
+    if options.max_next_hop > MAX_NEXT_HOP {
+        return Err(super::update::next_hop_too_large(options.max_next_hop));
+    }
+    Ok(Box::new(Dir24Updater::new(rib)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::addr::Prefix4;
+    use crate::nexthop::{Label, Mapping, NextHopTable};
+    use crate::rib::Rib4;
+    use crate::router::{assert_matches_rib, Router, Update, Window};
+
+    #[test]
+    fn groups_are_reused_only_past_readers_and_relocate_when_out() {
+        let mut rib = Rib4::new();
+        rib.insert("10.0.0.0/8".parse().unwrap(), 1);
+        let mut router =
+            Router::new("dir24-8", rib, NextHopTable::new(Mapping::Modulo(100)), Window::Count(1)).unwrap();
+        let label = |hop: u64| Label::Number(hop - 1);
+        // /25s in 2,000 different /24s: a group each, then withdrawn.
+        let prefix = |index: u32| Prefix4::new(0x0a00_0000 | index << 8, 25).unwrap();
+        let held = router.reader().snapshot();
+        for index in 0..2000 {
+            router.apply(&[Update::Announce { prefix: prefix(index), value: label(2 + u64::from(index % 50)) }]).unwrap();
+        }
+        for index in 0..2000 {
+            router.apply(&[Update::Withdraw { prefix: prefix(index) }]).unwrap();
+        }
+        // Held generation 0 kept every retired group out of reuse: 2,000
+        // groups in a 1,024-group array need a relocation.
+        assert!(router.stats().relocations >= 1, "{:?}", router.stats());
+        assert_eq!(router.stats().full_rebuilds, 0);
+        assert_matches_rib(&router);
+        // The held generation's table was updated in place until the
+        // relocation: per address, the old or a newer answer.
+        assert!([1, 3].contains(&held.fib().lookup(0x0a00_0100)));
+        assert_eq!(held.fib().lookup(0x0a00_0180), 1);
+        drop(held);
+        for index in 0..2000 {
+            router.apply(&[Update::Announce { prefix: prefix(index), value: label(7) }]).unwrap();
+        }
+        assert_matches_rib(&router);
+        assert_eq!(router.reader().lookup(0x0a00_0a7f), 7);
+        assert_eq!(router.reader().lookup(0x0a00_0a80), 1);
+    }
+}

@@ -1,0 +1,292 @@
+//! The DXR hot path: one direct-table load, then (for a minority of keys)
+//! a branch-free binary search in the chunk's fragments.
+//!
+//! The direct entry is loaded with `Acquire` and fragments with `Relaxed`
+//! (see the module docs of [`super`]): on x86-64 these are plain loads.
+
+use std::sync::atomic::Ordering;
+
+use super::{Cell, DirectEntry, Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FRAGS_MASK, FRAGS_XL};
+use crate::fib::forward_fib;
+use crate::simd::{self, GROUP, LANES};
+use crate::NextHop;
+
+impl<const K: u32> Dxr<K> {
+    /// Longest-prefix match for `addr`.
+    #[inline(always)]
+    pub fn lookup(&self, addr: u32) -> NextHop {
+        let chunk = (addr >> Self::SHIFT) as usize;
+        debug_assert!(chunk < self.direct.len());
+        // SAFETY: `direct` has exactly 2^K entries and `chunk < 2^K`.
+        let entry = unsafe { self.direct.get_unchecked(chunk) }.load(Ordering::Acquire);
+        if entry & FRAGS_MASK == 0 {
+            return entry >> BASE_SHIFT;
+        }
+        self.search(entry, addr & Self::OFFSET_MASK)
+    }
+
+    /// Binary search of the chunk that `entry` describes for `offset`.
+    #[inline(always)]
+    fn search(&self, entry: DirectEntry, offset: u32) -> NextHop {
+        let base = (entry >> BASE_SHIFT) as usize;
+        let count = entry & FRAGS_MASK;
+        if count == FRAGS_XL {
+            return self.search_rare(entry, offset);
+        }
+        match (entry >> FORMAT_SHIFT) & 3 {
+            FORMAT_SHORT => {
+                let probe = (offset | 0xff) as u16;
+                NextHop::from(search_sorted(&self.range_short, base, count as usize, probe) & 0xff)
+            }
+            FORMAT_LONG => {
+                let probe = offset << K | Self::LONG_HOP_MASK;
+                search_sorted(&self.range_long, base, count as usize, probe) & Self::LONG_HOP_MASK
+            }
+            _ => self.search_rare(entry, offset),
+        }
+    }
+
+    /// Chunks of the wide format, or of more than 254 fragments (the count
+    /// then is in a header entry at `base`).
+    #[cold]
+    #[inline(never)]
+    fn search_rare(&self, entry: DirectEntry, offset: u32) -> NextHop {
+        let mut base = (entry >> BASE_SHIFT) as usize;
+        let header = entry & FRAGS_MASK == FRAGS_XL;
+        let mut count = (entry & FRAGS_MASK) as usize;
+        match (entry >> FORMAT_SHIFT) & 3 {
+            FORMAT_SHORT => {
+                if header {
+                    count = usize::from(self.range_short[base].get());
+                    base += 1;
+                }
+                let fragment = search_sorted(&self.range_short, base, count, (offset | 0xff) as u16);
+                NextHop::from(fragment & 0xff)
+            }
+            FORMAT_LONG => {
+                if header {
+                    count = self.range_long[base].get() as usize;
+                    base += 1;
+                }
+                let probe = offset << K | Self::LONG_HOP_MASK;
+                search_sorted(&self.range_long, base, count, probe) & Self::LONG_HOP_MASK
+            }
+            _ => {
+                if header {
+                    count = self.range_wide[base].get() as usize;
+                    base += 1;
+                }
+                let probe = u64::from(offset) << 32 | u64::from(u32::MAX);
+                search_sorted(&self.range_wide, base, count, probe) as NextHop
+            }
+        }
+    }
+}
+
+/// The last of `table[base..base + count]` that is `<= probe` (the first
+/// entry always is: it starts at offset 0).
+#[inline(always)]
+fn search_sorted<C: Cell>(table: &[C], base: usize, count: usize, probe: C::Word) -> C::Word {
+    debug_assert!(count >= 1 && base + count <= table.len());
+    let mut low = base;
+    let mut remaining = count;
+    while remaining > 1 {
+        let half = remaining / 2;
+        // SAFETY: low + half < base + count <= table.len() (checked above in
+        // debug builds; the builder guarantees it for every direct entry).
+        let middle = unsafe { table.get_unchecked(low + half) }.get();
+        low = if middle <= probe { low + half } else { low };
+        remaining -= half;
+    }
+    // SAFETY: low lies in base..base + count.
+    unsafe { table.get_unchecked(low) }.get()
+}
+
+impl<const K: u32> Dxr<K> {
+    /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
+    ///
+    /// Keys go in groups of 32, through two stages, software-pipelined
+    /// ([`simd::pipeline`]):
+    ///
+    /// ```text
+    ///  direct(0)  direct(1)  search(0)  direct(2)  search(1)  ...  search(last)
+    /// ```
+    ///
+    /// 1. the direct stage loads the group's direct entries at once (AVX2
+    ///    gathers, 8 lanes at a time, or 32 scalar loads: see
+    ///    [`crate::simd`]) and writes every key's next hop as if its chunk
+    ///    were resolved directly; no branch depends on the loaded entries;
+    /// 2. the range stage searches the chunks of the keys that need it
+    ///    (about 1 in 8 with D18R on a full table), one group behind: the
+    ///    next group's loads are in flight while it waits for fragments,
+    ///    and the branches on its direct entries find them loaded.
+    ///
+    /// With AVX-512 a range search is no search at all for chunks of up
+    /// to 64 short (32 long) fragments: one or two masked compares count
+    /// the fragments that start at or below the key, and that count picks
+    /// the fragment ([`crate::simd::x86::last_le_u16`]); AVX2 does the same
+    /// for chunks of up to 32 short (16 long) fragments. Other chunks, and
+    /// the scalar level, use the scalar lookup's branch-free binary search.
+    /// The batch path allocates nothing.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `keys`.
+    pub fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
+        assert!(out.len() >= keys.len(), "output shorter than keys");
+        let out = &mut out[..keys.len()];
+        match simd::level() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level is at most `simd::detected()`, so the CPU has
+            // AVX-512 F and BW, BMI2, POPCNT and AVX2.
+            simd::Level::Avx512 => unsafe { self.lookup_batch_avx512(keys, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above, with AVX2 and POPCNT.
+            simd::Level::Avx2 => unsafe { self.lookup_batch_avx2(keys, out) },
+            _ => self.pipeline(keys, out, simd::direct_stage_scalar, Self::search),
+        }
+    }
+
+    /// The pipeline with AVX2 gathers and AVX2 counting range searches.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,popcnt")]
+    unsafe fn lookup_batch_avx2(&self, keys: &[u32], out: &mut [NextHop]) {
+        // SAFETY: AVX2 and POPCNT are this function's contract; `direct` has
+        // 2^K entries, so every index `key >> (32 - K)` is inside it.
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        // SAFETY: `search_avx2` needs AVX2 and POPCNT, this function's contract.
+        self.pipeline(keys, out, gather, |dxr: &Self, entry, offset| unsafe { dxr.search_avx2(entry, offset) })
+    }
+
+    /// The pipeline with AVX2 gathers and counting range searches.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, AVX-512 F and BW, BMI2 and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,bmi2,popcnt")]
+    unsafe fn lookup_batch_avx512(&self, keys: &[u32], out: &mut [NextHop]) {
+        // SAFETY: as in `lookup_batch_avx2`; the features of `search_avx512`
+        // are this function's contract.
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        // SAFETY: `search_avx512`'s features are this function's contract.
+        self.pipeline(keys, out, gather, |dxr: &Self, entry, offset| unsafe { dxr.search_avx512(entry, offset) })
+    }
+
+    /// The two stages (see [`Dxr::lookup_batch`]); `out.len() == keys.len()`.
+    #[inline(always)]
+    fn pipeline(&self, keys: &[u32], out: &mut [NextHop], gather: impl simd::DirectKernel, search: impl Fn(&Self, DirectEntry, u32) -> NextHop) {
+        simd::pipeline(
+            keys,
+            out,
+            |keys, out| self.direct_group(keys, out, &gather),
+            |key, out| {
+                let entry = self.direct[(key >> Self::SHIFT) as usize].load(Ordering::Relaxed);
+                *out = search(self, entry, key & Self::OFFSET_MASK);
+            },
+        );
+    }
+
+    /// The direct stage of the first (up to) 32 keys of `keys`: writes
+    /// their next hops as if resolved directly, and returns the mask of
+    /// the keys that need a range search.
+    #[inline(always)]
+    fn direct_group(
+        &self,
+        keys: &[u32],
+        out: &mut [NextHop],
+        gather: impl simd::DirectKernel,
+    ) -> u32 {
+        let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
+            return self.direct_group_short(keys, out, gather);
+        };
+        let test = simd::DirectTest { shift: Self::SHIFT, test_mask: FRAGS_MASK, test_value: 0, value_shift: BASE_SHIFT, value_mask: u32::MAX };
+        let (low, high) = out.split_at_mut(LANES);
+        let resolved = gather(&self.direct, keys[..LANES].try_into().expect("16 keys"), test, low.try_into().expect("16 slots"))
+            | gather(&self.direct, keys[LANES..].try_into().expect("16 keys"), test, high.try_into().expect("16 slots")) << LANES;
+        !resolved
+    }
+
+    /// [`Dxr::direct_group`] for the last keys of a batch (fewer than 32),
+    /// through a padded copy.
+    #[cold]
+    fn direct_group_short(
+        &self,
+        keys: &[u32],
+        out: &mut [NextHop],
+        gather: impl simd::DirectKernel,
+    ) -> u32 {
+        let count = keys.len();
+        debug_assert!(count < GROUP && out.len() == count);
+        let (mut padded, mut slots) = ([0u32; GROUP], [0 as NextHop; GROUP]);
+        padded[..count].copy_from_slice(keys);
+        let searches = self.direct_group(&padded, &mut slots, gather);
+        out.copy_from_slice(&slots[..count]);
+        searches & !(u32::MAX << count)
+    }
+
+    /// The range search of a chunk with AVX2 (see [`Dxr::counting_search`]).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    #[target_feature(enable = "avx2,popcnt")]
+    unsafe fn search_avx2(&self, entry: DirectEntry, offset: u32) -> NextHop {
+        // SAFETY: the features are this function's contract; the kernels'
+        // bounds are `counting_search`'s.
+        let short = |words, count, probe| unsafe { simd::x86::last_le_u16_avx2(words, count, probe) };
+        // SAFETY: as for `short`.
+        let long = |words, count, probe| unsafe { simd::x86::last_le_u32_avx2(words, count, probe) };
+        self.counting_search(entry, offset, (32, 16), short, long)
+    }
+
+    /// The range search of a chunk with AVX-512 (see [`Dxr::counting_search`]).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and BW, BMI2 and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,bmi2,popcnt")]
+    unsafe fn search_avx512(&self, entry: DirectEntry, offset: u32) -> NextHop {
+        // SAFETY: as in `search_avx2`.
+        let short = |words, count, probe| unsafe { simd::x86::last_le_u16(words, count, probe) };
+        // SAFETY: as for `short`.
+        let long = |words, count, probe| unsafe { simd::x86::last_le_u32(words, count, probe) };
+        self.counting_search(entry, offset, (64, 32), short, long)
+    }
+
+    /// The range search of a chunk of up to `largest.0` short or
+    /// `largest.1` long fragments by counting (`short` and `long` return
+    /// the last of `count` sorted words not above a probe); other chunks
+    /// get the binary search. The kernels are given only a chunk's own
+    /// fragments, and, for short ones, one readable word after them (the
+    /// chunk is not the last of its table).
+    #[inline(always)]
+    fn counting_search(
+        &self,
+        entry: DirectEntry,
+        offset: u32,
+        largest: (u32, u32),
+        short: impl Fn(*const u16, u32, u16) -> u16,
+        long: impl Fn(*const u32, u32, u32) -> u32,
+    ) -> NextHop {
+        let base = (entry >> BASE_SHIFT) as usize;
+        let count = entry & FRAGS_MASK;
+        match (entry >> FORMAT_SHIFT) & 3 {
+            // The builder and the updater keep every chunk's fragments in
+            // range_short[base..base + count] (range_long for long ones).
+            FORMAT_SHORT if count <= largest.0 && base + (count as usize) < self.range_short.len() => {
+                NextHop::from(short(self.range_short[base..].as_ptr().cast(), count, (offset | 0xff) as u16) & 0xff)
+            }
+            FORMAT_LONG if count <= largest.1 => {
+                debug_assert!(base + count as usize <= self.range_long.len());
+                long(self.range_long.as_ptr().wrapping_add(base).cast(), count, offset << K | Self::LONG_HOP_MASK) & Self::LONG_HOP_MASK
+            }
+            _ => self.search(entry, offset),
+        }
+    }
+}
+
+forward_fib!([const K: u32] Dxr<K>, u32, |_dxr| Self::engine_name(), [lookup_batch]);

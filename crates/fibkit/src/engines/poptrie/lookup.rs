@@ -1,0 +1,223 @@
+//! The lookup: Algorithm 1 of the paper with the *leafvec* of Algorithm 2
+//! and the direct pointing of Algorithm 3.
+//!
+//! The key is shifted left as the lookup descends, so every level reads its
+//! chunk from the key's top 6 bits; past the key's last bit the chunk fills
+//! with zeros, which the builder accounts for.
+
+use crate::addr::Address;
+use crate::fib::forward_fib;
+use crate::NextHop;
+
+use std::sync::atomic::Ordering;
+
+use super::{Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
+use crate::simd::{self, GROUP, LANES};
+
+/// The top 6 bits of `key`.
+#[inline(always)]
+fn chunk<A: Address>(key: A) -> u32 {
+    (key >> (u32::from(A::BITS) - K)).to_u128() as u32
+}
+
+impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+    /// Longest-prefix match for `addr`: its next hop, or [`crate::NO_ROUTE`].
+    #[inline]
+    pub fn lookup(&self, addr: A) -> NextHop {
+        let mut key = addr;
+        let mut index = 0;
+        if S > 0 {
+            let entry = self.direct_entry((addr >> (u32::from(A::BITS) - S)).to_u128() as usize);
+            if entry & DIRECT_LEAF != 0 {
+                return entry & !DIRECT_LEAF;
+            }
+            index = entry as usize;
+            key = key << S;
+        }
+        self.walk(index, key)
+    }
+
+    /// The lookup below the direct table: from node `index` down, with
+    /// `key` shifted past the bits read above it.
+    #[inline(always)]
+    fn walk(&self, index: usize, mut key: A) -> NextHop {
+        let mut node = self.node(index);
+        let mut v = chunk(key);
+        while node.is_internal(v) {
+            node = self.node(node.child_index(v));
+            key = key << K;
+            v = chunk(key);
+        }
+        self.leaf(node.leaf_index(v)).next_hop()
+    }
+
+    #[inline(always)]
+    fn direct_entry(&self, index: usize) -> u32 {
+        debug_assert!(index < self.direct.len());
+        // SAFETY: `index` has S bits and `direct` has 2^S entries
+        // (`check_indexes` asserts it at build time).
+        // `Acquire`: the subtree an updater stored before this entry is seen.
+        unsafe { self.direct.get_unchecked(index) }.load(Ordering::Acquire)
+    }
+
+    #[inline(always)]
+    fn node(&self, index: usize) -> &NodeCell {
+        debug_assert!(index < self.nodes.len());
+        // SAFETY: node indexes come from a `direct` entry, `base1` plus a
+        // count of at most the node's children, or 0 for S = 0;
+        // `check_indexes` asserted at build time that all of these lie
+        // inside `nodes`; the updater only publishes subtrees it checked the
+        // same way (`PoptrieUpdater::write_subtree`).
+        unsafe { self.nodes.get_unchecked(index) }
+    }
+
+    #[inline(always)]
+    fn leaf(&self, index: usize) -> L {
+        debug_assert!(index < self.leaves.len());
+        // SAFETY: `index` is `base0` plus the count of leafvec bits through a
+        // leaf slot, at least 1 (the first leaf slot is always marked) and
+        // at most the node's leaf count; `check_indexes` asserted both and
+        // that the node's leaves lie inside `leaves`.
+        L::load(unsafe { self.leaves.get_unchecked(index) })
+    }
+}
+
+impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+    /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
+    ///
+    /// With direct pointing (s > 0), keys go in groups of 32 through two
+    /// stages, software-pipelined as in DXR's batch lookup
+    /// ([`simd::pipeline`]):
+    ///
+    /// ```text
+    ///  direct(0)  direct(1)  walk(0)  direct(2)  walk(1)  ...  walk(last)
+    /// ```
+    ///
+    /// 1. the direct stage loads the group's `direct` entries at once
+    ///    (IPv4: AVX2 gathers, 8 lanes at a time, see [`crate::simd`];
+    ///    IPv6 and the scalar level: one load a key) and writes each entry
+    ///    as the key's answer: a direct leaf's next hop, or for now the
+    ///    node index of a key that goes on down the trie; no branch depends
+    ///    on the loaded entries;
+    /// 2. one group behind, the keys that go on (about 1 in 8 with s = 18
+    ///    on a full table) walk down from that node as the scalar lookup
+    ///    does, side by side as far as the CPU overlaps them, while the
+    ///    next group's loads are in flight.
+    ///
+    /// Without direct pointing (poptrie0) every key walks from the root.
+    /// Nothing is allocated.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `keys`.
+    pub fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
+        assert!(out.len() >= keys.len(), "output shorter than keys");
+        let out = &mut out[..keys.len()];
+        if S == 0 {
+            for (slot, &key) in out.iter_mut().zip(keys) {
+                *slot = self.walk(0, key);
+            }
+            return;
+        }
+        match simd::level() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the level is at most `simd::detected()`, so the CPU has AVX2.
+            simd::Level::Avx512 | simd::Level::Avx2 if A::BITS == 32 => unsafe { self.lookup_batch_avx2(keys, out) },
+            _ => self.pipeline(keys, out, simd::direct_stage_scalar),
+        }
+    }
+
+    /// The pipeline with AVX2 gathers (IPv4).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lookup_batch_avx2(&self, keys: &[A], out: &mut [NextHop]) {
+        // SAFETY: AVX2 is this function's contract; `direct` has 2^S
+        // entries, so every index `key >> (32 - S)` is inside it.
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        self.pipeline(keys, out, gather)
+    }
+
+    /// The two stages (see [`Poptrie::lookup_batch`]); `out.len() == keys.len()`.
+    #[inline(always)]
+    fn pipeline(&self, keys: &[A], out: &mut [NextHop], gather: impl simd::DirectKernel) {
+        simd::pipeline(keys, out, |keys, out| self.direct_group(keys, out, &gather), |key, out| *out = self.walk(*out as usize, key << S));
+    }
+
+    /// The direct stage of up to 32 keys: writes each key's `direct` entry
+    /// without its leaf flag (a next hop, or a node index) to `out` and
+    /// returns the mask of the keys whose entry is a node.
+    #[inline(always)]
+    fn direct_group(
+        &self,
+        keys: &[A],
+        out: &mut [NextHop],
+        gather: impl simd::DirectKernel,
+    ) -> u32 {
+        debug_assert!(keys.len() <= GROUP && out.len() == keys.len());
+        let mut walks = 0;
+        if A::BITS == 32 {
+            let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0, value_shift: 0, value_mask: !DIRECT_LEAF };
+            let mut group = [0u32; GROUP];
+            let mut values = [0u32; GROUP];
+            for (lane, &key) in group.iter_mut().zip(keys) {
+                *lane = key.to_u128() as u32;
+            }
+            for half in 0..2 {
+                let lanes = half * LANES..half * LANES + LANES;
+                let (keys, values) = (&group[lanes.clone()], &mut values[lanes]);
+                walks |= gather(&self.direct, keys.try_into().expect("16 keys"), test, values.try_into().expect("16 slots")) << (half * LANES);
+            }
+            out.copy_from_slice(&values[..out.len()]);
+        } else {
+            for (lane, (&key, slot)) in keys.iter().zip(out.iter_mut()).enumerate() {
+                let entry = self.direct_entry((key >> (u32::from(A::BITS) - S)).to_u128() as usize);
+                *slot = entry & !DIRECT_LEAF;
+                walks |= u32::from(entry & DIRECT_LEAF == 0) << lane;
+            }
+        }
+        walks & (u32::MAX >> (GROUP - keys.len()))
+    }
+}
+
+forward_fib!([A: Address, L: Leaf, const S: u32] Poptrie<A, L, S>, A, |poptrie| &poptrie.summary.name, [lookup_batch]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::Prefix6;
+    use crate::engines::poptrie::PoptrieOptions;
+    use crate::rib::Rib6;
+    use crate::NO_ROUTE;
+
+    #[test]
+    fn chunks_are_the_top_six_bits() {
+        assert_eq!(chunk(0xfc00_0000u32), 63);
+        assert_eq!(chunk(0x0800_0000u32), 2);
+        assert_eq!(chunk(1u128 << 122), 1);
+        assert_eq!(chunk(u128::MAX), 63);
+        // Zero padding past the key's end.
+        assert_eq!(chunk(3u32 << 30), 48);
+    }
+
+    #[test]
+    fn ipv6_host_routes_at_every_depth() {
+        let base: u128 = 0x2001_0db8_0000_0000_0000_0000_0000_0000;
+        let mut rib = Rib6::new();
+        rib.insert("2001:db8::/32".parse::<Prefix6>().unwrap(), 1);
+        rib.insert(Prefix6::new(base | 1, 128).unwrap(), 2);
+        rib.insert(Prefix6::new(base | 0xff, 128).unwrap(), 3);
+        rib.insert(Prefix6::new(base | 0xfe, 127).unwrap(), 4);
+        for aggregate in [true, false] {
+            let options = PoptrieOptions { aggregate };
+            let t0 = Poptrie::<u128, u16, 0>::build(&rib, &options).unwrap();
+            let t18 = Poptrie::<u128, u16, 18>::build(&rib, &options).unwrap();
+            for (addr, want) in [(base, 1), (base | 1, 2), (base | 2, 1), (base | 0xfe, 4), (base | 0xff, 3), (base - 1, NO_ROUTE)] {
+                assert_eq!(t0.lookup(addr), want, "s=0 {addr:x}");
+                assert_eq!(t18.lookup(addr), want, "s=18 {addr:x}");
+            }
+            assert_eq!(t0.summary().levels, 22, "128 bits need 22 levels of 6");
+        }
+    }
+}

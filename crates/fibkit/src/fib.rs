@@ -1,0 +1,158 @@
+//! The engine trait: one [`Fib`] for both address families.
+//!
+//! Every forwarding structure implements `Fib<u32>` (IPv4), `Fib<u128>`
+//! (IPv6), or both from one generic impl. The CLI, the benchmarks, the
+//! router and the tests reach every engine through this trait, built by
+//! name from [`crate::registry`].
+//!
+//! Engines are frozen structures: every lookup takes `&self` and reads plain
+//! arrays. Building happens in the engine's builder; keeping a structure up
+//! to date while readers search it is [`crate::live`]'s business, and
+//! publishing it to concurrent readers the [`crate::router`]'s.
+
+use std::fmt;
+
+use crate::addr::Address;
+use crate::error::BuildError;
+use crate::measure::workload::{self, Workload};
+use crate::rib::Rib;
+use crate::NextHop;
+
+/// One figure of an engine's statistics report.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Figure {
+    /// A count or a size.
+    Count(u64),
+    /// A share, a ratio or a time.
+    Real(f64),
+    /// A name or a description.
+    Text(String),
+}
+
+impl fmt::Display for Figure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Figure::Count(value) => write!(f, "{value}"),
+            Figure::Real(value) => write!(f, "{value:.4}"),
+            Figure::Text(value) => write!(f, "{value}"),
+        }
+    }
+}
+
+/// An engine's statistics: named figures in a stable order, plus the
+/// human-readable report in the style of the engine's authors.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// `(key, figure)` pairs; keys are snake_case and stable (JSON output).
+    pub figures: Vec<(String, Figure)>,
+    /// The report as its authors print it (e.g. DXR's `rt.stat`).
+    pub report: String,
+}
+
+impl Stats {
+    /// Appends a count.
+    pub fn count(&mut self, key: &str, value: u64) -> &mut Self {
+        self.figures.push((key.to_string(), Figure::Count(value)));
+        self
+    }
+
+    /// Appends a real number.
+    pub fn real(&mut self, key: &str, value: f64) -> &mut Self {
+        self.figures.push((key.to_string(), Figure::Real(value)));
+        self
+    }
+
+    /// Appends a text.
+    pub fn text(&mut self, key: &str, value: impl Into<String>) -> &mut Self {
+        self.figures.push((key.to_string(), Figure::Text(value.into())));
+        self
+    }
+
+    /// The figure stored under `key`.
+    pub fn get(&self, key: &str) -> Option<&Figure> {
+        self.figures.iter().find(|(name, _)| name == key).map(|(_, figure)| figure)
+    }
+}
+
+/// A compiled forwarding structure for addresses of type `A` (`u32` for
+/// IPv4, `u128` for IPv6).
+pub trait Fib<A: Address>: Send + Sync {
+    /// The engine's registry name with its parameters (e.g. `d16r`).
+    fn name(&self) -> &str;
+
+    /// Longest-prefix match for `addr`: its next hop, or [`crate::NO_ROUTE`].
+    fn lookup(&self, addr: A) -> NextHop;
+
+    /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `keys`.
+    fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
+        assert!(out.len() >= keys.len(), "output shorter than keys");
+        for (slot, &key) in out.iter_mut().zip(keys) {
+            *slot = self.lookup(key);
+        }
+    }
+
+    /// Bytes of the lookup structure (what a lookup can touch).
+    fn footprint(&self) -> usize;
+
+    /// The engine's statistics report.
+    fn stats(&self) -> Stats;
+
+    /// Runs a benchmark workload of `lookups` lookups and returns the
+    /// checksum of the results. The loop is compiled for each engine type
+    /// (provided methods are monomorphised), so `lookup` inlines into it.
+    fn run_workload(&self, workload: &Workload<A>, lookups: u64) -> u64 {
+        workload::run(self, workload, lookups)
+    }
+}
+
+/// Implements [`Fib`] for an engine whose inherent methods are its lookup
+/// structure's: `lookup`, `footprint`, `report` (the statistics), and
+/// `lookup_batch` when it has its own batch path. The engines keep these as
+/// inherent methods so that callers holding the concrete type need no trait
+/// in scope; this is the one place that forwards to them.
+///
+/// `forward_fib!([generics] Engine, Address, |engine| name, [lookup_batch])`
+macro_rules! forward_fib {
+    ([$($generics:tt)*] $engine:ty, $address:ty, |$this:ident| $name:expr, [$($batch:ident)?]) => {
+        impl<$($generics)*> $crate::fib::Fib<$address> for $engine {
+            fn name(&self) -> &str {
+                let $this = self;
+                $name
+            }
+
+            #[inline]
+            fn lookup(&self, addr: $address) -> $crate::NextHop {
+                <$engine>::lookup(self, addr)
+            }
+
+            $(
+                fn $batch(&self, keys: &[$address], out: &mut [$crate::NextHop]) {
+                    <$engine>::$batch(self, keys, out)
+                }
+            )?
+
+            fn footprint(&self) -> usize {
+                <$engine>::footprint(self)
+            }
+
+            fn stats(&self) -> $crate::fib::Stats {
+                self.report()
+            }
+        }
+    };
+}
+pub(crate) use forward_fib;
+
+/// Parameters every builder gets.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// The largest next-hop index the table uses (sizes next-hop fields).
+    pub max_next_hop: NextHop,
+}
+
+/// Builds an engine of family `A` from a RIB (the registry's builders).
+pub type Build<A> = fn(&Rib<A>, &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError>;

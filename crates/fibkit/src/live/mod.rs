@@ -1,0 +1,109 @@
+//! Live structures: the writer side of a FIB that readers search while it
+//! changes.
+//!
+//! An engine with incremental updates implements [`Updater`]: the router
+//! ([`crate::router`]) applies a batch of route changes to its RIB, then
+//! hands the updater the changed prefixes and an [`ApplyContext`]. Updaters
+//! never import the router; they know this module, the engine trait and
+//! the base types.
+//!
+//! # Updating in place
+//!
+//! An updater that writes into the structure readers are searching (DXR,
+//! Poptrie with direct pointing, DIR-24-8) does so such that every lookup
+//! sees either the old or the new state of whatever it reads: new data is
+//! written into free space first ([`FreeSpace`]), then published by a
+//! `Release` store of the entry pointing at it. Space that the old state
+//! used is reused only when no reader can still be reading it: the updater
+//! retires it into a [`Limbo`] tagged with the generation being served
+//! ([`ApplyContext::published`]), and reclaims it once the router reports
+//! that no reader holds that generation any more
+//! ([`ApplyContext::oldest_held`]). A reader that loaded generation `g` can
+//! only have found space that was live in `g`; one that loads a later
+//! generation (`Acquire`, through the router's swap) sees the entries
+//! written before it.
+//!
+//! When free space runs out while readers still hold retired space, an
+//! updater copies the structure into larger arrays in which every retired
+//! segment is free (a relocation, [`Applied::relocated`]): no reader sees
+//! the copy before it is published whole. Engines without incremental
+//! updates are rebuilt from the RIB for every batch ([`FullRebuild`]).
+//!
+//! For an address, a lookup answers as the RIB before or as the RIB after
+//! the batch being applied; a batch is not atomic across addresses for
+//! in-place engines, as in a router's FIB.
+
+mod rebuild;
+mod reclaim;
+mod space;
+
+use std::sync::Arc;
+
+pub use rebuild::FullRebuild;
+pub use reclaim::Limbo;
+pub use space::FreeSpace;
+
+use crate::addr::{Address, Prefix};
+use crate::error::BuildError;
+use crate::fib::Fib;
+use crate::rib::Rib;
+use crate::NextHop;
+
+/// What the router tells an updater about readers before a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApplyContext {
+    /// The generation readers are being served while the batch is applied:
+    /// space an in-place update retires was live in it.
+    pub published: u64,
+    /// No reader holds a generation older than this one: space retired
+    /// while serving an older generation may be reused.
+    pub oldest_held: u64,
+    /// The largest next-hop index the table uses (as
+    /// [`crate::fib::BuildOptions`]).
+    pub max_next_hop: NextHop,
+}
+
+/// What an updater did with a batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// It rebuilt the structure from the RIB ([`Updater::fib`] changed)
+    /// instead of updating in place.
+    pub rebuilt: bool,
+    /// It copied the structure into larger arrays (out of free space while
+    /// readers held old space) and updated the copy ([`Updater::fib`]
+    /// changed): much cheaper than a rebuild.
+    pub relocated: bool,
+    /// Bytes of the lookup structure written (entries rewritten in place, or
+    /// the whole structure after a rebuild).
+    pub bytes_written: u64,
+}
+
+/// An engine's writer side: turns RIB changes into FIB changes.
+///
+/// Implementations either update [`Updater::fib`] in place so that
+/// concurrent lookups stay right (see the module docs), or build a new
+/// structure and report [`Applied::rebuilt`].
+pub trait Updater<A: Address>: Send {
+    /// The engine's registry name.
+    fn name(&self) -> &str;
+
+    /// The structure readers should be served now.
+    fn fib(&self) -> Arc<dyn Fib<A>>;
+
+    /// The largest next hop the engine can hold.
+    fn max_next_hop(&self) -> NextHop;
+
+    /// Whether batches are applied in place (not by a full rebuild): what
+    /// an updater is for, unless it is a [`FullRebuild`].
+    fn incremental(&self) -> bool {
+        true
+    }
+
+    /// Brings the FIB up to date with `rib`, in which exactly the routes of
+    /// `changed` differ from the last batch.
+    ///
+    /// # Errors
+    /// When the engine cannot hold the new table ([`BuildError::Limit`]);
+    /// then the structure readers are served must answer as before.
+    fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError>;
+}

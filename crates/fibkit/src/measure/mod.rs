@@ -1,0 +1,4 @@
+//! Measuring engines: benchmark workloads and checks against the RIB.
+
+pub mod verify;
+pub mod workload;

@@ -1,0 +1,306 @@
+//! The registry: the one place that names engines.
+//!
+//! Every engine is one [`Engine`] value: its name, a summary, the families
+//! it serves, for each the builder and (where the engine has one) the
+//! incremental updater, and whether it is a third-party peer. fibkit's own
+//! engines are [`ENGINES`]; other crates add theirs with [`register`] (the
+//! `fibkit-peers` crate registers the libraries `fibkit bench` compares
+//! with), as FreeBSD's FIB algorithms register one `struct fib_lookup_module`
+//! each. The CLI, the router, the Python package, verify and bench resolve
+//! names only here ([`resolve`], [`build`], [`updater`]), and an unknown
+//! name is always the same error, [`UnknownEngine`], listing the valid
+//! names.
+//!
+//! ```
+//! use fibkit::{registry, Family, Rib4};
+//!
+//! let poptrie = registry::find("poptrie18").unwrap();
+//! assert_eq!(poptrie.families(), vec![Family::Ipv4, Family::Ipv6]);
+//! let fib = registry::build::<u32>("d18r", &Rib4::new(), &Default::default()).unwrap();
+//! assert_eq!(fib.name(), "d18r");
+//! let error = registry::resolve::<u128>("d18r").unwrap_err();
+//! assert_eq!(error.to_string().split(" (").next(), Some("unknown IPv6 engine: \"d18r\" is IPv4 only"));
+//! ```
+
+use std::any::Any;
+use std::fmt;
+use std::sync::RwLock;
+
+use crate::addr::{Address, Family};
+use crate::engines::{dir24, dxr, dxr6, lctrie, lulea, poptrie, radix};
+use crate::error::{BuildError, UnknownEngine};
+use crate::fib::{Build, BuildOptions, Fib};
+use crate::live::{FullRebuild, Updater};
+use crate::rib::Rib;
+
+/// Builds an engine of family `A` from a RIB as an incremental updater.
+pub type NewUpdater<A> = fn(&Rib<A>, &BuildOptions) -> Result<Box<dyn Updater<A>>, BuildError>;
+
+/// What an engine has for one family.
+#[derive(Clone, Copy)]
+pub struct Builders<A: Address> {
+    /// The builder.
+    pub build: Build<A>,
+    /// The incremental updater; `None`: the router rebuilds per batch.
+    pub updater: Option<NewUpdater<A>>,
+}
+
+/// An engine in the registry.
+#[derive(Clone, Copy)]
+pub struct Engine {
+    /// Registry name, as given to `--engine`.
+    pub name: &'static str,
+    /// One line about the engine.
+    pub summary: &'static str,
+    /// For a third-party library: the crate that registered it.
+    pub peer: Option<&'static str>,
+    /// Its IPv4 builders, if it serves IPv4.
+    pub ipv4: Option<Builders<u32>>,
+    /// Its IPv6 builders, if it serves IPv6.
+    pub ipv6: Option<Builders<u128>>,
+}
+
+impl Engine {
+    /// An engine serving no family yet (add them with [`Engine::ipv4`] and
+    /// [`Engine::ipv6`]).
+    pub const fn new(name: &'static str, summary: &'static str) -> Self {
+        Engine { name, summary, peer: None, ipv4: None, ipv6: None }
+    }
+
+    /// The same, as a third-party library registered by crate `source`.
+    pub const fn peer_of(self, source: &'static str) -> Self {
+        Engine { peer: Some(source), ..self }
+    }
+
+    /// The same, serving IPv4 through `build` (and `updater`).
+    pub const fn ipv4(self, build: Build<u32>, updater: Option<NewUpdater<u32>>) -> Self {
+        Engine { ipv4: Some(Builders { build, updater }), ..self }
+    }
+
+    /// The same, serving IPv6 through `build` (and `updater`).
+    pub const fn ipv6(self, build: Build<u128>, updater: Option<NewUpdater<u128>>) -> Self {
+        Engine { ipv6: Some(Builders { build, updater }), ..self }
+    }
+
+    /// Its builders for family `A`, if it serves it.
+    pub fn builders<A: Address>(&self) -> Option<&Builders<A>> {
+        let slot: &dyn Any = match A::FAMILY {
+            Family::Ipv4 => &self.ipv4,
+            Family::Ipv6 => &self.ipv6,
+        };
+        slot.downcast_ref::<Option<Builders<A>>>()?.as_ref()
+    }
+
+    /// Whether it serves `family`.
+    pub fn serves(&self, family: Family) -> bool {
+        match family {
+            Family::Ipv4 => self.ipv4.is_some(),
+            Family::Ipv6 => self.ipv6.is_some(),
+        }
+    }
+
+    /// The families it serves.
+    pub fn families(&self) -> Vec<Family> {
+        Family::ALL.into_iter().filter(|&family| self.serves(family)).collect()
+    }
+
+    /// Whether it updates family `A` in place (else the router rebuilds it
+    /// for every batch).
+    pub fn incremental<A: Address>(&self) -> bool {
+        self.builders::<A>().is_some_and(|builders| builders.updater.is_some())
+    }
+
+    fn builders_or_error<A: Address>(&self) -> Result<&Builders<A>, UnknownEngine> {
+        self.builders::<A>().ok_or_else(|| unknown::<A>(self.name))
+    }
+
+    /// Builds it for family `A` from `rib`.
+    ///
+    /// # Errors
+    /// [`BuildError::Unknown`] if it does not serve `A`; the engine's own
+    /// [`BuildError::Limit`] when the table exceeds its structure.
+    pub fn build<A: Address>(&self, rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
+        (self.builders_or_error::<A>()?.build)(rib, options)
+    }
+
+    /// Its updater for family `A`, built from `rib`: the incremental one
+    /// where it has it, else a [`FullRebuild`].
+    ///
+    /// # Errors
+    /// As [`Engine::build`].
+    pub fn updater<A: Address>(
+        &'static self,
+        rib: &Rib<A>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Updater<A>>, BuildError> {
+        let builders = self.builders_or_error::<A>()?;
+        match builders.updater {
+            Some(updater) => updater(rib, options),
+            None => Ok(Box::new(FullRebuild::new(self.name, builders.build, rib, options)?)),
+        }
+    }
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine").field("name", &self.name).field("families", &self.families()).finish()
+    }
+}
+
+/// fibkit's own engines, in the order reports list them.
+pub static ENGINES: &[Engine] = &[
+    Engine::new("d16r", "DXR, K = 16").ipv4(dxr::build::<16>, Some(dxr::updater::<16>)),
+    Engine::new("d17r", "DXR, K = 17").ipv4(dxr::build::<17>, Some(dxr::updater::<17>)),
+    Engine::new("d18r", "DXR, K = 18").ipv4(dxr::build::<18>, Some(dxr::updater::<18>)),
+    Engine::new("d19r", "DXR, K = 19").ipv4(dxr::build::<19>, Some(dxr::updater::<19>)),
+    Engine::new("d20r", "DXR, K = 20").ipv4(dxr::build::<20>, Some(dxr::updater::<20>)),
+    Engine::new("d21r", "DXR, K = 21").ipv4(dxr::build::<21>, Some(dxr::updater::<21>)),
+    Engine::new("d22r", "DXR, K = 22").ipv4(dxr::build::<22>, Some(dxr::updater::<22>)),
+    Engine::new("poptrie0", "Poptrie, s = 0").ipv4(poptrie::build::<u32, 0>, None).ipv6(poptrie::build::<u128, 0>, None),
+    Engine::new("poptrie16", "Poptrie, s = 16")
+        .ipv4(poptrie::build::<u32, 16>, Some(poptrie::updater::<16>))
+        .ipv6(poptrie::build::<u128, 16>, None),
+    Engine::new("poptrie18", "Poptrie, s = 18")
+        .ipv4(poptrie::build::<u32, 18>, Some(poptrie::updater::<18>))
+        .ipv6(poptrie::build::<u128, 18>, None),
+    Engine::new("d16r6", "DXR for IPv6, K = 16").ipv6(dxr6::build::<16>, None),
+    Engine::new("d18r6", "DXR for IPv6, K = 18").ipv6(dxr6::build::<18>, None),
+    Engine::new("lulea", "Lulea (Degermark et al., SIGCOMM 1997)").ipv4(lulea::build, None),
+    Engine::new("dir24-8", "DIR-24-8-BASIC as DPDK's rte_lpm").ipv4(dir24::build, Some(dir24::updater)),
+    Engine::new("lctrie", "LC-trie (Nilsson-Karlsson), Linux fib_trie's shape").ipv4(lctrie::build, None),
+    Engine::new("radix", "the RIB's path-compressed binary trie (reference)")
+        .ipv4(radix::build::<u32>, None)
+        .ipv6(radix::build::<u128>, None),
+];
+
+/// Engines other crates registered, in the order they did.
+static REGISTERED: RwLock<Vec<&'static Engine>> = RwLock::new(Vec::new());
+
+/// A name that [`register`] found taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("engine {0:?} is registered already")]
+pub struct AlreadyRegistered(pub &'static str);
+
+/// Adds `engines` (a crate's own, e.g. `fibkit_peers::PEERS`) to the
+/// registry, after fibkit's. Registering the same engines again does
+/// nothing.
+///
+/// # Errors
+/// [`AlreadyRegistered`] if another engine has one of their names; then
+/// none of them is added.
+pub fn register(engines: &'static [Engine]) -> Result<(), AlreadyRegistered> {
+    let mut registered = REGISTERED.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if engines.iter().all(|engine| registered.iter().any(|&known| std::ptr::eq(known, engine))) {
+        return Ok(());
+    }
+    for engine in engines {
+        if ENGINES.iter().chain(registered.iter().copied()).any(|known| known.name == engine.name) {
+            return Err(AlreadyRegistered(engine.name));
+        }
+    }
+    registered.extend(engines.iter());
+    Ok(())
+}
+
+/// Every engine: fibkit's own, then the registered ones.
+pub fn engines() -> Vec<&'static Engine> {
+    let registered = REGISTERED.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    ENGINES.iter().chain(registered.iter().copied()).collect()
+}
+
+/// Every engine serving `family`, in registry order.
+pub fn engines_of(family: Family) -> Vec<&'static Engine> {
+    engines().into_iter().filter(|engine| engine.serves(family)).collect()
+}
+
+/// The engine called `name`, whatever it serves.
+pub fn find(name: &str) -> Option<&'static Engine> {
+    engines().into_iter().find(|engine| engine.name == name)
+}
+
+/// The error for `name` asked of family `A`.
+fn unknown<A: Address>(name: &str) -> UnknownEngine {
+    let other_family = find(name).map(|engine| (engine.families(), engine.peer));
+    UnknownEngine {
+        name: name.to_string(),
+        family: Some(A::FAMILY),
+        known: engines_of(A::FAMILY).iter().map(|engine| engine.name).collect(),
+        other_family,
+    }
+}
+
+/// The engine called `name` serving family `A`.
+///
+/// # Errors
+/// [`UnknownEngine`], listing the names valid for `A` (and saying which
+/// family the name serves, if it is an engine of the other one).
+pub fn resolve<A: Address>(name: &str) -> Result<&'static Engine, UnknownEngine> {
+    find(name).filter(|engine| engine.serves(A::FAMILY)).ok_or_else(|| unknown::<A>(name))
+}
+
+/// Builds the engine called `name` for family `A` from `rib`.
+///
+/// # Errors
+/// [`BuildError::Unknown`] for a name [`resolve`] refuses; the engine's
+/// own errors otherwise ([`Engine::build`]).
+pub fn build<A: Address>(name: &str, rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
+    resolve::<A>(name)?.build(rib, options)
+}
+
+/// The updater of the engine called `name` for family `A`, built from
+/// `rib` ([`Engine::updater`]).
+///
+/// # Errors
+/// As [`build`].
+pub fn updater<A: Address>(
+    name: &str,
+    rib: &Rib<A>,
+    options: &BuildOptions,
+) -> Result<Box<dyn Updater<A>>, BuildError> {
+    resolve::<A>(name)?.updater(rib, options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static EXTRA: &[Engine] = &[Engine::new("extra-radix", "a registered engine").peer_of("tests").ipv4(radix::build::<u32>, None)];
+    static CLASH: &[Engine] = &[Engine::new("d16r", "a second d16r").ipv4(radix::build::<u32>, None)];
+
+    #[test]
+    fn every_name_is_unique_and_every_engine_serves_a_family() {
+        let names: std::collections::HashSet<&str> = ENGINES.iter().map(|engine| engine.name).collect();
+        assert_eq!(names.len(), ENGINES.len());
+        assert!(ENGINES.iter().all(|engine| !engine.families().is_empty() && engine.peer.is_none()));
+        assert!(resolve::<u32>("d16r").unwrap().incremental::<u32>());
+        assert!(!resolve::<u128>("poptrie18").unwrap().incremental::<u128>());
+        assert!(resolve::<u128>("d16r6").is_ok() && resolve::<u32>("d16r6").is_err());
+    }
+
+    #[test]
+    fn unknown_names_list_the_valid_ones() {
+        let error = resolve::<u128>("nonesuch").unwrap_err();
+        let message = error.to_string();
+        assert!(message.starts_with("unknown IPv6 engine \"nonesuch\" (known: poptrie0, "), "{message}");
+        assert!(!message.contains("d16r,"), "{message}");
+        let message = resolve::<u128>("lulea").unwrap_err().to_string();
+        assert!(message.starts_with("unknown IPv6 engine: \"lulea\" is IPv4 only (IPv6 engines: poptrie0"), "{message}");
+        let message = resolve::<u32>("d18r6").unwrap_err().to_string();
+        assert!(message.starts_with("unknown engine: \"d18r6\" is IPv6 only (IPv4 engines: d16r"), "{message}");
+        let built = build::<u32>("nonesuch", &Rib::new(), &BuildOptions::default());
+        assert!(matches!(built, Err(BuildError::Unknown(UnknownEngine { ref name, .. })) if name == "nonesuch"));
+    }
+
+    #[test]
+    fn other_crates_register_their_engines_once() {
+        register(EXTRA).unwrap();
+        register(EXTRA).unwrap();
+        assert_eq!(engines().iter().filter(|engine| engine.name == "extra-radix").count(), 1);
+        assert_eq!(register(CLASH), Err(AlreadyRegistered("d16r")));
+        assert_eq!(resolve::<u32>("d16r").unwrap().summary, "DXR, K = 16");
+        let fib = build::<u32>("extra-radix", &Rib::new(), &BuildOptions::default()).unwrap();
+        assert_eq!(fib.lookup(1), crate::NO_ROUTE);
+        let message = resolve::<u128>("extra-radix").unwrap_err().to_string();
+        assert!(message.contains("is a third-party peer; tests is IPv4 only"), "{message}");
+    }
+}
