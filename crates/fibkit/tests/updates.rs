@@ -462,3 +462,63 @@ fn readers_racing_the_real_trace_on_the_2014_table() {
         eprintln!("{engine}: {lookups} racing lookups on the 2014 table checked");
     }
 }
+
+/// A bug found by `readers_racing_the_real_trace_on_the_2014_table` (about
+/// one run in ten): DXR's batch lookup loads a chunk's direct entry in its
+/// direct stage, then loads it again one group later for the range search.
+/// An update in between may have made the chunk direct-resolved, and the
+/// second entry was range-searched all the same (and loaded `Relaxed`, not
+/// `Acquire`), reading some other chunk's fragments. Here a writer flips one
+/// chunk between direct-resolved and ranged as fast as it can while readers
+/// batch-look-up keys of that chunk; other chunks' fragments carry next
+/// hops no key of the flipping chunk may get.
+#[test]
+fn batch_lookups_race_a_chunk_flipping_between_direct_and_ranged() {
+    let p = |text: &str| text.parse::<Prefix4>().unwrap();
+    for engine in ["d16r", "d20r"] {
+        let mut hops = next_hops();
+        let mut rib = Rib4::new();
+        // Ranged chunks stored first, at the low bases of the range tables.
+        for (index, block) in ["20.0.0.0/16", "20.1.0.0/16", "20.2.0.0/16"].iter().enumerate() {
+            rib.insert(p(block), hops.intern(label(7)));
+            rib.insert(Prefix4::new(p(block).addr() | 0x100 << index, 24).unwrap(), hops.intern(label(8)));
+        }
+        rib.insert(p("10.1.0.0/16"), hops.intern(label(1)));
+        let flipping = p("10.1.2.0/24");
+        let mut router = Router::new(engine, rib, hops, Window::Count(1)).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..2u64)
+            .map(|seed| {
+                let (reader, stop) = (router.reader(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut rng = XorShift32::new(seed + 1);
+                    let mut keys = [0u32; 256];
+                    let mut out = [0; 256];
+                    let mut wrong = Vec::new();
+                    while !stop.load(Ordering::Relaxed) && wrong.len() < 10 {
+                        // Keys in the flipping chunk (10.1.0.0/20 holds it
+                        // whole for K up to 20).
+                        keys.iter_mut().for_each(|key| *key = 0x0a01_0000 | (rng.next() & 0x0fff));
+                        reader.lookup_batch(&keys, &mut out);
+                        for (&key, &answer) in keys.iter().zip(&out) {
+                            let allowed = answer == 1 || (answer == 2 && flipping.contains(key));
+                            if !allowed {
+                                wrong.push((key, answer));
+                            }
+                        }
+                    }
+                    wrong
+                })
+            })
+            .collect();
+        for _ in 0..20_000 {
+            router.announce(flipping, label(2)).unwrap();
+            router.withdraw(flipping).unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+        for reader in readers {
+            let wrong = reader.join().unwrap();
+            assert!(wrong.is_empty(), "{engine}: wrong answers (address, answer): {wrong:x?}");
+        }
+    }
+}

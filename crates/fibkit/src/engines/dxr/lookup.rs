@@ -182,8 +182,13 @@ impl<const K: u32> Dxr<K> {
             out,
             |keys, out| self.direct_group(keys, out, &gather),
             |key, out| {
-                let entry = self.direct[(key >> Self::SHIFT) as usize].load(Ordering::Relaxed);
-                *out = search(self, entry, key & Self::OFFSET_MASK);
+                // The entry is loaded again: the updater may have replaced
+                // it since the direct stage, even with a direct-resolved
+                // one. So it is loaded as `lookup` loads it (`Acquire`: the
+                // chunk it points to is seen written) and resolved the same
+                // way.
+                let entry = self.direct[(key >> Self::SHIFT) as usize].load(Ordering::Acquire);
+                *out = if entry & FRAGS_MASK == 0 { entry >> BASE_SHIFT } else { search(self, entry, key & Self::OFFSET_MASK) };
             },
         );
     }
