@@ -19,7 +19,14 @@ use crate::addr::{Address, Prefix};
 use crate::NextHop;
 
 /// Uniform random keys of one family inside a prefix.
+///
+/// Two streams: [`KeyGen::next`], one key at a time, and the batched stream
+/// ([`KeyGen::fill`]) whose state, [`KeyGen::Lanes`], is kept apart so that
+/// the one-at-a-time loop keeps its generator in a register.
 pub trait KeyGen<A: Address>: Clone + Send {
+    /// The state of the batched stream.
+    type Lanes: Clone + Send;
+
     /// The space random keys of this family are drawn from by default:
     /// all of IPv4, and the global unicast 2000::/3 for IPv6 (a uniform
     /// 128-bit key almost never hits a route).
@@ -36,9 +43,13 @@ pub trait KeyGen<A: Address>: Clone + Send {
     /// answer), still inside the space.
     fn next_after(&mut self, previous: NextHop) -> A;
 
-    /// Fills `keys` with fresh keys, as fast as the generator allows (the
-    /// batched RND stream; for IPv4 not the keys [`KeyGen::next`] gives).
-    fn fill(&mut self, keys: &mut [A]);
+    /// The batched stream's state, seeded from `seed`.
+    fn lanes(&self, seed: u64) -> Self::Lanes;
+
+    /// Fills `keys` with the next keys of the batched stream, inside the
+    /// space, as fast as the generator allows (for IPv4 not the keys
+    /// [`KeyGen::next`] gives).
+    fn fill(&self, lanes: &mut Self::Lanes, keys: &mut [A]);
 }
 
 /// Marsaglia's xorshift32: the key generator of every random test.
@@ -168,23 +179,19 @@ impl XorShift64Pair {
 #[derive(Clone, Copy, Debug)]
 pub struct Keys32 {
     rng: XorShift32,
-    lanes: XorShift32x16,
     network: u32,
     host_mask: u32,
 }
 
 impl KeyGen<u32> for Keys32 {
+    type Lanes = XorShift32x16;
+
     fn default_space() -> Prefix<u32> {
         Prefix::default_route()
     }
 
     fn new(space: Prefix<u32>, seed: u64) -> Self {
-        Keys32 {
-            rng: XorShift32::new(seed),
-            lanes: XorShift32x16::new(seed),
-            network: space.addr(),
-            host_mask: !u32::mask(space.prefix_len()),
-        }
+        Keys32 { rng: XorShift32::new(seed), network: space.addr(), host_mask: !u32::mask(space.prefix_len()) }
     }
 
     #[inline(always)]
@@ -197,9 +204,13 @@ impl KeyGen<u32> for Keys32 {
         self.network | ((self.rng.next() ^ previous) & self.host_mask)
     }
 
+    fn lanes(&self, seed: u64) -> XorShift32x16 {
+        XorShift32x16::new(seed)
+    }
+
     #[inline]
-    fn fill(&mut self, keys: &mut [u32]) {
-        self.lanes.fill(keys);
+    fn fill(&self, lanes: &mut XorShift32x16, keys: &mut [u32]) {
+        lanes.fill(keys);
         if self.host_mask != u32::MAX {
             for key in keys {
                 *key = self.network | (*key & self.host_mask);
@@ -218,6 +229,8 @@ pub struct Keys128 {
 }
 
 impl KeyGen<u128> for Keys128 {
+    type Lanes = XorShift64Pair;
+
     fn default_space() -> Prefix<u128> {
         Prefix::new(0x2000 << 112, 3).expect("2000::/3 has no host bits")
     }
@@ -236,10 +249,14 @@ impl KeyGen<u128> for Keys128 {
         self.network | ((self.rng.next() ^ u128::from(previous)) & self.host_mask)
     }
 
+    fn lanes(&self, seed: u64) -> XorShift64Pair {
+        XorShift64Pair::new(seed)
+    }
+
     #[inline]
-    fn fill(&mut self, keys: &mut [u128]) {
+    fn fill(&self, lanes: &mut XorShift64Pair, keys: &mut [u128]) {
         for key in keys {
-            *key = self.next();
+            *key = self.network | (lanes.next() & self.host_mask);
         }
     }
 }
@@ -319,7 +336,7 @@ mod tests {
         let prefix: Prefix<u32> = "10.128.0.0/9".parse().unwrap();
         let mut gen = Keys32::new(prefix, 5);
         let mut batch = [0u32; 100];
-        gen.fill(&mut batch);
+        gen.fill(&mut gen.lanes(5), &mut batch);
         assert!(batch.iter().chain(&[gen.next(), gen.next_after(0xffff)]).all(|&key| prefix.contains(key)));
         // The default space gives the papers' stream itself.
         let (mut keys, mut rng) = (Keys32::new(Keys32::default_space(), 9), XorShift32::new(9));

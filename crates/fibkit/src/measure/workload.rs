@@ -154,7 +154,7 @@ pub fn run<A: Address, F: Fib<A> + ?Sized>(fib: &F, workload: &Workload<A>, look
             }
             checksum
         }
-        (test, batch) => run_batched(fib, test, batch, &mut rng, lookups),
+        (test, batch) => run_batched(fib, test, batch, &mut rng, workload.seed, lookups),
     }
 }
 
@@ -205,6 +205,7 @@ fn run_batched<A: Address, F: Fib<A> + ?Sized>(
     test: &Test<A>,
     batch: usize,
     rng: &mut A::Keys,
+    seed: u64,
     lookups: u64,
 ) -> u64 {
     if matches!(test, Test::Keys(source) if source.is_empty()) {
@@ -212,12 +213,13 @@ fn run_batched<A: Address, F: Fib<A> + ?Sized>(
     }
     let mut keys = [A::ZERO; MAX_BATCH];
     let mut out = [0 as NextHop; MAX_BATCH];
+    let mut lanes = rng.lanes(seed);
     let mut checksum = 0u64;
     let mut streams =
         BatchKeys::new(if *test == Test::Rep { std::array::from_fn(|_| rng.next()) } else { [A::ZERO; REP_WINDOW] });
     for count in batch_lengths(batch, lookups) {
         match test {
-            Test::Rnd | Test::Seq => rng.fill(&mut keys[..count]),
+            Test::Rnd | Test::Seq => rng.fill(&mut lanes, &mut keys[..count]),
             Test::Rep => streams.fill_rep(&mut keys[..count], || rng.next()),
             Test::Keys(source) => streams.fill_cycling(&mut keys[..count], source),
         }
