@@ -128,11 +128,7 @@ impl Engine {
     ///
     /// # Errors
     /// As [`Engine::build`].
-    pub fn updater<A: Address>(
-        &'static self,
-        rib: &Rib<A>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Updater<A>>, BuildError> {
+    pub fn updater<A: Address>(&self, rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Updater<A>>, BuildError> {
         let builders = self.builders_or_error::<A>()?;
         match builders.updater {
             Some(updater) => updater(rib, options),
