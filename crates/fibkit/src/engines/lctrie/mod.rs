@@ -121,11 +121,11 @@ pub struct Shape {
 pub struct LcTrie {
     /// Internal nodes, leaves and empty slots; the root is `nodes[0]`
     /// unless the trie is empty.
-    pub nodes: Vec<Node>,
+    pub(crate) nodes: Vec<Node>,
     /// The leaves' prefixes.
-    pub aliases: Vec<Alias>,
+    pub(crate) aliases: Vec<Alias>,
     /// Build figures.
-    pub shape: Shape,
+    pub(crate) shape: Shape,
 }
 
 forward_fib!([] LcTrie, u32, |_trie| "lctrie", []);

@@ -330,19 +330,19 @@ pub struct Summary {
 #[derive(Clone, Debug)]
 pub struct Lulea<P, B> {
     /// Level 1 code words, one per 16 positions of the depth-16 cut.
-    pub code: Box<[u16; 4096]>,
+    pub(crate) code: Box<[u16; 4096]>,
     /// Level 1 base indices, one per four code words.
-    pub base: Box<[u16; 1024]>,
+    pub(crate) base: Box<[u16; 1024]>,
     /// Level 1 pointers.
-    pub pointers: Vec<P>,
+    pub(crate) pointers: Vec<P>,
     /// Level 2 chunks (depths 17..24).
-    pub level2: ChunkLevel<P, B>,
+    pub(crate) level2: ChunkLevel<P, B>,
     /// Level 3 chunks (depths 25..32).
-    pub level3: ChunkLevel<P, B>,
+    pub(crate) level3: ChunkLevel<P, B>,
     /// The encoding built.
-    pub variant: Variant,
+    pub(crate) variant: Variant,
     /// Build figures.
-    pub summary: Summary,
+    pub(crate) summary: Summary,
 }
 
 forward_fib!([P: PointerWord, B: BaseIndex] Lulea<P, B>, u32, |_table| "lulea", []);
