@@ -9,7 +9,7 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -160,31 +160,27 @@ fn pieces(len: usize, threads: Option<usize>) -> PyResult<usize> {
 }
 
 /// How addresses of one family come in from Python.
-trait PyAddress: Address {
+trait PyAddress: Address + TryFrom<u128> {
     /// The Python class of the other family (for hints).
     const OTHER_CLASS: &'static str;
 
-    /// An address from an int or a string.
-    fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<Self>;
-
     /// Puts `rib` into `table` as this family's routes.
     fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<Self>);
+
+    /// An address from an int or a string in the family's notation.
+    fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let family = Self::FAMILY;
+        if let Ok(number) = addr.extract::<u128>() {
+            return Self::try_from(number)
+                .map_err(|_| PyOverflowError::new_err(format!("{number} is not an {family} address")));
+        }
+        let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
+        Self::parse_addr(&text).ok_or_else(|| PyValueError::new_err(format!("{text:?} is not an {family} address")))
+    }
 }
 
 impl PyAddress for u32 {
     const OTHER_CLASS: &'static str = "Fib6";
-
-    /// An IPv4 address from an int or a dotted-quad string.
-    fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<u32> {
-        if let Ok(number) = addr.extract::<u64>() {
-            return u32::try_from(number)
-                .map_err(|_| PyOverflowError::new_err(format!("{number} is not an IPv4 address")));
-        }
-        let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
-        text.parse::<Ipv4Addr>()
-            .map(u32::from)
-            .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv4 address")))
-    }
 
     fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<u32>) {
         table.v4 = rib;
@@ -193,17 +189,6 @@ impl PyAddress for u32 {
 
 impl PyAddress for u128 {
     const OTHER_CLASS: &'static str = "Fib";
-
-    /// An IPv6 address from an int or a string.
-    fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<u128> {
-        if let Ok(number) = addr.extract::<u128>() {
-            return Ok(number);
-        }
-        let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
-        text.parse::<Ipv6Addr>()
-            .map(u128::from)
-            .map_err(|_| PyValueError::new_err(format!("{text:?} is not an IPv6 address")))
-    }
 
     fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<u128>) {
         table.v6 = rib;
