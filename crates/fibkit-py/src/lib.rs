@@ -227,25 +227,33 @@ impl<A: PyAddress> Core<A> {
         Ok(self.fib.lookup(A::from_py(addr)?))
     }
 
-    /// Fills `slots` with the next hops of `len` keys, the GIL released,
-    /// split across `pieces` threads; `run(fib, first, slots)` answers the
-    /// keys from index `first` into `slots`.
-    fn lookup_into(
+    /// The next hops of `len` keys, into `out` if given (checked) or a new
+    /// array, the GIL released, a large batch split across `threads`;
+    /// `run(fib, first, slots)` answers the keys from index `first` into
+    /// `slots`.
+    fn lookup_array<'py>(
         &self,
-        py: Python<'_>,
-        slots: &mut [NextHop],
-        pieces: usize,
+        py: Python<'py>,
+        out: Option<Bound<'py, PyArray1<u32>>>,
+        len: usize,
+        threads: Option<usize>,
         run: impl Fn(&dyn Fib<A>, usize, &mut [NextHop]) + Sync,
-    ) {
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let result = output_array(py, out, len)?;
+        let pieces = pieces(len, threads)?;
+        let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
+        let slots = &mut writable.as_slice_mut()?[..len];
         let fib = &*self.fib;
         py.detach(|| {
             if pieces == 1 {
                 run(fib, 0, slots);
             } else {
-                let piece = slots.len().div_ceil(pieces).max(1);
+                let piece = len.div_ceil(pieces).max(1);
                 slots.par_chunks_mut(piece).enumerate().for_each(|(index, slots)| run(fib, index * piece, slots));
             }
         });
+        drop(writable);
+        Ok(result)
     }
 }
 
@@ -392,9 +400,6 @@ fib_class!(PyFib, "Fib", "d18r", "Builds from a table file (ipasn, `PREFIX VALUE
         out: Option<Bound<'py, PyArray1<u32>>>,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let len = addrs.len();
-        let result = output_array(py, out, len)?;
-        let pieces = pieces(len, threads)?;
         let copied;
         let keys = match addrs.as_slice() {
             Ok(keys) => keys,
@@ -403,13 +408,9 @@ fib_class!(PyFib, "Fib", "d18r", "Builds from a table file (ipasn, `PREFIX VALUE
                 &copied[..]
             }
         };
-        let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
-        let slots = &mut writable.as_slice_mut()?[..len];
-        self.core.lookup_into(py, slots, pieces, |fib, first, slots| {
+        self.core.lookup_array(py, out, keys.len(), threads, |fib, first, slots| {
             fib.lookup_batch(&keys[first..first + slots.len()], slots);
-        });
-        drop(writable);
-        Ok(result)
+        })
     }
 });
 
@@ -436,13 +437,8 @@ fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 rout
         if shape[1] != 16 {
             return Err(PyValueError::new_err(format!("addrs must have shape (N, 16), not {shape:?}")));
         }
-        let len = shape[0];
-        let result = output_array(py, out, len)?;
-        let pieces = pieces(len, threads)?;
         let view = addrs.as_array();
-        let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
-        let slots = &mut writable.as_slice_mut()?[..len];
-        self.core.lookup_into(py, slots, pieces, |fib, first, slots| {
+        self.core.lookup_array(py, out, shape[0], threads, |fib, first, slots| {
             let mut keys = [0u128; V6_STEP];
             for (step, chunk) in slots.chunks_mut(V6_STEP).enumerate() {
                 let start = first + step * V6_STEP;
@@ -452,9 +448,7 @@ fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 rout
                 }
                 fib.lookup_batch(&keys[..chunk.len()], chunk);
             }
-        });
-        drop(writable);
-        Ok(result)
+        })
     }
 });
 
