@@ -413,3 +413,19 @@ fn bad_ipv6_key_files_name_the_problem() {
     let error = keys6_from_bytes(file, b"# nothing\n").unwrap_err();
     assert!(error.message.contains("no keys"), "{error}");
 }
+
+#[test]
+fn a_utf8_byte_order_mark_starts_no_route() {
+    // Spreadsheet exports start with one; it used to be refused as a
+    // malformed address on line 1.
+    for text in ["\u{feff}10.0.0.0/8,64500\n11.0.0.0/8,64501\n", "\u{feff}\"1.0.0.0\",\"1.0.0.255\",\"13335\"\n"] {
+        let table = load_strict(text).unwrap_or_else(|error| panic!("{text:?}: {error}"));
+        assert!(table.warnings.is_empty(), "{:?}", table.warnings);
+    }
+    let table = load_text("\u{feff}10.0.0.0/8 7\n").unwrap();
+    assert_eq!(value_at(&table, "10.1.2.3"), "7");
+    let stream = updates_from_bytes(Path::new("u.txt"), "\u{feff}1418774413 w 10.0.0.0/8\n".as_bytes(), &LoadOptions::default());
+    assert_eq!(stream.unwrap().updates.len(), 1);
+    // Only at the start: inside the text it is still refused.
+    assert!(load_text("10.0.0.0/8 7\n\u{feff}11.0.0.0/8 8\n").is_err());
+}

@@ -27,7 +27,9 @@ pub(crate) enum Layout {
     Range(Separator),
 }
 
-/// Checks that `bytes` are text (no control bytes but tab, CR, LF; UTF-8).
+/// Checks that `bytes` are text (no control bytes but tab, CR, LF; UTF-8);
+/// a UTF-8 byte order mark at the start (spreadsheet exports write one) is
+/// not part of the text.
 pub(crate) fn as_text<'a>(file: &Path, bytes: &'a [u8]) -> Result<&'a str, LoadError> {
     if let Some(kind) = known_binary_format(bytes) {
         return Err(LoadError::new(
@@ -43,13 +45,14 @@ pub(crate) fn as_text<'a>(file: &Path, bytes: &'a [u8]) -> Result<&'a str, LoadE
             format!("binary data (byte 0x{:02x}), not a text routing table", bytes[offset]),
         ));
     }
-    std::str::from_utf8(bytes).map_err(|error| {
+    let text = std::str::from_utf8(bytes).map_err(|error| {
         LoadError::new(
             file,
             Position::Offset(error.valid_up_to() as u64),
             "invalid UTF-8 (binary data?), not a text routing table",
         )
-    })
+    })?;
+    Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
 /// Names a compressed or binary format we recognise but do not read.
