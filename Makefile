@@ -30,7 +30,7 @@ test: setup
 
 # Builds the bindings (crates/fibkit-py, outside the workspace) into the
 # virtualenv, optimised, as `import fibkit`.
-python:
+python: setup
 	cd crates/fibkit-py && VIRTUAL_ENV=$(VENV) CARGO_TARGET_DIR=$(CURDIR)/target/py $(VENV)/bin/maturin develop --release --quiet
 
 test-python: python

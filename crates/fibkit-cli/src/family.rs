@@ -86,6 +86,17 @@ pub fn load_table(table: &TableArgs, family: &FamilyArgs, ipv4_only: Option<&str
     Ok((table, family))
 }
 
+/// Refuses, before anything loads, a name in `spec` (a comma-separated list
+/// or `all`) that no engine of either family has.
+pub fn check_names(spec: &str) -> Result<()> {
+    if spec != "all" {
+        for name in spec.split(',') {
+            registry::find_any(name.trim()).map_err(|error| anyhow::anyhow!("{error}; or all"))?;
+        }
+    }
+    Ok(())
+}
+
 /// The engines of family `A` that `spec` selects: a comma-separated list
 /// or `all` (fibkit's engines, then the registered peers). A name of the
 /// other family, or no engine's, is refused with the registry's reason.

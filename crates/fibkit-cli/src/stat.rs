@@ -10,7 +10,7 @@ use fibkit::fib::Figure;
 use fibkit::load::RouteTable;
 use serde_json::{json, Map, Value};
 
-use crate::family::{build_timed, load_table, select_engines, Family, FamilyArgs};
+use crate::family::{build_timed, check_names, load_table, select_engines, Family, FamilyArgs};
 use crate::TableArgs;
 
 /// Arguments of `fibkit stat`.
@@ -34,6 +34,9 @@ pub struct StatArgs {
 
 /// Runs `fibkit stat`.
 pub fn run(args: &StatArgs) -> Result<ExitCode> {
+    if let Some(spec) = &args.engine {
+        check_names(spec)?;
+    }
     let ipv4_only = args.chunk_histogram.then_some("--chunk-histogram is about IPv4 DXR");
     let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
     let mut objects = match family {

@@ -18,7 +18,7 @@ use fibkit::load::RouteTable;
 use fibkit::measure::verify::{self, Report, Space};
 use fibkit::measure::workload::{key_space, GLOBAL_UNICAST};
 
-use crate::family::{build_timed, load_table, select_engines, Family, FamilyArgs};
+use crate::family::{build_timed, check_names, load_table, select_engines, Family, FamilyArgs};
 use crate::TableArgs;
 
 /// Arguments of `fibkit verify`.
@@ -67,6 +67,7 @@ fn show<A: Address>(engine: &str, sweep: &str, report: &Report<A>, seconds: f64)
 
 /// Runs `fibkit verify`.
 pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
+    check_names(&args.engine)?;
     let ipv4_only = args.exhaustive.then_some("--exhaustive walks the 2^32 IPv4 addresses");
     let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
     println!(

@@ -193,6 +193,9 @@ fn argument_errors_are_clear() {
     fails_with(&[table, "--engines", "d18r,warp-drive"], "unknown engine \"warp-drive\"");
     fails_with(&[table, "--threads", "0"], "thread count must be at least 1");
     fails_with(&["no/such/table.txt", "--engines", "radix"], "no/such/table.txt");
+    // Names are checked before the table loads (the missing table is not
+    // what is reported).
+    fails_with(&["no/such/table.txt", "--engines", "warp-drive"], "unknown engine \"warp-drive\"");
     fails_with(&[table, "--keys", "no/such/keys.txt"], "no/such/keys.txt");
     fails_with(&[table, "--json", "no/such/dir/out.json"], "does not exist");
 }

@@ -163,6 +163,20 @@ fn ipv4_only_things_are_refused_with_the_reason() {
 }
 
 #[test]
+fn engine_names_are_checked_before_the_table_loads() {
+    // A misspelt engine is reported as such, not the table (here missing,
+    // elsewhere a large file that would load for nothing).
+    for command in ["stat", "verify"] {
+        let args = [command, "--engine", "d18r,warp-drive", "no/such/table.txt"];
+        let output = fibkit(&args);
+        let (_, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("unknown engine \"warp-drive\" (known: d16r"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("no/such/table.txt"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn linx_ipv6_table_through_stat_verify_and_bench() {
     let Some(linx) = linx() else { return };
     let path = linx.to_str().unwrap();

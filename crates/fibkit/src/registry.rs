@@ -214,6 +214,20 @@ pub fn find(name: &str) -> Option<&'static Engine> {
     engines().into_iter().find(|engine| engine.name == name)
 }
 
+/// The engine called `name`, whatever it serves.
+///
+/// # Errors
+/// [`UnknownEngine`] listing every engine's name, when none has it: for a
+/// check before the family is known (before a table loads).
+pub fn find_any(name: &str) -> Result<&'static Engine, UnknownEngine> {
+    find(name).ok_or_else(|| UnknownEngine {
+        name: name.to_string(),
+        family: None,
+        known: engines().iter().map(|engine| engine.name).collect(),
+        other_family: None,
+    })
+}
+
 /// The error for `name` asked of family `A`.
 fn unknown<A: Address>(name: &str) -> UnknownEngine {
     let other_family = find(name).map(|engine| (engine.families(), engine.peer));
@@ -283,6 +297,9 @@ mod tests {
         assert!(message.starts_with("unknown IPv6 engine: \"lulea\" is IPv4 only (IPv6 engines: poptrie0"), "{message}");
         let message = resolve::<u32>("d18r6").unwrap_err().to_string();
         assert!(message.starts_with("unknown engine: \"d18r6\" is IPv6 only (IPv4 engines: d16r"), "{message}");
+        let message = find_any("nonesuch").unwrap_err().to_string();
+        assert!(message.starts_with("unknown engine \"nonesuch\" (known: d16r, "), "{message}");
+        assert!(message.contains("d16r6") && find_any("d16r6").is_ok(), "{message}");
         let built = build::<u32>("nonesuch", &Rib::new(), &BuildOptions::default());
         assert!(matches!(built, Err(BuildError::Unknown(UnknownEngine { ref name, .. })) if name == "nonesuch"));
     }

@@ -37,7 +37,7 @@ use fibkit::load::RouteTable;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Map;
 
-use crate::family::build_timed;
+use crate::family::{build_timed, check_names};
 
 mod args;
 mod machine;
@@ -66,6 +66,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         Some(Family::Ipv4) => run_in::<u32>(args, machine, None),
         Some(Family::Ipv6) => run_in::<u128>(args, machine, None),
         None => {
+            if let Some(spec) = &args.engines {
+                check_names(spec)?;
+            }
             let table = prepare_and_load(args, &machine)?;
             match args.family.resolve(&table)? {
                 Family::Ipv4 => run_in::<u32>(args, machine, Some(table)),
@@ -106,6 +109,9 @@ fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTab
     let table = match table {
         Some(table) => table,
         None => {
+            if let Some(spec) = &args.engines {
+                check_names(spec)?;
+            }
             let table = prepare_and_load(args, &machine)?;
             args.family.resolve(&table)?;
             table
