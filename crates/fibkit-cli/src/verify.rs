@@ -16,7 +16,7 @@ use fibkit::addr::Address;
 use fibkit::fib::Fib;
 use fibkit::load::RouteTable;
 use fibkit::measure::verify::{self, Report, Space};
-use fibkit::measure::workload::{key_space, GLOBAL_UNICAST};
+use fibkit::random::{key_space, GLOBAL_UNICAST};
 
 use crate::family::{build_timed, check_names, load_table, select_engines, Family, FamilyArgs};
 use crate::TableArgs;

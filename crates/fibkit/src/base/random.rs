@@ -15,8 +15,20 @@
 //! space) from them; [`crate::addr::Address::Keys`] names the one of each
 //! family, so a benchmark loop is written once for both.
 
-use crate::addr::{Address, Prefix};
+use crate::addr::{Address, Prefix, Prefix6};
 use crate::NextHop;
+
+/// The global unicast space 2000::/3, where IPv6 random keys are drawn by
+/// default.
+pub const GLOBAL_UNICAST: (u128, u8) = (0x2000 << 112, 3);
+
+/// The Poptrie paper's IPv6 key space, 2000::/8.
+pub const POPTRIE_PAPER_SPACE: (u128, u8) = (0x2000 << 112, 8);
+
+/// A key space given as `(network, prefix_len)` as a [`Prefix6`].
+pub fn key_space((network, prefix_len): (u128, u8)) -> Prefix6 {
+    Prefix6::new(network, prefix_len).expect("the key space constants have no host bits")
+}
 
 /// Uniform random keys of one family inside a prefix.
 ///
@@ -232,7 +244,7 @@ impl KeyGen<u128> for Keys128 {
     type Lanes = XorShift64Pair;
 
     fn default_space() -> Prefix<u128> {
-        Prefix::new(0x2000 << 112, 3).expect("2000::/3 has no host bits")
+        key_space(GLOBAL_UNICAST)
     }
 
     fn new(space: Prefix<u128>, seed: u64) -> Self {

@@ -12,7 +12,7 @@
 //! Random keys are uniform inside the workload's key space
 //! ([`Workload::space`]): all of IPv4 by default, 2000::/3 for IPv6 (a
 //! uniform 128-bit key almost never hits a route; the Poptrie paper draws
-//! from 2000::/8, [`POPTRIE_PAPER_SPACE`]). The family's
+//! from 2000::/8, [`crate::random::POPTRIE_PAPER_SPACE`]). The family's
 //! [`crate::random::KeyGen`] draws them.
 //!
 //! Every result is folded into a checksum that the caller prints, so the
@@ -26,7 +26,7 @@
 
 use std::sync::Arc;
 
-use crate::addr::{Address, Prefix, Prefix6};
+use crate::addr::{Address, Prefix};
 use crate::fib::Fib;
 use crate::random::KeyGen;
 use crate::NextHop;
@@ -83,18 +83,6 @@ pub const REP_WINDOW: usize = 8;
 
 /// Largest batch length the batch path accepts.
 pub const MAX_BATCH: usize = 4096;
-
-/// The global unicast space 2000::/3, where IPv6 random keys are drawn by
-/// default.
-pub const GLOBAL_UNICAST: (u128, u8) = (0x2000 << 112, 3);
-
-/// The Poptrie paper's IPv6 key space, 2000::/8.
-pub const POPTRIE_PAPER_SPACE: (u128, u8) = (0x2000 << 112, 8);
-
-/// A key space given as `(network, prefix_len)` as a [`Prefix6`].
-pub fn key_space((network, prefix_len): (u128, u8)) -> Prefix6 {
-    Prefix6::new(network, prefix_len).expect("the key space constants have no host bits")
-}
 
 /// Runs `lookups` lookups of `workload` against `fib` and returns the
 /// checksum (wrapping sum of the next hops). Generic so that each engine
@@ -243,7 +231,8 @@ fn batch_lengths(batch: usize, lookups: u64) -> impl Iterator<Item = usize> {
 mod tests {
     use super::*;
     use crate::fib::Stats;
-    use crate::random::{Keys128, XorShift32, XorShift32x16};
+    use crate::addr::Prefix6;
+    use crate::random::{key_space, Keys128, XorShift32, XorShift32x16, GLOBAL_UNICAST, POPTRIE_PAPER_SPACE};
 
     /// An engine of either family that records the keys it is asked for
     /// and answers with their low byte.
