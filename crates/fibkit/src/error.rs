@@ -10,6 +10,21 @@ use std::fmt;
 
 use crate::addr::Family;
 
+/// `text` cut to a length fit for an error message: every message that
+/// quotes input (a file's field, an option, a name) quotes it through this,
+/// so that a 100 MB field gives a one-line message.
+pub fn shorten(text: &str) -> String {
+    const MAX: usize = 60;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..end], text.len())
+}
+
 /// Why an engine could not be built from a table, or could not apply a
 /// batch of updates.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -138,7 +153,7 @@ pub struct UnknownEngine {
 
 impl fmt::Display for UnknownEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = &self.name;
+        let name = shorten(&self.name);
         let known = self.known.join(", ");
         // IPv4 is every command's default family: only IPv6 is named.
         let family = if self.family == Some(Family::Ipv6) { "IPv6 " } else { "" };

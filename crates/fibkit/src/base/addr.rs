@@ -17,6 +17,7 @@ use std::ops::{BitAnd, BitOr, BitXor, Not, Shl, Shr};
 use std::str::FromStr;
 
 use super::random::{KeyGen, Keys128, Keys32};
+use crate::error::shorten;
 
 /// An IP address as an unsigned integer: `u32` for IPv4, `u128` for IPv6.
 pub trait Address:
@@ -138,7 +139,7 @@ impl FromStr for Family {
         match text.to_ascii_lowercase().as_str() {
             "ipv4" | "4" => Ok(Family::Ipv4),
             "ipv6" | "6" => Ok(Family::Ipv6),
-            _ => Err(format!("unknown address family {text:?} (ipv4 or ipv6)")),
+            _ => Err(format!("unknown address family {:?} (ipv4 or ipv6)", shorten(text))),
         }
     }
 }
@@ -307,13 +308,13 @@ impl<A: Address> FromStr for Prefix<A> {
     /// Strict parsing of `address/prefix_len`.
     fn from_str(text: &str) -> Result<Self, PrefixError> {
         let (addr_text, len_text) =
-            text.split_once('/').ok_or_else(|| PrefixError::MissingLength(text.to_string()))?;
+            text.split_once('/').ok_or_else(|| PrefixError::MissingLength(shorten(text)))?;
         let addr =
-            A::parse_addr(addr_text).ok_or_else(|| PrefixError::BadAddress(addr_text.to_string()))?;
+            A::parse_addr(addr_text).ok_or_else(|| PrefixError::BadAddress(shorten(addr_text)))?;
         if len_text.is_empty() || len_text.len() > 3 || !len_text.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(PrefixError::BadLength(len_text.to_string()));
+            return Err(PrefixError::BadLength(shorten(len_text)));
         }
-        let len: u32 = len_text.parse().map_err(|_| PrefixError::BadLength(len_text.to_string()))?;
+        let len: u32 = len_text.parse().map_err(|_| PrefixError::BadLength(shorten(len_text)))?;
         if len > u32::from(A::BITS) {
             return Err(PrefixError::LengthTooLarge { len, max: A::BITS });
         }

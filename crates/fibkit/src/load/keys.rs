@@ -6,6 +6,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 use crate::addr::{Address, Family};
+use crate::error::shorten;
+use super::text::numbered_lines;
 use super::{decompress, LoadError, Position};
 
 /// Loads IPv4 lookup keys from `path` (gzip and bzip2 decompressed by magic bytes).
@@ -17,11 +19,11 @@ use super::{decompress, LoadError, Position};
 ///   address) are skipped;
 /// - **raw**: little-endian `u32` keys back to back.
 ///
-/// Detection rule: the file is text when every line reads as above. When
-/// some line does not, the file is raw if its length is a multiple of 4 —
-/// unless it consists of printable text whose first address line is valid, in
-/// which case it is a text file with a bad line and that line is reported.
-/// A file with no key at all is an error.
+/// Detection rule, by content: a file of text (UTF-8 without control bytes
+/// but tab, CR and LF) is a text key file, and a line that does not read as
+/// above is an error naming it (an IPv6 address says so); any other file is
+/// raw if its length is a multiple of 4. A file with no key at all is an
+/// error.
 pub fn load_keys(path: &Path) -> Result<Vec<u32>, LoadError> {
     let raw = super::read_file(path)?;
     keys_from_bytes(path, &raw)
@@ -78,6 +80,10 @@ struct Layout<A> {
     parse_decimal: fn(&str) -> Option<A>,
     parse_address: fn(&str) -> Option<A>,
     from_raw: fn(&[u8]) -> A,
+    /// The other family's name, and whether a line is one of its addresses
+    /// (to say so rather than "malformed").
+    other_family: &'static str,
+    other_family_parses: fn(&str) -> bool,
 }
 
 const IPV4_LAYOUT: Layout<u32> = Layout {
@@ -88,6 +94,8 @@ const IPV4_LAYOUT: Layout<u32> = Layout {
     parse_decimal: |text| text.parse().ok(),
     parse_address: |text| text.parse::<Ipv4Addr>().ok().map(u32::from),
     from_raw: |word| u32::from_le_bytes([word[0], word[1], word[2], word[3]]),
+    other_family: "IPv6",
+    other_family_parses: |text| text.parse::<Ipv6Addr>().is_ok(),
 };
 
 const IPV6_LAYOUT: Layout<u128> = Layout {
@@ -98,6 +106,8 @@ const IPV6_LAYOUT: Layout<u128> = Layout {
     parse_decimal: |text| text.parse().ok(),
     parse_address: |text| text.parse::<Ipv6Addr>().ok().map(u128::from),
     from_raw: |bytes| u128::from_be_bytes(bytes.try_into().expect("chunks of 16 bytes")),
+    other_family: "IPv4",
+    other_family_parses: |text| text.parse::<Ipv4Addr>().is_ok(),
 };
 
 fn keys_in<A>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, LoadError> {
@@ -106,63 +116,58 @@ fn keys_in<A>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, L
         return Err(LoadError::new(file, Position::Offset(cut.decompressed), cut.to_string()));
     }
     let bytes = &data.bytes[..];
-    match text_keys(bytes, layout) {
-        Ok(keys) if keys.is_empty() => Err(LoadError::new(file, Position::File, "no keys in the file")),
-        Ok(keys) => Ok(keys),
-        Err(bad) => {
-            let printable = bytes.iter().all(|&b| b.is_ascii_graphic() || matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-            let width = layout.raw_width;
-            if bytes.len() % width == 0 && !(printable && bad.after_valid_line) {
-                Ok(bytes.chunks_exact(width).map(layout.from_raw).collect())
-            } else {
-                let raw_note = if bytes.len() % width == 0 {
-                    String::new()
-                } else {
-                    format!(
-                        " (nor raw {} keys: the length {} is not a multiple of {width})",
-                        layout.raw_name,
-                        bytes.len()
-                    )
-                };
-                Err(LoadError::new(file, Position::Line(bad.line), format!("{}{raw_note}", bad.message)))
-            }
+    let keys = match text_of(bytes) {
+        // Printable text is never taken for raw keys, even when its length
+        // is a multiple of the key width: its bad line is the error.
+        Some(text) => text_keys(text, layout).map_err(|(line, message)| LoadError::new(file, Position::Line(line), message))?,
+        None if bytes.len() % layout.raw_width == 0 => bytes.chunks_exact(layout.raw_width).map(layout.from_raw).collect(),
+        None => {
+            return Err(LoadError::new(
+                file,
+                Position::File,
+                format!(
+                    "neither text nor raw {} keys: the length {} is not a multiple of {}",
+                    layout.raw_name,
+                    bytes.len(),
+                    layout.raw_width
+                ),
+            ))
         }
+    };
+    if keys.is_empty() {
+        return Err(LoadError::new(file, Position::File, "no keys in the file"));
     }
+    Ok(keys)
 }
 
-/// Why a file is not a text key file.
-struct BadLine {
-    line: usize,
-    message: String,
-    /// Whether a valid address line came before the bad one.
-    after_valid_line: bool,
+/// `bytes` as text, if they are: UTF-8 without control bytes but tab, CR
+/// and LF (a byte order mark at the start is dropped).
+fn text_of(bytes: &[u8]) -> Option<&str> {
+    if super::text::first_control_byte(bytes).is_some() {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    Some(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
-fn text_keys<A>(bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, BadLine> {
-    let mut keys = Vec::with_capacity(bytes.len() / 12);
-    for (index, raw_line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let bad = |message: String| BadLine { line: index + 1, message, after_valid_line: !keys.is_empty() };
-        let without_comment = match raw_line.iter().position(|&b| b == b'#') {
-            Some(hash) => &raw_line[..hash],
-            None => raw_line,
-        };
-        let Ok(line) = std::str::from_utf8(without_comment) else {
-            return Err(bad("not text (invalid UTF-8)".to_string()));
-        };
-        let line = line.trim();
+/// The keys of a text key file, or the first bad line's number and problem.
+fn text_keys<A>(text: &str, layout: &Layout<A>) -> Result<Vec<A>, (usize, String)> {
+    let mut keys = Vec::with_capacity(text.len() / 12);
+    for (number, line) in numbered_lines(text) {
+        let line = line.split_once('#').map_or(line, |(before, _)| before).trim();
         if line.is_empty() {
             continue;
         }
         let key = if line.bytes().all(|b| b.is_ascii_digit()) {
-            (layout.parse_decimal)(line).ok_or_else(|| {
-                bad(format!("decimal key {} exceeds {} bits", super::text::shorten(line), layout.bits))
-            })?
+            (layout.parse_decimal)(line)
+                .ok_or_else(|| format!("decimal key {} exceeds {} bits", shorten(line), layout.bits))
         } else {
             (layout.parse_address)(line).ok_or_else(|| {
-                bad(format!("malformed {} address {:?}", layout.family, super::text::shorten(line)))
-            })?
+                let other = if (layout.other_family_parses)(line) { layout.other_family } else { "malformed" };
+                format!("{other} address {:?} in an {} key file", shorten(line), layout.family)
+            })
         };
-        keys.push(key);
+        keys.push(key.map_err(|message| (number, message))?);
     }
     Ok(keys)
 }

@@ -250,7 +250,8 @@ pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Ro
         let text = text::as_text(file, text)?;
         reject_mrt_options(file, options, "a text table")?;
         if updates::is_text_updates(text) {
-            let stream = updates::parse_text(file, text, options)?;
+            let mut stream = updates::parse_text(file, text, options)?;
+            table.warnings.append(&mut stream.warnings);
             stream.apply_to(&mut table);
         } else {
             match text::detect(file, text)? {
@@ -319,8 +320,14 @@ pub(crate) fn complete_lines<'a>(
 ) -> Result<&'a [u8], LoadError> {
     let bytes = &data.bytes[..];
     let Some(cut) = &data.cut else { return Ok(bytes) };
-    let kept = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |newline| newline + 1);
-    let lines = bytes[..kept].iter().filter(|&&b| b == b'\n').count();
+    let kept = bytes.iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |end| end + 1);
+    // Line ends as `numbered_lines` counts them: LF, CRLF, or a bare CR.
+    let complete = &bytes[..kept];
+    let lines = complete
+        .iter()
+        .enumerate()
+        .filter(|&(at, &b)| b == b'\n' || (b == b'\r' && complete.get(at + 1) != Some(&b'\n')))
+        .count();
     let dropped = if kept < bytes.len() {
         format!("; the partial line {} after it ({} bytes) is dropped", lines + 1, bytes.len() - kept)
     } else {

@@ -3,7 +3,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::text::{for_each_record, parse_value, shorten, Separator};
+use super::text::{for_each_record, parse_value, ExtraColumns, Separator};
+use crate::error::shorten;
 use super::{report_conflicts, Conflict, LoadError, LoadOptions, Position, RouteTable};
 use crate::addr::{Address, Prefix};
 use crate::nexthop::{Label, NextHopTable};
@@ -28,6 +29,7 @@ pub(crate) fn load(
 ) -> Result<(), LoadError> {
     let mut v4: Vec<Entry<u32>> = Vec::new();
     let mut v6: Vec<Entry<u128>> = Vec::new();
+    let mut extra_columns = ExtraColumns::default();
     for_each_record(file, text, separator, header, |line, fields| {
         let error = |message: String| LoadError::new(file, Position::Line(line), message);
         let prefix_text = fields.first().copied().unwrap_or("");
@@ -35,6 +37,7 @@ pub(crate) fn load(
             error(format!("missing value column after {:?} (expected PREFIX VALUE)", shorten(prefix_text)))
         })?;
         let label = parse_value(value_text).map_err(error)?;
+        extra_columns.note(line, fields.get(2..).unwrap_or_default());
         if prefix_text.contains(':') {
             let prefix = prefix_text.parse::<Prefix<u128>>().map_err(|problem| error(problem.to_string()))?;
             v6.push(Entry { prefix, label, line });
@@ -44,6 +47,7 @@ pub(crate) fn load(
         }
         Ok(())
     })?;
+    extra_columns.report(file, "PREFIX VALUE", options, &mut table.warnings)?;
 
     let superseded4 = vec![false; v4.len()];
     let superseded6 = vec![false; v6.len()];

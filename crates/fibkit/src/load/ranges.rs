@@ -7,6 +7,7 @@ use std::path::Path;
 use super::text::{for_each_record, parse_range_addr, parse_value, RangeAddr, Separator};
 use super::{report_conflicts, Conflict, LoadError, LoadOptions, Position, RouteTable};
 use crate::addr::{range_to_prefixes, Address};
+use crate::error::shorten;
 use crate::nexthop::{Label, NextHopTable};
 use crate::rib::Rib;
 
@@ -70,12 +71,13 @@ pub(crate) fn load(
             _ => {
                 return Err(error(format!(
                     "START {} and END {} are not of the same kind (both IPv4, both IPv6 or both decimal)",
-                    fields[0], fields[1]
+                    shorten(fields[0]),
+                    shorten(fields[1])
                 )))
             }
         };
         if end < start {
-            return Err(error(format!("range END {} is before its START {}", fields[1], fields[0])));
+            return Err(error(format!("range END {} is before its START {}", shorten(fields[1]), shorten(fields[0]))));
         }
         if notation == Notation::Decimal {
             numbers_are_v6 |= end > u128::from(u32::MAX);

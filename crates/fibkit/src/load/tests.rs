@@ -90,9 +90,10 @@ fn prefix_text_round_trips() {
 #[test]
 fn plain_text_mixes_families_and_next_hop_kinds() {
     let text = "# LINX style\r\n2600:2004::/32 2001:7f8:4::1a0b:1\r\n\r\n10.0.0.0/8   195.66.226.74\r\n\
-                192.168.0.0/16 42 extra columns are ignored\r\n::/0 2001:7f8:4::1\r\n";
+                192.168.0.0/16 42\r\n::/0 2001:7f8:4::1\r\n";
     let table = load_text(text).unwrap();
     assert_eq!((table.v4.len(), table.v6.len()), (2, 2));
+    assert!(table.warnings.is_empty(), "{:?}", table.warnings);
     assert_eq!(value_at(&table, "2600:2004:1::1"), "2001:7f8:4::1a0b:1");
     assert_eq!(value_at(&table, "2a00::1"), "2001:7f8:4::1");
     assert_eq!(value_at(&table, "10.1.2.3"), "195.66.226.74");
@@ -355,9 +356,9 @@ fn bad_key_files_name_the_problem() {
     assert_eq!(typo.len() % 4, 0);
     let error = keys_from_bytes(file, typo).unwrap_err();
     assert_eq!(error.position, Position::Line(2));
-    assert!(error.message.contains("malformed IPv4 address \"1.2.3.x\""), "{error}");
+    assert!(error.message.contains("malformed address \"1.2.3.x\" in an IPv4 key file"), "{error}");
     let error = keys_from_bytes(file, b"1.2.3.4\n4294967296\n").unwrap_err();
-    assert!(error.message.contains("exceeds 32 bits") && error.message.contains("not a multiple of 4"), "{error}");
+    assert!(error.message.contains("exceeds 32 bits"), "{error}");
     let error = keys_from_bytes(file, b"\x00\x01\x02\xff\xfe").unwrap_err();
     assert!(error.message.contains("not a multiple of 4"), "{error}");
     for empty in [&b""[..], b"# nothing\n\n"] {
@@ -402,12 +403,12 @@ fn bad_ipv6_key_files_name_the_problem() {
     let file = Path::new("keys6");
     let error = keys6_from_bytes(file, b"2001:db8::1\n2001:db8::g\n").unwrap_err();
     assert_eq!(error.position, Position::Line(2));
-    assert!(error.message.contains("malformed IPv6 address \"2001:db8::g\""), "{error}");
+    assert!(error.message.contains("malformed address \"2001:db8::g\" in an IPv6 key file"), "{error}");
     let error = keys6_from_bytes(file, b"2001:db8::1\n1.2.3.4\n").unwrap_err();
-    assert!(error.message.contains("malformed IPv6 address \"1.2.3.4\""), "{error}");
+    assert!(error.message.contains("IPv4 address \"1.2.3.4\" in an IPv6 key file"), "{error}");
     let too_big = format!("::1\n{}0\n", u128::MAX);
     let error = keys6_from_bytes(file, too_big.as_bytes()).unwrap_err();
-    assert!(error.message.contains("exceeds 128 bits") && error.message.contains("not a multiple of 16"), "{error}");
+    assert!(error.message.contains("exceeds 128 bits"), "{error}");
     let error = keys6_from_bytes(file, b"\x00\x01\x02\xff\xfe").unwrap_err();
     assert!(error.message.contains("nor raw 16-byte keys"), "{error}");
     let error = keys6_from_bytes(file, b"# nothing\n").unwrap_err();
@@ -428,4 +429,82 @@ fn a_utf8_byte_order_mark_starts_no_route() {
     assert_eq!(stream.unwrap().updates.len(), 1);
     // Only at the start: inside the text it is still refused.
     assert!(load_text("10.0.0.0/8 7\n\u{feff}11.0.0.0/8 8\n").is_err());
+}
+
+#[test]
+fn printable_key_files_are_never_read_as_raw_keys() {
+    // 48 bytes of IPv6 text, a multiple of 4: it used to become 12 raw u32 keys.
+    let text = b"2001:db8::1\n2001:db8::2\n2001:db8::3\n2001:db8::4\n";
+    assert_eq!(text.len() % 4, 0);
+    let error = keys_from_bytes(Path::new("keys"), text).unwrap_err();
+    assert_eq!(error.position, Position::Line(1));
+    assert!(error.message.contains("IPv6 address \"2001:db8::1\" in an IPv4 key file"), "{error}");
+    // Text whose first line is bad (a header) is still text.
+    let error = keys_from_bytes(Path::new("keys"), b"addr\n1.2.3.4\n").unwrap_err();
+    assert!(error.message.contains("malformed address \"addr\""), "{error}");
+    // Raw keys that happen to be partly printable still read as raw.
+    let raw: Vec<u8> = [0x4142_4344u32, 0x0102_0304].iter().flat_map(|key| key.to_le_bytes()).collect();
+    assert_eq!(keys_from_bytes(Path::new("keys"), &raw).unwrap(), [0x4142_4344, 0x0102_0304]);
+}
+
+#[test]
+fn a_bare_cr_ends_a_line_in_every_text_format() {
+    // Old Mac exports end lines with CR alone; the whole file used to be
+    // one line, of which the first route was kept (even with --strict).
+    let table = load_strict("10.0.0.0/8 1\r11.0.0.0/8 2\r12.0.0.0/8 3\r").unwrap();
+    assert_eq!(table.v4.len(), 3);
+    let table = load_strict("; ipasn\r1.0.64.0/18\t18144\r1.0.128.0/17\t9737\r").unwrap();
+    assert_eq!(table.v4.len(), 2);
+    let table = load_strict("1.0.0.0,1.0.0.255,13335\r1.0.1.0,1.0.1.255,38803\r").unwrap();
+    assert_eq!(table.v4.len(), 2);
+    let stream = updates_from_bytes(
+        Path::new("u.txt"),
+        b"1418774413 a 10.0.0.0/8 1\r1418774414 w 10.0.0.0/8 0.0.0.0\r1418774415 a 11.0.0.0/8 2\r",
+        &LoadOptions { strict: true, ..Default::default() },
+    );
+    assert_eq!(stream.unwrap().updates.len(), 3);
+    assert_eq!(keys_from_bytes(Path::new("keys"), b"1.2.3.4\r5.6.7.8\r").unwrap(), [0x0102_0304, 0x0506_0708]);
+    // Line numbers count CR, LF and CRLF alike.
+    let error = load_text("10.0.0.0/8 1\r11.0.0.0/8 2\r\n12.0.0.0/88 3\n").unwrap_err();
+    assert_eq!(error.position, Position::Line(3));
+}
+
+#[test]
+fn columns_a_format_does_not_have_are_reported() {
+    let table = load_text("10.0.0.0/8 1\n11.0.0.0/8 2 3 4\n12.0.0.0/8 5 6\n").unwrap();
+    assert_eq!(table.v4.len(), 3);
+    assert_eq!(table.warnings.len(), 1, "{:?}", table.warnings);
+    assert!(table.warnings[0].contains(":2: 2 line(s) have columns after PREFIX VALUE, which are ignored (the first: \"3 4\")"), "{:?}", table.warnings);
+    let error = load_strict("10.0.0.0/8 1 x\n").unwrap_err();
+    assert!(error.message.contains("an error in strict mode"), "{error}");
+    let options = LoadOptions { strict: true, ..Default::default() };
+    let error = updates_from_bytes(Path::new("u"), b"1418774413 a 10.0.0.0/8 1 2\n", &options).unwrap_err();
+    assert!(error.message.contains("columns after UNIXTIME a|w PREFIX NEXTHOP"), "{error}");
+    // A withdrawal may name a next hop; range files have extra columns (names).
+    assert!(updates_from_bytes(Path::new("u"), b"1418774413 w 10.0.0.0/8 0.0.0.0\n", &options).is_ok());
+    assert!(load_strict("1.0.0.0,1.0.0.255,13335,Cloudflare\n").is_ok());
+}
+
+#[test]
+fn messages_quote_a_bounded_part_of_the_input() {
+    // A megabyte-long field used to be echoed whole into the message.
+    let long = "9".repeat(1 << 20);
+    let texts = [
+        format!("10.0.0.0/8 {long}\n"),
+        format!("10.0.0.0/8 {long}x\n"),
+        format!("{long}.0/8 1\n"),
+        format!("10.0.0.0/{long} 1\n"),
+        format!("1.0.0.0,{long},1\n"),
+        format!("1.0.0.0,::{long},1\n"),
+        format!("{long}\n"),
+    ];
+    for text in &texts {
+        let error = load_text(text).unwrap_err().to_string();
+        assert!(error.len() < 300, "{} bytes: {}", error.len(), &error[..300]);
+    }
+    let options = LoadOptions::default();
+    let error = updates_from_bytes(Path::new("u"), format!("1418774413 a 10.0.0.0/8 {long}\n").as_bytes(), &options);
+    assert!(error.unwrap_err().to_string().len() < 300);
+    let error = keys_from_bytes(Path::new("keys"), format!("1.2.3.4\n{long}\n").as_bytes()).unwrap_err();
+    assert!(error.to_string().len() < 300);
 }

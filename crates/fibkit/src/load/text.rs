@@ -4,7 +4,8 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-use super::{LoadError, Position};
+use super::{warn, LoadError, LoadOptions, Position};
+use crate::error::shorten;
 use crate::nexthop::Label;
 
 /// How the fields of a line are separated.
@@ -38,7 +39,7 @@ pub(crate) fn as_text<'a>(file: &Path, bytes: &'a [u8]) -> Result<&'a str, LoadE
             format!("{kind} data is not supported (tables are text, optionally gzip or bzip2 compressed)"),
         ));
     }
-    if let Some(offset) = bytes.iter().position(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f) {
+    if let Some(offset) = first_control_byte(bytes) {
         return Err(LoadError::new(
             file,
             Position::Offset(offset as u64),
@@ -53,6 +54,12 @@ pub(crate) fn as_text<'a>(file: &Path, bytes: &'a [u8]) -> Result<&'a str, LoadE
         )
     })?;
     Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
+/// Where the first byte that has no place in text is: a control byte other
+/// than tab, CR and LF.
+pub(crate) fn first_control_byte(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)
 }
 
 /// Names a compressed or binary format we recognise but do not read.
@@ -75,9 +82,26 @@ pub(crate) fn is_comment_or_blank(line: &str) -> bool {
     }
 }
 
-/// The lines of `text` with their 1-based numbers, without line ends.
+/// The lines of `text` with their 1-based numbers, without line ends: LF,
+/// CRLF and a bare CR (old Mac exports) each end a line.
 pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.split('\n').enumerate().map(|(index, line)| (index + 1, line.strip_suffix('\r').unwrap_or(line)))
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        match current.bytes().position(|b| b == b'\n' || b == b'\r') {
+            None => {
+                rest = None;
+                Some(current)
+            }
+            Some(end) => {
+                let next = if current[end..].starts_with("\r\n") { end + 2 } else { end + 1 };
+                rest = Some(&current[next..]);
+                Some(&current[..end])
+            }
+        }
+    })
+    .enumerate()
+    .map(|(index, line)| (index + 1, line))
 }
 
 /// The first field of a data line and the separator that ends it.
@@ -143,17 +167,45 @@ pub(crate) fn detect(file: &Path, text: &str) -> Result<(Layout, Option<usize>),
     Err(LoadError::new(file, Position::File, "no routes in the file (empty, or only comments)"))
 }
 
-/// `text` cut to a length fit for an error message.
-pub(crate) fn shorten(text: &str) -> String {
-    const MAX: usize = 60;
-    if text.len() <= MAX {
-        return text.to_string();
+/// Lines with columns after the last one their format has (`PREFIX VALUE
+/// more`): counted while parsing, then reported once, as a warning naming the
+/// first such line (an error with `strict`), so that a misread file (a
+/// separator the loader did not expect) does not pass silently.
+#[derive(Default)]
+pub(crate) struct ExtraColumns {
+    /// The first such line and its extra columns, shortened.
+    first: Option<(usize, String)>,
+    count: usize,
+}
+
+impl ExtraColumns {
+    /// Notes that line `line` has the columns `extra` past the format's last.
+    pub(crate) fn note(&mut self, line: usize, extra: &[&str]) {
+        if extra.is_empty() {
+            return;
+        }
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some((line, shorten(&extra.join(" "))));
+        }
     }
-    let mut end = MAX;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+
+    /// The warning (or, with `strict`, the error) for the lines noted;
+    /// `columns` names the format's columns (`PREFIX VALUE`).
+    pub(crate) fn report(
+        self,
+        file: &Path,
+        columns: &str,
+        options: &LoadOptions,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), LoadError> {
+        let Some((line, extra)) = self.first else { return Ok(()) };
+        let message = format!(
+            "{} line(s) have columns after {columns}, which are ignored (the first: {extra:?})",
+            self.count
+        );
+        warn(file, Position::Line(line), message, options, warnings)
     }
-    format!("{}...", &text[..end])
 }
 
 /// Calls `visit(line, fields)` for every data line (comments, blank lines
@@ -219,7 +271,7 @@ pub(crate) fn parse_value(text: &str) -> Result<Label, String> {
         return Err("missing value column".to_string());
     }
     if text.bytes().all(|b| b.is_ascii_digit()) {
-        return text.parse::<u64>().map(Label::Number).map_err(|_| format!("value {text} is too large"));
+        return text.parse::<u64>().map(Label::Number).map_err(|_| format!("value {} is too large", shorten(text)));
     }
     text.parse::<IpAddr>()
         .map(Label::Addr)

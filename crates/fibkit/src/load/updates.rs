@@ -27,7 +27,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-use super::text::{is_comment_or_blank, numbered_lines, parse_value, shorten};
+use super::text::{is_comment_or_blank, numbered_lines, parse_value, ExtraColumns};
+use crate::error::shorten;
 use super::{
     complete_lines, decompress, mrt, read_file, reject_mrt_options, table_name, LoadError, LoadOptions, Position,
     RouteTable,
@@ -155,10 +156,11 @@ pub(crate) fn is_text_updates(text: &str) -> bool {
     parse_time(time).is_ok() && matches!(kind, "a" | "w") && prefix.contains('/')
 }
 
-/// Parses text updates (`options` is only checked for MRT-only settings by
-/// the caller; the values are taken as written).
-pub(crate) fn parse_text(file: &Path, text: &str, _options: &LoadOptions) -> Result<UpdateStream, LoadError> {
+/// Parses text updates (the values are taken as written; `options` says
+/// whether columns after NEXTHOP are an error or a warning).
+pub(crate) fn parse_text(file: &Path, text: &str, options: &LoadOptions) -> Result<UpdateStream, LoadError> {
     let mut updates = Vec::new();
+    let mut extra_columns = ExtraColumns::default();
     for (number, line) in numbered_lines(text) {
         if is_comment_or_blank(line) {
             continue;
@@ -188,9 +190,14 @@ pub(crate) fn parse_text(file: &Path, text: &str, _options: &LoadOptions) -> Res
                 )))
             }
         };
+        // A withdrawal's NEXTHOP column is optional (traces write 0.0.0.0).
+        let rest: Vec<&str> = fields.skip(usize::from(kind == "w")).collect();
+        extra_columns.note(number, &rest);
         updates.push(TimedUpdate { time, update });
     }
-    Ok(UpdateStream { name: table_name(file), updates, peer: None, warnings: Vec::new() })
+    let mut warnings = Vec::new();
+    extra_columns.report(file, "UNIXTIME a|w PREFIX NEXTHOP", options, &mut warnings)?;
+    Ok(UpdateStream { name: table_name(file), updates, peer: None, warnings })
 }
 
 /// Parses `SECONDS` or `SECONDS.FRACTION` (up to six decimals).

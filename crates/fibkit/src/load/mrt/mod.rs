@@ -120,6 +120,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use super::updates::{TimedUpdate, UpdateStream};
+use crate::error::shorten;
 use super::{table_name, warn, Decompressed, LoadError, LoadOptions, Position, RouteTable};
 
 mod attributes;
@@ -154,7 +155,7 @@ impl FromStr for ValueChoice {
         match text {
             "next-hop" => Ok(ValueChoice::NextHop),
             "origin-as" => Ok(ValueChoice::OriginAs),
-            _ => Err(format!("bad value {text:?}: expected next-hop or origin-as")),
+            _ => Err(format!("bad value {:?}: expected next-hop or origin-as", shorten(text))),
         }
     }
 }

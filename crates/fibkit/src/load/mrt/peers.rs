@@ -9,6 +9,7 @@ use std::str::FromStr;
 use super::bgp4mp::read_messages;
 use super::cursor::{Cursor, Malformed};
 use crate::addr::Family;
+use crate::error::shorten;
 use super::records::is_mrt;
 use super::rib::{scan_rib, RibScan};
 use super::Content;
@@ -36,13 +37,13 @@ impl FromStr for PeerSelector {
         let text = text.trim();
         let asn = text.strip_prefix("AS").or_else(|| text.strip_prefix("as"));
         if let Some(digits) = asn.filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())) {
-            return digits.parse().map(PeerSelector::Asn).map_err(|_| format!("ASN {text} exceeds 32 bits"));
+            return digits.parse().map(PeerSelector::Asn).map_err(|_| format!("ASN {} exceeds 32 bits", shorten(text)));
         }
         if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-            return text.parse().map(PeerSelector::Index).map_err(|_| format!("peer index {text} is too large"));
+            return text.parse().map(PeerSelector::Index).map_err(|_| format!("peer index {} is too large", shorten(text)));
         }
         text.parse::<IpAddr>().map(PeerSelector::Address).map_err(|_| {
-            format!("bad peer {text:?}: expected an index (3), an address (192.0.2.1, 2001:db8::1) or an ASN (AS3356)")
+            format!("bad peer {:?}: expected an index (3), an address (192.0.2.1, 2001:db8::1) or an ASN (AS3356)", shorten(text))
         })
     }
 }
