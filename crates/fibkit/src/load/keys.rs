@@ -30,8 +30,9 @@ pub fn load_keys(path: &Path) -> Result<Vec<u32>, LoadError> {
 }
 
 /// [`load_keys`] on bytes in memory; `file` names them in errors. A
-/// truncated compressed stream is an error here (a key file has no
-/// warnings to carry), naming the offset where the data ends.
+/// truncated compressed stream, or bytes after it that are not part of it,
+/// are an error here (a key file has no warnings to carry), naming the
+/// offset.
 pub fn keys_from_bytes(file: &Path, bytes: &[u8]) -> Result<Vec<u32>, LoadError> {
     keys_in(file, bytes, &IPV4_LAYOUT)
 }
@@ -114,6 +115,9 @@ fn keys_in<A>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, L
     let data = decompress(file, bytes)?;
     if let Some(cut) = &data.cut {
         return Err(LoadError::new(file, Position::Offset(cut.decompressed), cut.to_string()));
+    }
+    if let Some(trailing) = &data.trailing {
+        return Err(LoadError::new(file, trailing.position(), trailing.message()));
     }
     let bytes = &data.bytes[..];
     let keys = match text_of(bytes) {

@@ -88,15 +88,15 @@
 //! [`load_keys`] and [`load_keys6`] read lookup keys for replaying traffic; see their docs.
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::nexthop::{Mapping, NextHopTable};
 use crate::addr::{Address, Family};
 use crate::rib::{Rib, Rib4, Rib6};
+pub(crate) use compressed::{decompress, Decompressed};
 
+mod compressed;
 mod keys;
 pub mod mrt;
 mod prefixes;
@@ -311,7 +311,9 @@ pub(crate) fn warn(
 
 /// For line-based formats: when the compressed stream was cut off, the
 /// bytes up to the last complete line (the rest is a partial line), and a
-/// warning (an error with `strict`) naming where the data ended.
+/// warning (an error with `strict`) naming where the data ended; an error
+/// when not even one line is complete. Bytes after the compressed stream
+/// are a warning too.
 pub(crate) fn complete_lines<'a>(
     file: &Path,
     data: &'a Decompressed<'_>,
@@ -319,8 +321,14 @@ pub(crate) fn complete_lines<'a>(
     warnings: &mut Vec<String>,
 ) -> Result<&'a [u8], LoadError> {
     let bytes = &data.bytes[..];
+    if let Some(trailing) = &data.trailing {
+        warn(file, trailing.position(), trailing.message(), options, warnings)?;
+    }
     let Some(cut) = &data.cut else { return Ok(bytes) };
     let kept = bytes.iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |end| end + 1);
+    if kept == 0 {
+        return Err(LoadError::new(file, Position::Offset(0), format!("{cut}, before the end of the first line")));
+    }
     // Line ends as `numbered_lines` counts them: LF, CRLF, or a bare CR.
     let complete = &bytes[..kept];
     let lines = complete
@@ -376,84 +384,9 @@ pub(crate) fn report_conflicts(
     Ok(())
 }
 
-/// Compression detected from a file's first bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Compression {
-    None,
-    Gzip,
-    Bzip2,
-}
-
-impl Compression {
-    fn detect(bytes: &[u8]) -> Self {
-        match bytes {
-            [0x1f, 0x8b, ..] => Compression::Gzip,
-            [b'B', b'Z', b'h', b'1'..=b'9', ..] => Compression::Bzip2,
-            _ => Compression::None,
-        }
-    }
-}
-
 /// Reads `path` whole, as stored (compressed or not).
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
     std::fs::read(path).map_err(|error| LoadError::new(path, Position::File, format!("cannot read: {error}")))
-}
-
-/// A file's bytes after decompression.
-pub(crate) struct Decompressed<'a> {
-    /// The decompressed bytes (the input itself when it was not compressed).
-    pub(crate) bytes: Cow<'a, [u8]>,
-    /// Set when the compressed stream ended before its end of stream mark:
-    /// `bytes` then hold what was decompressed up to there.
-    pub(crate) cut: Option<Cut>,
-}
-
-/// A compressed stream that ends early (a truncated download, `head -c`).
-#[derive(Clone, Debug)]
-pub(crate) struct Cut {
-    /// `gzip` or `bzip2`.
-    pub(crate) compression: &'static str,
-    /// Bytes decompressed before the stream broke off.
-    pub(crate) decompressed: u64,
-    /// What the decompressor said.
-    pub(crate) detail: String,
-}
-
-impl fmt::Display for Cut {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the {} stream is truncated after {} decompressed bytes ({})",
-            self.compression, self.decompressed, self.detail
-        )
-    }
-}
-
-/// Decompresses gzip or bzip2 content (detected by magic bytes); other bytes
-/// are passed through. A stream that is cut off keeps what was decompressed
-/// before the cut ([`Decompressed::cut`] says so); a corrupt stream (bad
-/// checksum, invalid data) is an error, since what came out of it cannot be
-/// trusted.
-pub(crate) fn decompress<'a>(file: &Path, raw: &'a [u8]) -> Result<Decompressed<'a>, LoadError> {
-    let compression = Compression::detect(raw);
-    let mut out = Vec::with_capacity(raw.len().saturating_mul(4));
-    let (name, outcome) = match compression {
-        Compression::Gzip => ("gzip", flate2::read::MultiGzDecoder::new(raw).read_to_end(&mut out)),
-        Compression::Bzip2 => ("bzip2", bzip2::read::MultiBzDecoder::new(raw).read_to_end(&mut out)),
-        Compression::None => return Ok(Decompressed { bytes: Cow::Borrowed(raw), cut: None }),
-    };
-    match outcome {
-        Ok(_) => Ok(Decompressed { bytes: Cow::Owned(out), cut: None }),
-        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
-            let cut = Cut { compression: name, decompressed: out.len() as u64, detail: error.to_string() };
-            Ok(Decompressed { bytes: Cow::Owned(out), cut: Some(cut) })
-        }
-        Err(error) => Err(LoadError::new(
-            file,
-            Position::File,
-            format!("{name} data is corrupt after {} decompressed bytes: {error}", out.len()),
-        )),
-    }
 }
 
 #[cfg(test)]

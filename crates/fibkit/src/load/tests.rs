@@ -323,7 +323,8 @@ fn compressed_bytes_are_detected_by_magic() {
     corrupt[middle] ^= 0xff;
     let error = load_bytes(Path::new("t.gz"), &corrupt, &LoadOptions::default()).unwrap_err();
     assert!(error.message.contains("gzip data is corrupt"), "{error}");
-    assert_eq!(error.position, Position::File);
+    // Where in the compressed file the decoder stopped: here, at its end.
+    assert_eq!(error.position, Position::Offset(corrupt.len() as u64));
 }
 
 #[test]
@@ -507,4 +508,53 @@ fn messages_quote_a_bounded_part_of_the_input() {
     assert!(error.unwrap_err().to_string().len() < 300);
     let error = keys_from_bytes(Path::new("keys"), format!("1.2.3.4\n{long}\n").as_bytes()).unwrap_err();
     assert!(error.to_string().len() < 300);
+}
+
+#[test]
+fn bytes_after_a_complete_stream_are_not_a_truncation() {
+    let text = b"10.0.0.0/8 1\n11.0.0.0/8 2\n";
+    let strict = LoadOptions { strict: true, ..Default::default() };
+    for (name, compress) in [("gzip", gzip as fn(&[u8]) -> Vec<u8>), ("bzip2", bzip2)] {
+        let compressed = compress(text);
+        // Members back to back (`cat a.gz b.gz`) are one stream.
+        let mut members = compressed.clone();
+        members.extend(compress(b"12.0.0.0/8 3\n"));
+        assert_eq!(load_bytes(Path::new("t"), &members, &strict).unwrap().v4.len(), 3);
+        // Zero padding after the stream is ignored, as gzip(1) does.
+        let mut padded = compressed.clone();
+        padded.extend([0; 512]);
+        let table = load_bytes(Path::new("t"), &padded, &strict).unwrap();
+        assert_eq!((table.v4.len(), table.warnings.len()), (2, 0), "{name}: {:?}", table.warnings);
+        // Other bytes are reported for what they are, where they are; they
+        // used to be "truncation", in strict mode an error on a complete file.
+        let mut garbage = compressed.clone();
+        garbage.extend(b"garbage");
+        let table = load_bytes(Path::new("t"), &garbage, &LoadOptions::default()).unwrap();
+        assert_eq!(table.v4.len(), 2);
+        let expected = format!("t: at byte {}: 7 bytes after the end of the {name} stream are not {name} data", compressed.len());
+        assert!(table.warnings.len() == 1 && table.warnings[0].starts_with(&expected), "{:?}", table.warnings);
+        let error = load_bytes(Path::new("t"), &garbage, &strict).unwrap_err();
+        assert!(error.message.contains("are not") && !error.message.contains("truncated"), "{error}");
+        let error = keys_from_bytes(Path::new("k"), &{
+            let mut keys = compress(b"1.2.3.4\n");
+            keys.extend(b"x");
+            keys
+        });
+        assert!(error.unwrap_err().message.contains("1 bytes after the end"));
+    }
+}
+
+#[test]
+fn a_stream_cut_in_its_first_line_says_so() {
+    // It used to say "no routes in the file (empty, or only comments)".
+    let text = "10.0.0.0/8 1\n".repeat(20_000);
+    let (gzipped, bzipped) = (gzip(text.as_bytes()), bzip2(text.as_bytes()));
+    // gzip is cut in its header; bzip2 in its one 900 kB block.
+    for (name, cut) in [("gzip", &gzipped[..12]), ("bzip2", &bzipped[..bzipped.len() / 2])] {
+        let error = load_bytes(Path::new("t"), cut, &LoadOptions::default()).unwrap_err();
+        assert!(error.message.contains(&format!("the {name} stream is truncated")), "{error}");
+        assert!(error.message.contains("before the end of the first line"), "{error}");
+        let stream = updates_from_bytes(Path::new("u"), cut, &LoadOptions::default());
+        assert!(stream.unwrap_err().message.contains("truncated"));
+    }
 }

@@ -20,7 +20,9 @@ pub(super) const BGP4MP_ET: u16 = 17;
 
 /// Bytes of the MRT common header.
 pub(super) const HEADER_LEN: usize = 12;
-/// The largest record length a file may start with to be taken for MRT.
+/// The largest record length a file may start with to be taken for MRT, and
+/// the largest a record may announce before it is taken for corrupt rather
+/// than cut off (RIB records of every peer of a collector stay well under).
 const DETECT_MAX_LEN: u32 = 16 << 20;
 
 /// What a record is, by type and subtype.
@@ -109,6 +111,21 @@ pub(super) struct Truncation {
     offset: usize,
     /// What is missing.
     message: String,
+    /// The length the record's header announces, if the header is complete.
+    announced: Option<u32>,
+}
+
+impl Truncation {
+    /// Why a record that runs past the end of the data is corrupt rather
+    /// than cut off: the compressed stream it came from is complete, or the
+    /// length it announces is more than any record holds.
+    fn corruption(&self, data: &Decompressed<'_>) -> Option<String> {
+        let announced = self.announced?;
+        if let (Some(compression), None) = (data.compression, &data.cut) {
+            return Some(format!("but the {compression} stream they came from is complete"));
+        }
+        (announced > DETECT_MAX_LEN).then(|| format!("and no MRT record holds more than {DETECT_MAX_LEN} bytes"))
+    }
 }
 
 /// The complete records of a file in order; the first incomplete one ends
@@ -138,6 +155,7 @@ impl<'a> Iterator for Records<'a> {
             self.truncation = Some(Truncation {
                 offset: self.offset,
                 message: format!("an incomplete MRT header ({} of {HEADER_LEN} bytes)", rest.len()),
+                announced: None,
             });
             return None;
         }
@@ -151,6 +169,7 @@ impl<'a> Iterator for Records<'a> {
                     "an incomplete MRT record ({}): its header announces {length} bytes, {available} follow",
                     type_name(field(4), field(6))
                 ),
+                announced: Some(length),
             });
             return None;
         }
@@ -194,6 +213,18 @@ pub(super) fn report_reading(
             options,
             warnings,
         )?;
+    }
+    if let Some(truncation) = &records.truncation {
+        if let Some(why) = truncation.corruption(data) {
+            return Err(LoadError::new(
+                file,
+                Position::Offset(truncation.offset as u64),
+                format!("a corrupt record, not a cut-off file: {}, {why}", truncation.message),
+            ));
+        }
+    }
+    if let Some(trailing) = &data.trailing {
+        warn(file, trailing.position(), trailing.message(), options, warnings)?;
     }
     let ended = match (&records.truncation, &data.cut) {
         (Some(truncation), cut) => {

@@ -290,6 +290,29 @@ fn truncated_dumps_keep_every_complete_record() {
 }
 
 #[test]
+fn a_record_running_past_the_end_of_complete_data_is_corrupt() {
+    let bytes = sample_dump();
+    let starts: Vec<usize> = Records::new(&bytes).map(|record| record.offset).collect();
+    // The third record announces 4 GiB, with more records after it: this
+    // used to keep the first two records and warn that the data ends there.
+    let mut huge = bytes.clone();
+    huge[starts[2] + 8..starts[2] + 12].copy_from_slice(&u32::MAX.to_be_bytes());
+    let error = load(&huge, &LoadOptions::default()).unwrap_err();
+    assert_eq!(error.position, Position::Offset(starts[2] as u64));
+    assert!(error.message.contains("a corrupt record, not a cut-off file"), "{error}");
+    assert!(error.message.contains("no MRT record holds more than"), "{error}");
+    // A record that runs past the end of a complete compressed stream.
+    let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    std::io::Write::write_all(&mut encoder, &bytes[..bytes.len() - 1]).unwrap();
+    let error = load(&encoder.finish().unwrap(), &LoadOptions::default()).unwrap_err();
+    assert_eq!(error.position, Position::Offset(*starts.last().unwrap() as u64));
+    assert!(error.message.contains("but the bzip2 stream they came from is complete"), "{error}");
+    // A plausible length at the end of uncompressed data is a cut-off file.
+    let table = load(&bytes[..bytes.len() - 1], &LoadOptions::default()).unwrap();
+    assert!(table.warnings.last().unwrap().contains("the data ends here"), "{:?}", table.warnings);
+}
+
+#[test]
 fn malformed_records_name_the_offset() {
     let mut peer_table_only = Vec::new();
     record(&mut peer_table_only, 1, TABLE_DUMP_V2, 1, &peer_table(&[("192.0.2.1".parse().unwrap(), 64500)]));
