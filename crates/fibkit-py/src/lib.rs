@@ -6,15 +6,21 @@
 //! are thin shells over one generic [`Core`]; only the way addresses come
 //! in from Python ([`PyAddress`]) differs. The Python package
 //! (`python/fibkit/__init__.py`) adds address conversions on top.
+//!
+//! No panic reaches Python: the numpy arrays are checked in [`arrays`],
+//! numpy borrows are tried (`try_readonly`/`try_readwrite`) and their
+//! failures are `ValueError`s.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod arrays;
 
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use numpy::ndarray::Axis;
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::{Element, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -130,26 +136,6 @@ fn values_array<'py>(py: Python<'py>, next_hops: &NextHopTable) -> Bound<'py, Py
     PyArray1::from_vec(py, values)
 }
 
-/// The output array: `out` if given (checked), else a new one.
-fn output_array<'py>(
-    py: Python<'py>,
-    out: Option<Bound<'py, PyArray1<u32>>>,
-    len: usize,
-) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    match out {
-        Some(array) => {
-            if array.len() < len {
-                return Err(PyValueError::new_err(format!("out has {} slots for {len} addresses", array.len())));
-            }
-            if !array.is_contiguous() {
-                return Err(PyValueError::new_err("out must be a contiguous uint32 array"));
-            }
-            Ok(array)
-        }
-        None => Ok(PyArray1::zeros(py, len, false)),
-    }
-}
-
 /// How many pieces a batch of `len` keys is cut into for `threads`.
 fn pieces(len: usize, threads: Option<usize>) -> PyResult<usize> {
     match threads {
@@ -227,29 +213,38 @@ impl<A: PyAddress> Core<A> {
         Ok(self.fib.lookup(A::from_py(addr)?))
     }
 
-    /// The next hops of `len` keys, into `out` if given (checked) or a new
-    /// array, the GIL released, a large batch split across `threads`;
-    /// `run(fib, first, slots)` answers the keys from index `first` into
-    /// `slots`.
-    fn lookup_array<'py>(
+    /// The next hops of `keys` (checked by [`arrays::keys4`] or
+    /// [`arrays::keys6`]; `width` elements a key), into `out` if given
+    /// (checked) or a new array, the GIL released, a large batch split
+    /// across `threads`; `run(fib, keys, slots)` answers `keys` into
+    /// `slots`. Keys sharing memory with `out` are copied first.
+    fn lookup_array<'py, T: Element + Sync>(
         &self,
         py: Python<'py>,
-        out: Option<Bound<'py, PyArray1<u32>>>,
-        len: usize,
+        keys: Bound<'py, PyArrayDyn<T>>,
+        width: usize,
+        out: Option<&Bound<'py, PyAny>>,
         threads: Option<usize>,
-        run: impl Fn(&dyn Fib<A>, usize, &mut [NextHop]) + Sync,
+        run: impl Fn(&dyn Fib<A>, &[T], &mut [NextHop]) + Sync,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let result = output_array(py, out, len)?;
+        let len = keys.len() / width;
+        let result = arrays::output(py, out, len)?;
         let pieces = pieces(len, threads)?;
-        let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
-        let slots = &mut writable.as_slice_mut()?[..len];
+        let keys = arrays::apart(keys, &result)?;
+        let readable = keys.try_readonly().map_err(arrays::borrow_error("addrs"))?;
+        let mut writable = result.try_readwrite().map_err(arrays::borrow_error("out"))?;
+        let keys = readable.as_slice()?;
+        let slots = writable.as_slice_mut()?.get_mut(..len).ok_or_else(|| PyValueError::new_err("out is too short"))?;
         let fib = &*self.fib;
         py.detach(|| {
             if pieces == 1 {
-                run(fib, 0, slots);
+                run(fib, keys, slots);
             } else {
                 let piece = len.div_ceil(pieces).max(1);
-                slots.par_chunks_mut(piece).enumerate().for_each(|(index, slots)| run(fib, index * piece, slots));
+                slots
+                    .par_chunks_mut(piece)
+                    .zip(keys.par_chunks(piece * width))
+                    .for_each(|(slots, keys)| run(fib, keys, slots));
             }
         });
         drop(writable);
@@ -390,26 +385,19 @@ struct PyFib {
 
 fib_class!(PyFib, "Fib", "d18r", "Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV, MRT; gz or bz2), its IPv4 routes.", {
     /// Next-hop indexes of a uint32 array of addresses, into `out` if
-    /// given; the GIL is released, and with `threads` a large batch is
-    /// split across that many threads.
+    /// given (a uint32 array of at least as many slots, which may be
+    /// `addrs` itself); the GIL is released, and with `threads` a large
+    /// batch is split across that many threads.
     #[pyo3(signature = (addrs, out = None, threads = None))]
     fn lookup_batch<'py>(
         &self,
         py: Python<'py>,
-        addrs: PyReadonlyArray1<'py, u32>,
-        out: Option<Bound<'py, PyArray1<u32>>>,
+        addrs: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let copied;
-        let keys = match addrs.as_slice() {
-            Ok(keys) => keys,
-            Err(_) => {
-                copied = addrs.as_array().to_vec();
-                &copied[..]
-            }
-        };
-        self.core.lookup_array(py, out, keys.len(), threads, |fib, first, slots| {
-            fib.lookup_batch(&keys[first..first + slots.len()], slots);
+        self.core.lookup_array(py, arrays::keys4(addrs)?, 1, out, threads, |fib, keys, slots| {
+            fib.lookup_batch(keys, slots);
         })
     }
 });
@@ -424,29 +412,24 @@ struct PyFib6 {
 
 fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 routes.", {
     /// Next-hop indexes of an (N, 16) uint8 array of addresses (network
-    /// byte order), into `out` if given; the GIL is released.
+    /// byte order), into `out` if given (a uint32 array of at least N
+    /// slots); the GIL is released.
     #[pyo3(signature = (addrs, out = None, threads = None))]
     fn lookup_batch<'py>(
         &self,
         py: Python<'py>,
-        addrs: PyReadonlyArray2<'py, u8>,
-        out: Option<Bound<'py, PyArray1<u32>>>,
+        addrs: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let shape = addrs.shape();
-        if shape[1] != 16 {
-            return Err(PyValueError::new_err(format!("addrs must have shape (N, 16), not {shape:?}")));
-        }
-        let view = addrs.as_array();
-        self.core.lookup_array(py, out, shape[0], threads, |fib, first, slots| {
+        self.core.lookup_array(py, arrays::keys6(addrs)?, 16, out, threads, |fib, bytes, slots| {
             let mut keys = [0u128; V6_STEP];
-            for (step, chunk) in slots.chunks_mut(V6_STEP).enumerate() {
-                let start = first + step * V6_STEP;
-                for (offset, key) in keys[..chunk.len()].iter_mut().enumerate() {
-                    let row = view.index_axis(Axis(0), start + offset);
+            for (rows, slots) in bytes.chunks(16 * V6_STEP).zip(slots.chunks_mut(V6_STEP)) {
+                let keys = keys.get_mut(..slots.len()).unwrap_or_default();
+                for (key, row) in keys.iter_mut().zip(rows.chunks_exact(16)) {
                     *key = row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte));
                 }
-                fib.lookup_batch(&keys[..chunk.len()], chunk);
+                fib.lookup_batch(keys, slots);
             }
         })
     }
