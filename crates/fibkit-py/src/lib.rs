@@ -7,14 +7,15 @@
 //! in from Python ([`PyAddress`]) differs. The Python package
 //! (`python/fibkit/__init__.py`) adds address conversions on top.
 //!
-//! No panic reaches Python: the numpy arrays are checked in [`arrays`],
-//! numpy borrows are tried (`try_readonly`/`try_readwrite`) and their
-//! failures are `ValueError`s.
+//! No panic reaches Python: arguments are checked in [`arrays`] (the numpy
+//! arrays) and [`convert`] (ints and strings), numpy borrows are tried
+//! (`try_readonly`/`try_readwrite`) and their failures are `ValueError`s.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 mod arrays;
+mod convert;
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -30,22 +31,13 @@ use fibkit::addr::{Address, Family, Prefix};
 use fibkit::fib::{BuildOptions, Fib, Figure, Stats};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
-use fibkit::{registry, NextHop};
+use fibkit::{registry, NextHop, NO_ROUTE};
 
 /// Below this many keys a batch is not split across threads.
 const PARALLEL_MIN: usize = 1 << 15;
 
 /// IPv6 keys converted per step of [`PyFib6::lookup_batch`] (a stack buffer).
 const V6_STEP: usize = 256;
-
-/// The mapping `nexthops` asks for.
-fn mapping(nexthops: Option<u32>) -> PyResult<Mapping> {
-    match nexthops {
-        None => Ok(Mapping::Distinct),
-        Some(0) => Err(PyValueError::new_err("nexthops must be at least 1")),
-        Some(count) => Ok(Mapping::Modulo(count)),
-    }
-}
 
 /// A route value from Python: an int (an ASN, any number) or an address.
 fn label(value: &Bound<'_, PyAny>) -> PyResult<Label> {
@@ -70,14 +62,14 @@ fn label_object<'py>(py: Python<'py>, label: Label) -> PyResult<Bound<'py, PyAny
 
 /// Loads a table file with fibkit's loaders (format and compression are
 /// detected from the content).
-fn load_table(path: PathBuf, nexthops: Option<u32>, strict: bool) -> PyResult<RouteTable> {
-    let options = LoadOptions { mapping: mapping(nexthops)?, strict, ..Default::default() };
+fn load_table(path: PathBuf, mapping: Mapping, strict: bool) -> PyResult<RouteTable> {
+    let options = LoadOptions { mapping, strict, ..Default::default() };
     load::load_path(&path, &options).map_err(|error| PyValueError::new_err(error.to_string()))
 }
 
 /// A table of family `A`'s `(prefix, value)` pairs from Python.
-fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<u32>) -> PyResult<RouteTable> {
-    let mut table = RouteTable::new("routes", mapping(nexthops)?);
+fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<&Bound<'_, PyAny>>) -> PyResult<RouteTable> {
+    let mut table = RouteTable::new("routes", convert::mapping(nexthops)?);
     let mut rib = fibkit::Rib::<A>::new();
     for (position, route) in routes.try_iter()?.enumerate() {
         let (prefix, value): (String, Bound<'_, PyAny>) = route?
@@ -98,8 +90,8 @@ fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<u32>) 
 
 /// Loads a table file for family `A`, refusing a file with none of its
 /// routes but some of the other family's.
-fn load_family<A: PyAddress>(path: PathBuf, nexthops: Option<u32>, strict: bool) -> PyResult<RouteTable> {
-    let table = load_table(path, nexthops, strict)?;
+fn load_family<A: PyAddress>(path: PathBuf, mapping: Mapping, strict: bool) -> PyResult<RouteTable> {
+    let table = load_table(path, mapping, strict)?;
     if table.prefixes(A::FAMILY) == 0 && table.prefixes(A::FAMILY.other()) > 0 {
         let message = format!("{}: none of its routes is of this family (use {}.load)", table.name, A::OTHER_CLASS);
         return Err(PyValueError::new_err(message));
@@ -118,22 +110,6 @@ fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict
         }
     }
     Ok(dict)
-}
-
-/// `values[i]`: the number next-hop index `i` stands for (an address
-/// label as its integer; with `nexthops`, the index itself; 0 for none).
-fn values_array<'py>(py: Python<'py>, next_hops: &NextHopTable) -> Bound<'py, PyArray1<u64>> {
-    let count = next_hops.max_index() as usize + 1;
-    let values: Vec<u64> = (0..count as NextHop)
-        .map(|hop| match next_hops.mapping() {
-            Mapping::Modulo(_) => u64::from(hop),
-            Mapping::Distinct => next_hops.label(hop).map_or(0, |label| match label {
-                Label::Addr(IpAddr::V4(addr)) => u64::from(u32::from(addr)),
-                other => other.as_number(),
-            }),
-        })
-        .collect();
-    PyArray1::from_vec(py, values)
 }
 
 /// How many pieces a batch of `len` keys is cut into for `threads`.
@@ -193,19 +169,31 @@ impl<A: PyAddress> Core<A> {
         let start = Instant::now();
         let rib = table.rib::<A>();
         let fib = registry::build(engine, rib, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, rib.len(), start);
+        let last = rib.iter().map(|(_, hop)| hop).max().unwrap_or(NO_ROUTE);
+        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, rib.len(), last, start);
         Ok((Core { fib }, compiled))
     }
 
     /// Builds from Python `(prefix, value)` pairs.
-    fn from_routes(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<(Self, Compiled)> {
+    fn from_routes(
+        routes: &Bound<'_, PyAny>,
+        engine: &str,
+        nexthops: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(Self, Compiled)> {
         Self::build(routes_table::<A>(routes, nexthops)?, engine)
     }
 
     /// Builds from a table file, the GIL released.
-    fn load(py: Python<'_>, path: PathBuf, engine: &str, nexthops: Option<u32>, strict: bool) -> PyResult<(Self, Compiled)> {
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        engine: &str,
+        nexthops: Option<&Bound<'_, PyAny>>,
+        strict: bool,
+    ) -> PyResult<(Self, Compiled)> {
         let engine = engine.to_string();
-        py.detach(move || Self::build(load_family::<A>(path, nexthops, strict)?, &engine))
+        let mapping = convert::mapping(nexthops)?;
+        py.detach(move || Self::build(load_family::<A>(path, mapping, strict)?, &engine))
     }
 
     /// The next-hop index of one Python address.
@@ -260,17 +248,28 @@ struct Compiled {
     footprint: usize,
     stats: Stats,
     next_hops: NextHopTable,
+    /// The largest next-hop index of the FIB's routes.
+    last: NextHop,
     prefixes: usize,
     build_ms: f64,
 }
 
 impl Compiled {
-    fn new(engine: &str, footprint: usize, stats: Stats, table: &RouteTable, prefixes: usize, start: Instant) -> Self {
+    fn new(
+        engine: &str,
+        footprint: usize,
+        stats: Stats,
+        table: &RouteTable,
+        prefixes: usize,
+        last: NextHop,
+        start: Instant,
+    ) -> Self {
         Compiled {
             engine: engine.to_string(),
             footprint,
             stats,
             next_hops: table.next_hops.clone(),
+            last,
             prefixes,
             build_ms: start.elapsed().as_secs_f64() * 1e3,
         }
@@ -289,10 +288,14 @@ impl Compiled {
         self.next_hops.label(index).map(|label| label_object(py, label)).transpose()
     }
 
-    /// `values[i]`: the number index `i` stands for (see [`values_array`]).
+    /// `values[i]`: the number next-hop index `i` stands for, for every
+    /// index a lookup can return (0 up to the largest the routes use), so
+    /// that `values[hops]` maps a batch's answers to the routes' values: a
+    /// number value is itself, an address its integer, 0 is no route; with
+    /// `nexthops`, the index itself (a uint64 array).
     #[getter]
-    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        values_array(py, &self.next_hops)
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::values(py, &self.next_hops, self.last)
     }
 
     /// The engine's registry name.
@@ -339,7 +342,11 @@ macro_rules! fib_class {
         impl $class {
             #[new]
             #[pyo3(signature = (routes, engine = $engine, nexthops = None))]
-            fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
+            fn new(
+                routes: &Bound<'_, PyAny>,
+                engine: &str,
+                nexthops: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<PyClassInitializer<Self>> {
                 let (core, compiled) = Core::from_routes(routes, engine, nexthops)?;
                 Ok(PyClassInitializer::from(compiled).add_subclass($class { core }))
             }
@@ -351,7 +358,7 @@ macro_rules! fib_class {
                 py: Python<'py>,
                 path: PathBuf,
                 engine: &str,
-                nexthops: Option<u32>,
+                nexthops: Option<&Bound<'py, PyAny>>,
                 strict: bool,
             ) -> PyResult<Bound<'py, Self>> {
                 let (core, compiled) = Core::load(py, path, engine, nexthops, strict)?;
@@ -376,7 +383,8 @@ macro_rules! fib_class {
 ///
 /// `Fib(routes, engine="d18r", nexthops=None)` builds from an iterable of
 /// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`; `Fib.load(path)`
-/// from a table file. Lookups return next-hop indexes (0: no route);
+/// from a table file. With `nexthops=N` (1 to 2**32-1) value `v` becomes
+/// next hop `v % N + 1`. Lookups return next-hop indexes (0: no route);
 /// `values[index]` / `value(index)` give the route values back.
 #[pyclass(frozen, extends = Compiled, name = "Fib", module = "fibkit")]
 struct PyFib {

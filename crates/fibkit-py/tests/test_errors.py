@@ -2,6 +2,9 @@
 exception naming the problem (never a PanicException), in-place batches, and
 what `values` holds."""
 
+import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy as np
@@ -146,6 +149,56 @@ def test_strided_ipv6_keys():
     assert np.array_equal(fib.lookup_batch(wide[:, 3:19]), want)
     assert np.array_equal(fib.lookup_batch(keys[::-1]), want[::-1])
     assert np.array_equal(fib.lookup_batch(np.asfortranarray(keys)), want)
+
+
+# Item 10: `values` is sized by the next hops in use; `nexthops` is checked.
+
+
+def test_values_are_sized_by_the_next_hops_in_use_not_the_limit():
+    fib = fibkit.Fib([("10.0.0.0/8", 5), ("11.0.0.0/8", 12)], nexthops=1000)
+    assert fib.values.tolist() == list(range(14))
+    hops = fib.lookup_batch(fibkit.ipv4_array(["10.0.0.1", "11.0.0.1", "12.0.0.1"]))
+    assert fib.values[hops].tolist() == [6, 13, 0]
+
+
+def test_the_largest_nexthops_does_not_wrap():
+    fib = fibkit.Fib([("10.0.0.0/8", 64500)], nexthops=2**32 - 1)
+    hop = fib.lookup("10.0.0.1")
+    assert hop == 64501
+    assert len(fib.values) == hop + 1 and fib.values[hop] == hop
+
+
+def test_a_large_nexthops_allocates_nothing_by_it():
+    script = textwrap.dedent(
+        """
+        import resource
+        import fibkit
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+        fib = fibkit.Fib([("10.0.0.0/8", 7)], nexthops=2**31)
+        print(fib.values.tolist())
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(list(range(9)))
+
+
+@pytest.mark.parametrize("nexthops", [0, -1, 2**32, 2**64])
+def test_nexthops_out_of_range_names_the_value_and_the_range(nexthops, tmp_path):
+    message = rf"nexthops must be between 1 and 4294967295 \(2\*\*32-1\), got {nexthops}$"
+    with pytest.raises(ValueError, match=message):
+        fibkit.Fib([("10.0.0.0/8", 1)], nexthops=nexthops)
+    with pytest.raises(ValueError, match=message):
+        fibkit.Fib6([("2001:db8::/32", 1)], nexthops=nexthops)
+    table = tmp_path / "table.txt"
+    table.write_text("10.0.0.0/8 1\n")
+    with pytest.raises(ValueError, match=message):
+        fibkit.Fib.load(table, nexthops=nexthops)
+
+
+def test_nexthops_of_another_type_is_a_type_error():
+    with pytest.raises(TypeError, match="nexthops must be an int or None, got str"):
+        fibkit.Fib([("10.0.0.0/8", 1)], nexthops="239")
 
 
 # Item 17: messages.
