@@ -17,20 +17,19 @@
 mod arrays;
 mod convert;
 
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use numpy::{Element, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 use rayon::prelude::*;
 
 use fibkit::addr::{Address, Family, Prefix};
 use fibkit::fib::{BuildOptions, Fib, Figure, Stats};
 use fibkit::load::{self, LoadOptions, RouteTable};
-use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::nexthop::{Mapping, NextHopTable};
 use fibkit::{registry, NextHop, NO_ROUTE};
 
 /// Below this many keys a batch is not split across threads.
@@ -38,27 +37,6 @@ const PARALLEL_MIN: usize = 1 << 15;
 
 /// IPv6 keys converted per step of [`PyFib6::lookup_batch`] (a stack buffer).
 const V6_STEP: usize = 256;
-
-/// A route value from Python: an int (an ASN, any number) or an address.
-fn label(value: &Bound<'_, PyAny>) -> PyResult<Label> {
-    if let Ok(number) = value.extract::<u64>() {
-        return Ok(Label::Number(number));
-    }
-    let text: String = value
-        .extract()
-        .map_err(|_| PyTypeError::new_err("a route's value must be a non-negative int or an address string"))?;
-    text.parse::<IpAddr>()
-        .map(Label::Addr)
-        .map_err(|_| PyValueError::new_err(format!("route value {text:?} is neither a number nor an address")))
-}
-
-/// A label as Python sees it: an int, or an address string.
-fn label_object<'py>(py: Python<'py>, label: Label) -> PyResult<Bound<'py, PyAny>> {
-    match label {
-        Label::Number(number) => Ok(number.into_pyobject(py)?.into_any()),
-        Label::Addr(addr) => Ok(PyString::new(py, &addr.to_string()).into_any()),
-    }
-}
 
 /// Loads a table file with fibkit's loaders (format and compression are
 /// detected from the content).
@@ -80,12 +58,23 @@ fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<&Bound
             let hint = if other { format!(" ({} takes this family)", A::OTHER_CLASS) } else { String::new() };
             PyValueError::new_err(format!("route {position}: {problem}{hint}"))
         })?;
-        let label = label(&value).map_err(|error| PyValueError::new_err(format!("route {position}: {error}")))?;
+        let label = convert::label(&value).map_err(|error| at_route(routes.py(), position, error))?;
         let hop = table.next_hops.intern(label);
         rib.insert(parsed, hop);
     }
     A::set_rib(&mut table, rib);
     Ok(table)
+}
+
+/// `error` (about route `position`'s value) as the same kind of exception,
+/// its message prefixed with the route's position.
+fn at_route(py: Python<'_>, position: usize, error: PyErr) -> PyErr {
+    let message = format!("route {position}: {}", error.value(py));
+    if error.is_instance_of::<PyTypeError>(py) {
+        PyTypeError::new_err(message)
+    } else {
+        PyValueError::new_err(message)
+    }
 }
 
 /// Loads a table file for family `A`, refusing a file with none of its
@@ -131,13 +120,7 @@ trait PyAddress: Address + TryFrom<u128> {
 
     /// An address from an int or a string in the family's notation.
     fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let family = Self::FAMILY;
-        if let Ok(number) = addr.extract::<u128>() {
-            return Self::try_from(number)
-                .map_err(|_| PyOverflowError::new_err(format!("{number} is not an {family} address")));
-        }
-        let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
-        Self::parse_addr(&text).ok_or_else(|| PyValueError::new_err(format!("{text:?} is not an {family} address")))
+        convert::address(addr)
     }
 }
 
@@ -285,7 +268,7 @@ impl Compiled {
     /// The route value next-hop index `index` stands for (int or address
     /// string), or None for 0 and, with `nexthops`, for every index.
     fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.next_hops.label(index).map(|label| label_object(py, label)).transpose()
+        self.next_hops.label(index).map(|label| convert::label_object(py, label)).transpose()
     }
 
     /// `values[i]`: the number next-hop index `i` stands for, for every
@@ -366,6 +349,7 @@ macro_rules! fib_class {
             }
 
             /// The next-hop index of `addr` (an int or a string); 0: no route.
+            /// An int out of the family's range is an `OverflowError`.
             fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
                 self.core.lookup(addr)
             }
@@ -382,10 +366,12 @@ macro_rules! fib_class {
 /// An IPv4 forwarding table compiled by one of fibkit's engines.
 ///
 /// `Fib(routes, engine="d18r", nexthops=None)` builds from an iterable of
-/// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`; `Fib.load(path)`
-/// from a table file. With `nexthops=N` (1 to 2**32-1) value `v` becomes
-/// next hop `v % N + 1`. Lookups return next-hop indexes (0: no route);
-/// `values[index]` / `value(index)` give the route values back.
+/// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`, a value being an
+/// int or a string as table files write one (`"64500"`, `"192.0.2.1"`);
+/// `Fib.load(path)` from a table file. With `nexthops=N` (1 to 2**32-1)
+/// value `v` becomes next hop `v % N + 1`. Lookups return next-hop indexes
+/// (0: no route); `values[index]` / `value(index)` give the route values
+/// back.
 #[pyclass(frozen, extends = Compiled, name = "Fib", module = "fibkit")]
 struct PyFib {
     core: Core<u32>,
@@ -411,8 +397,8 @@ fib_class!(PyFib, "Fib", "d18r", "Builds from a table file (ipasn, `PREFIX VALUE
 });
 
 /// An IPv6 forwarding table: `Fib6(routes, engine="poptrie18")` or
-/// `Fib6.load(path)`; `lookup_batch` takes an (N, 16) uint8 array of
-/// addresses in network byte order.
+/// `Fib6.load(path)`, routes and values as for `Fib`; `lookup_batch` takes
+/// an (N, 16) uint8 array of addresses in network byte order.
 #[pyclass(frozen, extends = Compiled, name = "Fib6", module = "fibkit")]
 struct PyFib6 {
     core: Core<u128>,

@@ -242,3 +242,48 @@ def test_keys_of_the_wrong_shape_or_type():
         fib4().lookup_batch([1, 2, 3])
     with pytest.raises(ValueError, match=r"addrs must have shape \(N, 16\), got \(16,\)"):
         fib6().lookup_batch(np.zeros(16, dtype=np.uint8))
+
+
+@pytest.mark.parametrize("make", [fib4, fib6])
+@pytest.mark.parametrize("addr", [-1, -(2**200), np.int64(-1)])
+def test_a_negative_address_is_out_of_range(make, addr):
+    with pytest.raises(OverflowError, match=r"is not an IPv[46] address \(negative\)"):
+        make().lookup(addr)
+
+
+@pytest.mark.parametrize(("make", "addr"), [(fib4, 2**32), (fib6, 2**128), (fib4, 2**200), (fib6, 2**200)])
+def test_a_too_large_address_is_an_overflow_error_in_both_families(make, addr):
+    with pytest.raises(OverflowError, match=f"^{addr} is not an IPv[46] address"):
+        make().lookup(addr)
+
+
+def test_addresses_of_other_types():
+    fib = fib4()
+    assert fib.lookup(np.uint32(0x0A010203)) == fib.lookup("10.1.2.3") != 0
+    with pytest.raises(TypeError, match="an address is an int or a string, got float"):
+        fib.lookup(1.5)
+
+
+def test_numeric_string_values_are_taken_as_the_file_loaders_take_them(tmp_path):
+    fib = fibkit.Fib([("10.0.0.0/8", "7"), ("11.0.0.0/8", "0012"), ("12.0.0.0/8", "192.0.2.1")])
+    table = tmp_path / "table.txt"
+    table.write_text("10.0.0.0/8 7\n11.0.0.0/8 0012\n12.0.0.0/8 192.0.2.1\n")
+    loaded = fibkit.Fib.load(table)
+    for addr, want in [("10.0.0.1", 7), ("11.0.0.1", 12), ("12.0.0.1", "192.0.2.1")]:
+        assert fib.value(fib.lookup(addr)) == loaded.value(loaded.lookup(addr)) == want
+    assert fibkit.Fib([("10.0.0.0/8", "7"), ("11.0.0.0/8", 7)]).lookup("11.0.0.1") == 1
+    fib6 = fibkit.Fib6([("2001:db8::/32", "64500")])
+    assert fib6.value(fib6.lookup("2001:db8::1")) == 64500
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("99999999999999999999", "value 99999999999999999999 is too large"),
+        ("AS7", r'non-numeric value "AS7" \(expected a number or an IP address\)'),
+        ("", "the value is an empty string"),
+    ],
+)
+def test_bad_string_values_name_the_route(value, message):
+    with pytest.raises(ValueError, match=f"^route 1: {message}$"):
+        fibkit.Fib([("10.0.0.0/8", 1), ("11.0.0.0/8", value)])
