@@ -102,23 +102,35 @@ pub fn mapping(nexthops: Option<&Bound<'_, PyAny>>) -> PyResult<Mapping> {
 
 /// `values[i]`, for every next-hop index `i` up to `last` (the largest the
 /// FIB's routes use): the number index `i` stands for. A number label is
-/// itself, an address label its integer (an IPv6 address folded to 64
-/// bits); with `nexthops`, the index itself; 0 for no route.
+/// itself, an address label its integer; with `nexthops`, the index
+/// itself; 0 for no route. A uint64 array, unless some label is an IPv6
+/// address (128 bits): then an object array of Python ints, so that
+/// distinct addresses never share a number.
 pub fn values<'py>(py: Python<'py>, next_hops: &NextHopTable, last: NextHop) -> PyResult<Bound<'py, PyAny>> {
-    let number = |hop: NextHop| -> u64 {
+    let number = |hop: NextHop| -> u128 {
         match next_hops.mapping() {
-            Mapping::Modulo(_) => u64::from(hop),
-            Mapping::Distinct => next_hops.label(hop).map_or(0, |label| match label {
-                Label::Addr(IpAddr::V4(addr)) => u64::from(u32::from(addr)),
-                other => other.as_number(),
-            }),
+            Mapping::Modulo(_) => u128::from(hop),
+            Mapping::Distinct => match next_hops.label(hop) {
+                None => 0,
+                Some(Label::Number(number)) => u128::from(number),
+                Some(Label::Addr(IpAddr::V4(addr))) => u128::from(u32::from(addr)),
+                Some(Label::Addr(IpAddr::V6(addr))) => u128::from(addr),
+            },
         }
     };
+    let wide = next_hops.mapping() == Mapping::Distinct
+        && (1..=last).any(|hop| matches!(next_hops.label(hop), Some(Label::Addr(IpAddr::V6(_)))));
+    if wide {
+        let objects = (0..=last)
+            .map(|hop| Ok(number(hop).into_pyobject(py)?.into_any().unbind()))
+            .collect::<PyResult<Vec<Py<PyAny>>>>()?;
+        return Ok(PyArray1::from_vec(py, objects).into_any());
+    }
     let count = last as usize + 1;
     let mut numbers: Vec<u64> = Vec::new();
     numbers
         .try_reserve_exact(count)
         .map_err(|_| PyMemoryError::new_err(format!("values: no memory for {count} next hops")))?;
-    numbers.extend((0..=last).map(number));
+    numbers.extend((0..=last).map(|hop| number(hop) as u64));
     Ok(PyArray1::from_vec(py, numbers).into_any())
 }

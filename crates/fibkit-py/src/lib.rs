@@ -275,7 +275,9 @@ impl Compiled {
     /// index a lookup can return (0 up to the largest the routes use), so
     /// that `values[hops]` maps a batch's answers to the routes' values: a
     /// number value is itself, an address its integer, 0 is no route; with
-    /// `nexthops`, the index itself (a uint64 array).
+    /// `nexthops`, the index itself. A uint64 array; if some value is an
+    /// IPv6 address, an object array of Python ints instead (an address
+    /// keeps its 128 bits, so distinct values never share a number).
     #[getter]
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         convert::values(py, &self.next_hops, self.last)

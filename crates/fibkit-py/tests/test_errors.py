@@ -2,6 +2,7 @@
 exception naming the problem (never a PanicException), in-place batches, and
 what `values` holds."""
 
+import ipaddress
 import subprocess
 import sys
 import textwrap
@@ -287,3 +288,31 @@ def test_numeric_string_values_are_taken_as_the_file_loaders_take_them(tmp_path)
 def test_bad_string_values_name_the_route(value, message):
     with pytest.raises(ValueError, match=f"^route 1: {message}$"):
         fibkit.Fib([("10.0.0.0/8", 1), ("11.0.0.0/8", value)])
+
+
+def test_distinct_ipv6_next_hops_have_distinct_values():
+    # The two fold to the same 64 bits (high ^ low): 2001:db8::1 and ::2001:db8:0:1.
+    hops = ["2001:db8::1", "::2001:db8:0:1", "fe80::1"]
+    routes = [("2001:db8::/32", hops[0]), ("2a00::/12", hops[1]), ("::/0", hops[2])]
+    fib = fibkit.Fib6(routes)
+    indexes = [fib.lookup(addr) for addr in ("2001:db8::5", "2a00::5", "3000::")]
+    values = fib.values
+    assert values.dtype == object
+    assert [values[index] for index in indexes] == [int(ipaddress.ip_address(hop)) for hop in hops]
+    assert len(set(values[indexes].tolist())) == 3
+    assert values[0] == 0
+
+
+def test_an_ipv6_next_hop_of_an_ipv4_route_keeps_its_128_bits():
+    fib = fibkit.Fib([("10.0.0.0/8", "2001:db8::1"), ("11.0.0.0/8", "::2001:db8:0:1")])
+    hops = fib.lookup_batch(fibkit.ipv4_array(["10.0.0.1", "11.0.0.1"]))
+    assert fib.values[hops].tolist() == [0x20010DB8 << 96 | 1, 0x20010DB8 << 32 | 1]
+
+
+def test_numbers_and_ipv4_next_hops_stay_a_uint64_array():
+    fib = fibkit.Fib([("10.0.0.0/8", 64500), ("11.0.0.0/8", "192.0.2.1")])
+    assert fib.values.dtype == np.uint64
+    assert fib.values.tolist() == [0, 64500, int(ipaddress.ip_address("192.0.2.1"))]
+    fib6 = fibkit.Fib6([("2001:db8::/32", 64500)])
+    assert fib6.values.dtype == np.uint64
+    assert fib6.values.tolist() == [0, 64500]
