@@ -6,25 +6,31 @@
 //! are thin shells over one generic [`Core`]; only the way addresses come
 //! in from Python ([`PyAddress`]) differs. The Python package
 //! (`python/fibkit/__init__.py`) adds address conversions on top.
+//!
+//! No panic reaches Python: arguments are checked in [`arrays`] (the numpy
+//! arrays) and [`convert`] (ints and strings), numpy borrows are tried
+//! (`try_readonly`/`try_readwrite`) and their failures are `ValueError`s.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
-use std::net::IpAddr;
+mod arrays;
+mod convert;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
-use numpy::ndarray::Axis;
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use numpy::{Element, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 use rayon::prelude::*;
 
 use fibkit::addr::{Address, Family, Prefix};
 use fibkit::fib::{BuildOptions, Fib, Figure, Stats};
 use fibkit::load::{self, LoadOptions, RouteTable};
-use fibkit::nexthop::{Label, Mapping, NextHopTable};
-use fibkit::{registry, NextHop};
+use fibkit::nexthop::{Mapping, NextHopTable};
+use fibkit::{registry, NextHop, NO_ROUTE};
 
 /// Below this many keys a batch is not split across threads.
 const PARALLEL_MIN: usize = 1 << 15;
@@ -32,46 +38,16 @@ const PARALLEL_MIN: usize = 1 << 15;
 /// IPv6 keys converted per step of [`PyFib6::lookup_batch`] (a stack buffer).
 const V6_STEP: usize = 256;
 
-/// The mapping `nexthops` asks for.
-fn mapping(nexthops: Option<u32>) -> PyResult<Mapping> {
-    match nexthops {
-        None => Ok(Mapping::Distinct),
-        Some(0) => Err(PyValueError::new_err("nexthops must be at least 1")),
-        Some(count) => Ok(Mapping::Modulo(count)),
-    }
-}
-
-/// A route value from Python: an int (an ASN, any number) or an address.
-fn label(value: &Bound<'_, PyAny>) -> PyResult<Label> {
-    if let Ok(number) = value.extract::<u64>() {
-        return Ok(Label::Number(number));
-    }
-    let text: String = value
-        .extract()
-        .map_err(|_| PyTypeError::new_err("a route's value must be a non-negative int or an address string"))?;
-    text.parse::<IpAddr>()
-        .map(Label::Addr)
-        .map_err(|_| PyValueError::new_err(format!("route value {text:?} is neither a number nor an address")))
-}
-
-/// A label as Python sees it: an int, or an address string.
-fn label_object<'py>(py: Python<'py>, label: Label) -> PyResult<Bound<'py, PyAny>> {
-    match label {
-        Label::Number(number) => Ok(number.into_pyobject(py)?.into_any()),
-        Label::Addr(addr) => Ok(PyString::new(py, &addr.to_string()).into_any()),
-    }
-}
-
 /// Loads a table file with fibkit's loaders (format and compression are
 /// detected from the content).
-fn load_table(path: PathBuf, nexthops: Option<u32>, strict: bool) -> PyResult<RouteTable> {
-    let options = LoadOptions { mapping: mapping(nexthops)?, strict, ..Default::default() };
+fn load_table(path: PathBuf, mapping: Mapping, strict: bool) -> PyResult<RouteTable> {
+    let options = LoadOptions { mapping, strict, ..Default::default() };
     load::load_path(&path, &options).map_err(|error| PyValueError::new_err(error.to_string()))
 }
 
 /// A table of family `A`'s `(prefix, value)` pairs from Python.
-fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<u32>) -> PyResult<RouteTable> {
-    let mut table = RouteTable::new("routes", mapping(nexthops)?);
+fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<&Bound<'_, PyAny>>) -> PyResult<RouteTable> {
+    let mut table = RouteTable::new("routes", convert::mapping(nexthops)?);
     let mut rib = fibkit::Rib::<A>::new();
     for (position, route) in routes.try_iter()?.enumerate() {
         let (prefix, value): (String, Bound<'_, PyAny>) = route?
@@ -82,7 +58,7 @@ fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<u32>) 
             let hint = if other { format!(" ({} takes this family)", A::OTHER_CLASS) } else { String::new() };
             PyValueError::new_err(format!("route {position}: {problem}{hint}"))
         })?;
-        let label = label(&value).map_err(|error| PyValueError::new_err(format!("route {position}: {error}")))?;
+        let label = convert::label(&value).map_err(|error| at_route(routes.py(), position, error))?;
         let hop = table.next_hops.intern(label);
         rib.insert(parsed, hop);
     }
@@ -90,10 +66,21 @@ fn routes_table<A: PyAddress>(routes: &Bound<'_, PyAny>, nexthops: Option<u32>) 
     Ok(table)
 }
 
+/// `error` (about route `position`'s value) as the same kind of exception,
+/// its message prefixed with the route's position.
+fn at_route(py: Python<'_>, position: usize, error: PyErr) -> PyErr {
+    let message = format!("route {position}: {}", error.value(py));
+    if error.is_instance_of::<PyTypeError>(py) {
+        PyTypeError::new_err(message)
+    } else {
+        PyValueError::new_err(message)
+    }
+}
+
 /// Loads a table file for family `A`, refusing a file with none of its
 /// routes but some of the other family's.
-fn load_family<A: PyAddress>(path: PathBuf, nexthops: Option<u32>, strict: bool) -> PyResult<RouteTable> {
-    let table = load_table(path, nexthops, strict)?;
+fn load_family<A: PyAddress>(path: PathBuf, mapping: Mapping, strict: bool) -> PyResult<RouteTable> {
+    let table = load_table(path, mapping, strict)?;
     if table.prefixes(A::FAMILY) == 0 && table.prefixes(A::FAMILY.other()) > 0 {
         let message = format!("{}: none of its routes is of this family (use {}.load)", table.name, A::OTHER_CLASS);
         return Err(PyValueError::new_err(message));
@@ -112,42 +99,6 @@ fn stats_dict<'py>(py: Python<'py>, stats: &Stats) -> PyResult<Bound<'py, PyDict
         }
     }
     Ok(dict)
-}
-
-/// `values[i]`: the number next-hop index `i` stands for (an address
-/// label as its integer; with `nexthops`, the index itself; 0 for none).
-fn values_array<'py>(py: Python<'py>, next_hops: &NextHopTable) -> Bound<'py, PyArray1<u64>> {
-    let count = next_hops.max_index() as usize + 1;
-    let values: Vec<u64> = (0..count as NextHop)
-        .map(|hop| match next_hops.mapping() {
-            Mapping::Modulo(_) => u64::from(hop),
-            Mapping::Distinct => next_hops.label(hop).map_or(0, |label| match label {
-                Label::Addr(IpAddr::V4(addr)) => u64::from(u32::from(addr)),
-                other => other.as_number(),
-            }),
-        })
-        .collect();
-    PyArray1::from_vec(py, values)
-}
-
-/// The output array: `out` if given (checked), else a new one.
-fn output_array<'py>(
-    py: Python<'py>,
-    out: Option<Bound<'py, PyArray1<u32>>>,
-    len: usize,
-) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    match out {
-        Some(array) => {
-            if array.len() < len {
-                return Err(PyValueError::new_err(format!("out has {} slots for {len} addresses", array.len())));
-            }
-            if !array.is_contiguous() {
-                return Err(PyValueError::new_err("out must be a contiguous uint32 array"));
-            }
-            Ok(array)
-        }
-        None => Ok(PyArray1::zeros(py, len, false)),
-    }
 }
 
 /// How many pieces a batch of `len` keys is cut into for `threads`.
@@ -169,13 +120,7 @@ trait PyAddress: Address + TryFrom<u128> {
 
     /// An address from an int or a string in the family's notation.
     fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let family = Self::FAMILY;
-        if let Ok(number) = addr.extract::<u128>() {
-            return Self::try_from(number)
-                .map_err(|_| PyOverflowError::new_err(format!("{number} is not an {family} address")));
-        }
-        let text: String = addr.extract().map_err(|_| PyTypeError::new_err("an address is an int or a string"))?;
-        Self::parse_addr(&text).ok_or_else(|| PyValueError::new_err(format!("{text:?} is not an {family} address")))
+        convert::address(addr)
     }
 }
 
@@ -207,19 +152,31 @@ impl<A: PyAddress> Core<A> {
         let start = Instant::now();
         let rib = table.rib::<A>();
         let fib = registry::build(engine, rib, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, rib.len(), start);
+        let last = rib.iter().map(|(_, hop)| hop).max().unwrap_or(NO_ROUTE);
+        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, rib.len(), last, start);
         Ok((Core { fib }, compiled))
     }
 
     /// Builds from Python `(prefix, value)` pairs.
-    fn from_routes(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<(Self, Compiled)> {
+    fn from_routes(
+        routes: &Bound<'_, PyAny>,
+        engine: &str,
+        nexthops: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(Self, Compiled)> {
         Self::build(routes_table::<A>(routes, nexthops)?, engine)
     }
 
     /// Builds from a table file, the GIL released.
-    fn load(py: Python<'_>, path: PathBuf, engine: &str, nexthops: Option<u32>, strict: bool) -> PyResult<(Self, Compiled)> {
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        engine: &str,
+        nexthops: Option<&Bound<'_, PyAny>>,
+        strict: bool,
+    ) -> PyResult<(Self, Compiled)> {
         let engine = engine.to_string();
-        py.detach(move || Self::build(load_family::<A>(path, nexthops, strict)?, &engine))
+        let mapping = convert::mapping(nexthops)?;
+        py.detach(move || Self::build(load_family::<A>(path, mapping, strict)?, &engine))
     }
 
     /// The next-hop index of one Python address.
@@ -227,29 +184,38 @@ impl<A: PyAddress> Core<A> {
         Ok(self.fib.lookup(A::from_py(addr)?))
     }
 
-    /// The next hops of `len` keys, into `out` if given (checked) or a new
-    /// array, the GIL released, a large batch split across `threads`;
-    /// `run(fib, first, slots)` answers the keys from index `first` into
-    /// `slots`.
-    fn lookup_array<'py>(
+    /// The next hops of `keys` (checked by [`arrays::keys4`] or
+    /// [`arrays::keys6`]; `width` elements a key), into `out` if given
+    /// (checked) or a new array, the GIL released, a large batch split
+    /// across `threads`; `run(fib, keys, slots)` answers `keys` into
+    /// `slots`. Keys sharing memory with `out` are copied first.
+    fn lookup_array<'py, T: Element + Sync>(
         &self,
         py: Python<'py>,
-        out: Option<Bound<'py, PyArray1<u32>>>,
-        len: usize,
+        keys: Bound<'py, PyArrayDyn<T>>,
+        width: usize,
+        out: Option<&Bound<'py, PyAny>>,
         threads: Option<usize>,
-        run: impl Fn(&dyn Fib<A>, usize, &mut [NextHop]) + Sync,
+        run: impl Fn(&dyn Fib<A>, &[T], &mut [NextHop]) + Sync,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let result = output_array(py, out, len)?;
+        let len = keys.len() / width;
+        let result = arrays::output(py, out, len)?;
         let pieces = pieces(len, threads)?;
-        let mut writable: PyReadwriteArray1<'py, u32> = result.readwrite();
-        let slots = &mut writable.as_slice_mut()?[..len];
+        let keys = arrays::apart(keys, &result)?;
+        let readable = keys.try_readonly().map_err(arrays::borrow_error("addrs"))?;
+        let mut writable = result.try_readwrite().map_err(arrays::borrow_error("out"))?;
+        let keys = readable.as_slice()?;
+        let slots = writable.as_slice_mut()?.get_mut(..len).ok_or_else(|| PyValueError::new_err("out is too short"))?;
         let fib = &*self.fib;
         py.detach(|| {
             if pieces == 1 {
-                run(fib, 0, slots);
+                run(fib, keys, slots);
             } else {
                 let piece = len.div_ceil(pieces).max(1);
-                slots.par_chunks_mut(piece).enumerate().for_each(|(index, slots)| run(fib, index * piece, slots));
+                slots
+                    .par_chunks_mut(piece)
+                    .zip(keys.par_chunks(piece * width))
+                    .for_each(|(slots, keys)| run(fib, keys, slots));
             }
         });
         drop(writable);
@@ -265,17 +231,28 @@ struct Compiled {
     footprint: usize,
     stats: Stats,
     next_hops: NextHopTable,
+    /// The largest next-hop index of the FIB's routes.
+    last: NextHop,
     prefixes: usize,
     build_ms: f64,
 }
 
 impl Compiled {
-    fn new(engine: &str, footprint: usize, stats: Stats, table: &RouteTable, prefixes: usize, start: Instant) -> Self {
+    fn new(
+        engine: &str,
+        footprint: usize,
+        stats: Stats,
+        table: &RouteTable,
+        prefixes: usize,
+        last: NextHop,
+        start: Instant,
+    ) -> Self {
         Compiled {
             engine: engine.to_string(),
             footprint,
             stats,
             next_hops: table.next_hops.clone(),
+            last,
             prefixes,
             build_ms: start.elapsed().as_secs_f64() * 1e3,
         }
@@ -291,13 +268,19 @@ impl Compiled {
     /// The route value next-hop index `index` stands for (int or address
     /// string), or None for 0 and, with `nexthops`, for every index.
     fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.next_hops.label(index).map(|label| label_object(py, label)).transpose()
+        self.next_hops.label(index).map(|label| convert::label_object(py, label)).transpose()
     }
 
-    /// `values[i]`: the number index `i` stands for (see [`values_array`]).
+    /// `values[i]`: the number next-hop index `i` stands for, for every
+    /// index a lookup can return (0 up to the largest the routes use), so
+    /// that `values[hops]` maps a batch's answers to the routes' values: a
+    /// number value is itself, an address its integer, 0 is no route; with
+    /// `nexthops`, the index itself. A uint64 array; if some value is an
+    /// IPv6 address, an object array of Python ints instead (an address
+    /// keeps its 128 bits, so distinct values never share a number).
     #[getter]
-    fn values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        values_array(py, &self.next_hops)
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::values(py, &self.next_hops, self.last)
     }
 
     /// The engine's registry name.
@@ -344,7 +327,11 @@ macro_rules! fib_class {
         impl $class {
             #[new]
             #[pyo3(signature = (routes, engine = $engine, nexthops = None))]
-            fn new(routes: &Bound<'_, PyAny>, engine: &str, nexthops: Option<u32>) -> PyResult<PyClassInitializer<Self>> {
+            fn new(
+                routes: &Bound<'_, PyAny>,
+                engine: &str,
+                nexthops: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<PyClassInitializer<Self>> {
                 let (core, compiled) = Core::from_routes(routes, engine, nexthops)?;
                 Ok(PyClassInitializer::from(compiled).add_subclass($class { core }))
             }
@@ -356,7 +343,7 @@ macro_rules! fib_class {
                 py: Python<'py>,
                 path: PathBuf,
                 engine: &str,
-                nexthops: Option<u32>,
+                nexthops: Option<&Bound<'py, PyAny>>,
                 strict: bool,
             ) -> PyResult<Bound<'py, Self>> {
                 let (core, compiled) = Core::load(py, path, engine, nexthops, strict)?;
@@ -364,6 +351,7 @@ macro_rules! fib_class {
             }
 
             /// The next-hop index of `addr` (an int or a string); 0: no route.
+            /// An int out of the family's range is an `OverflowError`.
             fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
                 self.core.lookup(addr)
             }
@@ -380,9 +368,12 @@ macro_rules! fib_class {
 /// An IPv4 forwarding table compiled by one of fibkit's engines.
 ///
 /// `Fib(routes, engine="d18r", nexthops=None)` builds from an iterable of
-/// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`; `Fib.load(path)`
-/// from a table file. Lookups return next-hop indexes (0: no route);
-/// `values[index]` / `value(index)` give the route values back.
+/// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`, a value being an
+/// int or a string as table files write one (`"64500"`, `"192.0.2.1"`);
+/// `Fib.load(path)` from a table file. With `nexthops=N` (1 to 2**32-1)
+/// value `v` becomes next hop `v % N + 1`. Lookups return next-hop indexes
+/// (0: no route); `values[index]` / `value(index)` give the route values
+/// back.
 #[pyclass(frozen, extends = Compiled, name = "Fib", module = "fibkit")]
 struct PyFib {
     core: Core<u32>,
@@ -390,33 +381,26 @@ struct PyFib {
 
 fib_class!(PyFib, "Fib", "d18r", "Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV, MRT; gz or bz2), its IPv4 routes.", {
     /// Next-hop indexes of a uint32 array of addresses, into `out` if
-    /// given; the GIL is released, and with `threads` a large batch is
-    /// split across that many threads.
+    /// given (a uint32 array of at least as many slots, which may be
+    /// `addrs` itself); the GIL is released, and with `threads` a large
+    /// batch is split across that many threads.
     #[pyo3(signature = (addrs, out = None, threads = None))]
     fn lookup_batch<'py>(
         &self,
         py: Python<'py>,
-        addrs: PyReadonlyArray1<'py, u32>,
-        out: Option<Bound<'py, PyArray1<u32>>>,
+        addrs: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let copied;
-        let keys = match addrs.as_slice() {
-            Ok(keys) => keys,
-            Err(_) => {
-                copied = addrs.as_array().to_vec();
-                &copied[..]
-            }
-        };
-        self.core.lookup_array(py, out, keys.len(), threads, |fib, first, slots| {
-            fib.lookup_batch(&keys[first..first + slots.len()], slots);
+        self.core.lookup_array(py, arrays::keys4(addrs)?, 1, out, threads, |fib, keys, slots| {
+            fib.lookup_batch(keys, slots);
         })
     }
 });
 
 /// An IPv6 forwarding table: `Fib6(routes, engine="poptrie18")` or
-/// `Fib6.load(path)`; `lookup_batch` takes an (N, 16) uint8 array of
-/// addresses in network byte order.
+/// `Fib6.load(path)`, routes and values as for `Fib`; `lookup_batch` takes
+/// an (N, 16) uint8 array of addresses in network byte order.
 #[pyclass(frozen, extends = Compiled, name = "Fib6", module = "fibkit")]
 struct PyFib6 {
     core: Core<u128>,
@@ -424,29 +408,24 @@ struct PyFib6 {
 
 fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 routes.", {
     /// Next-hop indexes of an (N, 16) uint8 array of addresses (network
-    /// byte order), into `out` if given; the GIL is released.
+    /// byte order), into `out` if given (a uint32 array of at least N
+    /// slots); the GIL is released.
     #[pyo3(signature = (addrs, out = None, threads = None))]
     fn lookup_batch<'py>(
         &self,
         py: Python<'py>,
-        addrs: PyReadonlyArray2<'py, u8>,
-        out: Option<Bound<'py, PyArray1<u32>>>,
+        addrs: &Bound<'py, PyAny>,
+        out: Option<&Bound<'py, PyAny>>,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let shape = addrs.shape();
-        if shape[1] != 16 {
-            return Err(PyValueError::new_err(format!("addrs must have shape (N, 16), not {shape:?}")));
-        }
-        let view = addrs.as_array();
-        self.core.lookup_array(py, out, shape[0], threads, |fib, first, slots| {
+        self.core.lookup_array(py, arrays::keys6(addrs)?, 16, out, threads, |fib, bytes, slots| {
             let mut keys = [0u128; V6_STEP];
-            for (step, chunk) in slots.chunks_mut(V6_STEP).enumerate() {
-                let start = first + step * V6_STEP;
-                for (offset, key) in keys[..chunk.len()].iter_mut().enumerate() {
-                    let row = view.index_axis(Axis(0), start + offset);
+            for (rows, slots) in bytes.chunks(16 * V6_STEP).zip(slots.chunks_mut(V6_STEP)) {
+                let keys = keys.get_mut(..slots.len()).unwrap_or_default();
+                for (key, row) in keys.iter_mut().zip(rows.chunks_exact(16)) {
                     *key = row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte));
                 }
-                fib.lookup_batch(&keys[..chunk.len()], chunk);
+                fib.lookup_batch(keys, slots);
             }
         })
     }

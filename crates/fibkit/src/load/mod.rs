@@ -43,7 +43,7 @@
 //! may be mixed; they go to [`RouteTable::v4`] and [`RouteTable::v6`].
 //!
 //! A value is a decimal number (an ASN, a next-hop index) or an IPv4/IPv6
-//! next-hop address; it is interned through [`RouteTable::next_hops`], so a
+//! next-hop address ([`parse_value`]); it is interned through [`RouteTable::next_hops`], so a
 //! [`Mapping::Modulo`] (`--nexthops N`) applies to every format.
 //!
 //! Range addresses are dotted/colon notation or decimal numbers. A decimal
@@ -106,6 +106,7 @@ mod text;
 pub mod updates;
 
 pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for};
+pub use text::parse_value;
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
 pub use updates::{load_updates, updates_from_bytes, IpPrefix, Timestamp, TimedUpdate, Update, UpdateStream};
 

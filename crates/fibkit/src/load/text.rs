@@ -265,8 +265,21 @@ pub(crate) fn for_each_record<'a>(
     }
 }
 
-/// Parses a route value: a decimal number or an IP address.
-pub(crate) fn parse_value(text: &str) -> Result<Label, String> {
+/// Parses a route value as every text format's value column reads it: a
+/// string of decimal digits is a [`Label::Number`] (leading zeros allowed,
+/// at most `u64::MAX`), anything else must be an IPv4 or IPv6 address, a
+/// [`Label::Addr`]. The error is a message without the file and line (an
+/// empty `text` is a missing value column).
+///
+/// ```
+/// use fibkit::load::parse_value;
+/// use fibkit::nexthop::Label;
+///
+/// assert_eq!(parse_value("0064500"), Ok(Label::Number(64500)));
+/// assert_eq!(parse_value("192.0.2.1"), Ok(Label::Addr("192.0.2.1".parse().unwrap())));
+/// assert!(parse_value("AS64500").is_err());
+/// ```
+pub fn parse_value(text: &str) -> Result<Label, String> {
     if text.is_empty() {
         return Err("missing value column".to_string());
     }
