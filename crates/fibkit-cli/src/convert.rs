@@ -18,7 +18,7 @@ use crate::TableArgs;
 pub struct ConvertArgs {
     #[command(flatten)]
     table: TableArgs,
-    /// Where to write the text (standard output without it).
+    /// Where to write the text (standard output without it, or with `-`).
     #[arg(value_name = "OUT")]
     output: Option<PathBuf>,
 }
@@ -26,7 +26,7 @@ pub struct ConvertArgs {
 /// Runs `fibkit convert`.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
     let table = args.table.load()?;
-    match &args.output {
+    match args.output.as_deref().filter(|&path| !crate::is_stdio(path)) {
         Some(path) => {
             let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
             let mut out = BufWriter::new(file);

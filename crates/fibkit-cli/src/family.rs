@@ -48,6 +48,21 @@ impl FamilyArgs {
     /// table of IPv6 routes only, else IPv4. A family the table has no
     /// route of, while it has routes of the other, is an error.
     pub fn resolve(&self, table: &RouteTable) -> Result<Family> {
+        let family = self.resolve_quietly(table)?;
+        let other = family.other();
+        if table.prefixes(other) > 0 {
+            eprintln!(
+                "note: {} also has {} {other} routes, left out here (--family {} works on them)",
+                table.name,
+                table.prefixes(other),
+                other.key()
+            );
+        }
+        Ok(family)
+    }
+
+    /// [`FamilyArgs::resolve`] without the note on the other family.
+    fn resolve_quietly(&self, table: &RouteTable) -> Result<Family> {
         match self.explicit() {
             Some(family) => {
                 let other = family.other();

@@ -1,16 +1,27 @@
 //! `fibkit`: build, inspect, verify and benchmark IP routing lookup engines.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use fibkit::load::{self, LoadOptions, PeerSelector, RouteTable, ValueChoice};
 use fibkit::nexthop::Mapping;
 
+/// `println!` for the commands: a failed write to standard output (a full
+/// disk, a closed file) returns an error from the enclosing function, where
+/// `println!` would panic.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
 mod bench;
 mod convert;
 mod family;
+mod numbers;
 mod replay;
 mod stat;
 mod verify;
@@ -45,7 +56,7 @@ pub struct TableArgs {
     /// synthetic default table is used.
     pub table: Option<PathBuf>,
     /// Map route values onto N next hops as `value % N + 1`.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = numbers::nexthops)]
     pub nexthops: Option<u32>,
     /// Turn loader warnings (duplicates, overlaps, truncation) into errors.
     #[arg(long)]
@@ -65,11 +76,7 @@ pub struct TableArgs {
 impl TableArgs {
     /// Loads the table (or generates the default one).
     pub fn load(&self) -> Result<RouteTable> {
-        let mapping = match self.nexthops {
-            None => Mapping::Distinct,
-            Some(0) => bail!("--nexthops must be at least 1"),
-            Some(n) => Mapping::Modulo(n),
-        };
+        let mapping = self.nexthops.map_or(Mapping::Distinct, Mapping::Modulo);
         let options =
             LoadOptions { mapping, strict: self.strict, peer: self.peer.unwrap_or_default(), value: self.value };
         if self.peers {
@@ -89,6 +96,19 @@ impl TableArgs {
         }
         Ok(table)
     }
+}
+
+/// Whether `path` is `-`: standard input where a file is read, standard
+/// output where one is written.
+pub fn is_stdio(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Writes `text` to standard output and flushes it; the error names
+/// standard output.
+pub fn write_stdout(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).context("cannot write to standard output")
 }
 
 fn main() -> ExitCode {

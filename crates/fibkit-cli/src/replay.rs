@@ -44,7 +44,7 @@ use fibkit::measure::verify::{self, Space};
 use fibkit::random::XorShift32;
 use serde_json::json;
 
-use crate::TableArgs;
+use crate::{numbers, TableArgs};
 
 /// Arguments of `fibkit replay`.
 #[derive(Args, Debug)]
@@ -53,14 +53,14 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "d16r")]
     engine: String,
     /// Publish every N updates as one batch.
-    #[arg(long, value_name = "N", conflicts_with = "window")]
+    #[arg(long, value_name = "N", conflicts_with = "window", value_parser = numbers::count)]
     batch: Option<usize>,
     /// Publish the updates of each MS-millisecond window as one batch (trace
     /// time; with --realtime, wall-clock time).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = numbers::milliseconds)]
     window: Option<f64>,
     /// Reader threads looking up random keys all along.
-    #[arg(long, default_value_t = 0, value_name = "T")]
+    #[arg(long, default_value_t = 0, value_name = "T", value_parser = numbers::readers)]
     readers: usize,
     /// After every publish, check the FIB against the RIB around what the
     /// batch changed (plus random addresses), and fully at the end.
@@ -77,13 +77,14 @@ pub struct ReplayArgs {
     /// until its first update is due) instead of as fast as possible, to
     /// measure readers under a realistic update load (the report's
     /// `trace_updates_per_s` gives the trace's own average pace).
-    #[arg(long, value_name = "N", conflicts_with = "realtime")]
+    #[arg(long, value_name = "N", conflicts_with = "realtime", value_parser = numbers::rate)]
     rate: Option<f64>,
     /// With --realtime, run the trace's clock this many times faster.
-    #[arg(long, default_value_t = 1.0, value_name = "X", requires = "realtime")]
+    #[arg(long, default_value_t = 1.0, value_name = "X", requires = "realtime", value_parser = numbers::factor)]
     speedup: f64,
-    /// Seconds the readers run with no updates, for the idle figure.
-    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    /// Seconds the readers run with no updates, for the idle figure (0:
+    /// no idle figure).
+    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = numbers::seconds_or_zero)]
     idle_seconds: f64,
     /// Routing table file.
     table: PathBuf,
@@ -91,7 +92,7 @@ pub struct ReplayArgs {
     /// records, plain, gzip or bzip2.
     updates: PathBuf,
     /// Map route values onto N next hops as `value % N + 1`.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = numbers::nexthops)]
     nexthops: Option<u32>,
     /// Turn loader warnings into errors (table and trace).
     #[arg(long)]
@@ -122,12 +123,28 @@ fn read_trace(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate>, u
     }
     let mut updates = Vec::with_capacity(stream.updates.len());
     let mut skipped_v6 = 0;
-    for timed in &stream.updates {
+    // Trace time never runs backwards here: an update stamped before the
+    // one before it is due with it (the pacing and the windows take the
+    // clock as monotonic).
+    let (mut latest, mut earlier, mut first_earlier) = (0u64, 0usize, None);
+    for (index, timed) in stream.updates.iter().enumerate() {
+        let stamped = timed.time.seconds.saturating_mul(1_000_000).saturating_add(u64::from(timed.time.micros));
+        if stamped < latest {
+            earlier += 1;
+            first_earlier.get_or_insert((index + 1, timed.time));
+        }
+        latest = latest.max(stamped);
         let Some(update) = timed.update.of() else {
             skipped_v6 += 1;
             continue;
         };
-        updates.push(TraceUpdate { micros: timed.time.seconds * 1_000_000 + u64::from(timed.time.micros), update });
+        updates.push(TraceUpdate { micros: latest, update });
+    }
+    if let Some((number, time)) = first_earlier {
+        eprintln!(
+            "warning: {}: {earlier} update(s) are stamped before the update before them (the first: update {number}, at {time}); each is taken as due with the one before it",
+            path.display()
+        );
     }
     if updates.is_empty() {
         bail!("{}: no IPv4 update", path.display());
@@ -235,6 +252,9 @@ fn verify_batch(router: &Router, batch: &[TraceUpdate], rng: &mut XorShift32, ra
 
 /// Runs `fibkit replay`.
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
+    if crate::is_stdio(&args.table) && crate::is_stdio(&args.updates) {
+        bail!("the table and the update trace cannot both be read from standard input (-)");
+    }
     let table = TableArgs {
         table: Some(args.table.clone()),
         nexthops: args.nexthops,
@@ -244,22 +264,10 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         peers: false,
     }
     .load()?;
-    let mapping = match args.nexthops {
-        Some(n) if n > 0 => Mapping::Modulo(n),
-        _ => Mapping::Distinct,
-    };
+    let mapping = args.nexthops.map_or(Mapping::Distinct, Mapping::Modulo);
     let trace_options =
         LoadOptions { mapping, strict: args.strict, peer: args.peer.unwrap_or_default(), value: args.value };
     let (trace, skipped_v6) = read_trace(&args.updates, &trace_options)?;
-    if args.batch == Some(0) {
-        bail!("--batch must be at least 1");
-    }
-    if args.rate.is_some_and(|rate| rate.is_nan() || rate <= 0.0) {
-        bail!("--rate must be a positive number of updates per second");
-    }
-    if args.window.is_some_and(|ms| ms.is_nan() || ms <= 0.0) {
-        bail!("--window must be a positive number of milliseconds");
-    }
     let window = match args.window {
         Some(ms) => Window::Time(Duration::from_secs_f64(ms / 1e3)),
         None => Window::Count(args.batch.unwrap_or(1)),
@@ -271,7 +279,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
 
     let pool = (args.readers > 0).then(|| ReaderPool::start(&router.reader(), args.readers));
     let mut reader_mlps_idle = None;
-    if let Some(pool) = &pool {
+    if let Some(pool) = pool.as_ref().filter(|_| args.idle_seconds > 0.0) {
         thread::sleep(Duration::from_millis(50));
         let (before, start) = (pool.lookups(), Instant::now());
         thread::sleep(Duration::from_secs_f64(args.idle_seconds));
@@ -283,6 +291,9 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let mut verify_rng = XorShift32::new(7);
     let mut mismatches = 0u64;
     let mut rejected = Vec::new();
+    // Time spent verifying between batches, and the readers' lookups in it:
+    // left out of the readers' figure "during updates".
+    let (mut verify_time, mut verify_lookups) = (Duration::ZERO, 0u64);
     let mut record =
         |outcome: Result<Option<Published>, UpdateError>, micros: f64, router: &Router, batch: &[TraceUpdate]| {
             match outcome {
@@ -291,7 +302,10 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                     update_us
                         .extend(std::iter::repeat_n(micros / published.updates.max(1) as f64, published.updates));
                     if args.verify && published.changed > 0 {
+                        let (start, lookups) = (Instant::now(), pool.as_ref().map_or(0, ReaderPool::lookups));
                         mismatches += verify_batch(router, batch, &mut verify_rng, 256);
+                        verify_time += start.elapsed();
+                        verify_lookups += pool.as_ref().map_or(0, ReaderPool::lookups) - lookups;
                     }
                 }
                 Ok(_) => {}
@@ -363,8 +377,10 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         }
     }
     let replay_seconds = replay_start.elapsed().as_secs_f64();
-    let reader_mlps_during =
-        pool.as_ref().zip(lookups_before).map(|(pool, before)| (pool.lookups() - before) as f64 / replay_seconds / 1e6);
+    let reader_mlps_during = pool.as_ref().zip(lookups_before).map(|(pool, before)| {
+        let lookups = pool.lookups() - before - verify_lookups;
+        lookups as f64 / (replay_seconds - verify_time.as_secs_f64()).max(1e-9) / 1e6
+    });
     if let Some(pool) = pool {
         pool.stop();
     }
@@ -383,14 +399,17 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     // time spent applying.
     let paced = args.realtime || args.rate.is_some();
     let seconds = if paced || args.verify { busy.as_secs_f64() } else { replay_seconds };
-    let trace_span = (trace[trace.len() - 1].micros - trace[0].micros) as f64 / 1e6;
+    let trace_span = trace[trace.len() - 1].micros.saturating_sub(trace[0].micros) as f64 / 1e6;
     let trace_updates_per_s = (trace_span > 0.0).then(|| trace.len() as f64 / trace_span);
     let updates_per_s = applied as f64 / seconds;
     let (update_median, update_p99, update_max) = percentiles(&mut update_us);
     let (publish_median, publish_p99, publish_max) = percentiles(&mut publish_us);
     let bytes_per_update = stats.bytes_written as f64 / applied.max(1) as f64;
     let announces = trace.iter().filter(|traced| matches!(traced.update, Update::Announce { .. })).count();
-    let loss = reader_mlps_idle.zip(reader_mlps_during).map(|(idle, during)| (1.0 - during / idle) * 100.0);
+    let loss = reader_mlps_idle
+        .filter(|&idle| idle > 0.0)
+        .zip(reader_mlps_during)
+        .map(|(idle, during)| (1.0 - during / idle) * 100.0);
     if args.json {
         let object = json!({
             "engine": args.engine,
@@ -431,39 +450,41 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             "verified": args.verify.then_some(mismatches == 0),
             "mismatches": args.verify.then_some(mismatches),
         });
-        println!("{}", serde_json::to_string_pretty(&object)?);
+        out!("{}", serde_json::to_string_pretty(&object)?);
     } else {
-        println!(
+        out!(
             "{}: {} of {} on {table_name} ({prefixes} prefixes, next hops: {mapping}); built in {build_ms:.1} ms",
             args.engine,
             if router.incremental() { "incremental updates" } else { "full rebuild per batch" },
             args.updates.display()
         );
-        println!(
+        out!(
             "{applied} updates ({announces} announces, {} withdraws, {skipped_v6} IPv6 skipped, {} rejected) in {seconds:.4} s: {updates_per_s:.0} updates/s",
             trace.len() - announces,
             stats.rejected
         );
-        println!("per update:  median {update_median:.3} us, p99 {update_p99:.3} us, max {update_max:.1} us");
-        println!(
+        out!("per update:  median {update_median:.3} us, p99 {update_p99:.3} us, max {update_max:.1} us");
+        out!(
             "per publish: median {publish_median:.3} us, p99 {publish_p99:.3} us, max {publish_max:.1} us ({} publishes, {} full rebuilds, {} relocations)",
             stats.publishes, stats.full_rebuilds, stats.relocations
         );
-        println!("bytes rewritten per update: {bytes_per_update:.1}");
-        if let (Some(idle), Some(during)) = (reader_mlps_idle, reader_mlps_during) {
+        out!("bytes rewritten per update: {bytes_per_update:.1}");
+        if let Some(during) = reader_mlps_during {
             let pace = match (args.rate, args.realtime) {
                 (Some(rate), _) => format!("paced at {rate:.0} updates/s"),
                 (None, true) => format!("at the trace's pace x{}", args.speedup),
                 (None, false) => "flat out".to_string(),
             };
-            println!(
-                "readers ({}): {idle:.1} Mlps idle, {during:.1} Mlps during updates {pace} over {replay_seconds:.3} s ({:+.1}%)",
-                args.readers,
-                (during / idle - 1.0) * 100.0
+            let idle = reader_mlps_idle.map_or_else(String::new, |idle| format!("{idle:.1} Mlps idle, "));
+            let change = loss.map_or_else(String::new, |loss| format!(" ({:+.1}%)", -loss));
+            let verifying = if args.verify { ", not counting the checks between batches" } else { "" };
+            out!(
+                "readers ({}): {idle}{during:.1} Mlps during updates {pace} over {replay_seconds:.3} s{verifying}{change}",
+                args.readers
             );
         }
         if let Some((checked, wrong)) = final_report {
-            println!("verify: {checked} addresses at the end, {mismatches} wrong answers in all ({wrong} at the end)");
+            out!("verify: {checked} addresses at the end, {mismatches} wrong answers in all ({wrong} at the end)");
         }
     }
     for error in rejected.iter().take(10) {

@@ -39,7 +39,7 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
     }
     let ipv4_only = args.chunk_histogram.then_some("--chunk-histogram is about IPv4 DXR");
     let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
-    let mut objects = match family {
+    let (mut objects, all_built) = match family {
         Family::Ipv4 => report::<u32>(args, &table, "d16r")?,
         Family::Ipv6 => report::<u128>(args, &table, "poptrie18")?,
     };
@@ -52,35 +52,47 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
                 .collect();
             objects.push(json!({"chunk_histogram": rows, "buckets": dxr::HISTOGRAM_BUCKETS}));
         } else {
-            print!("{:>3}", "K");
+            let mut text = format!("{:>3}", "K");
             for bucket in dxr::HISTOGRAM_BUCKETS {
-                print!(" {bucket:>8}");
+                text += &format!(" {bucket:>8}");
             }
-            println!();
             for row in &histogram {
-                print!("{:>3}", row.k);
+                text += &format!("\n{:>3}", row.k);
                 for share in row.shares {
-                    print!(" {share:>8.5}");
+                    text += &format!(" {share:>8.5}");
                 }
-                println!();
             }
+            out!("{text}");
         }
     }
     if args.json {
         let output = if objects.len() == 1 { objects.pop().unwrap() } else { Value::Array(objects) };
-        println!("{}", serde_json::to_string_pretty(&output)?);
+        out!("{}", serde_json::to_string_pretty(&output)?);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if all_built { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// Builds the engines of family `A` that `--engine` names (or
 /// `default_engine`) and prints their reports, or returns them as JSON
-/// objects with `--json`.
-fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str) -> Result<Vec<Value>> {
+/// objects with `--json`; and whether every engine could build the table
+/// (one that cannot is reported, and the others still are).
+fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str) -> Result<(Vec<Value>, bool)> {
     let family = A::FAMILY;
     let mut objects = Vec::new();
+    let mut all_built = true;
     for engine in select_engines::<A>(args.engine.as_deref().unwrap_or(default_engine))? {
-        let (fib, build_ms) = build_timed::<A>(engine, table)?;
+        let (fib, build_ms) = match build_timed::<A>(engine, table) {
+            Ok(built) => built,
+            Err(error) => {
+                all_built = false;
+                if args.json {
+                    objects.push(json!({"engine": engine.name, "table": table.name, "error": format!("{error:#}")}));
+                } else {
+                    out!("{}: cannot build the table: {error:#}\n", engine.name);
+                }
+                continue;
+            }
+        };
         let stats = fib.stats();
         let prefixes = table.prefixes(family) as u64;
         let bytes = fib.footprint() as u64;
@@ -90,7 +102,7 @@ fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str)
         object.insert("family".into(), json!(family.key()));
         object.insert("mapping".into(), json!(table.next_hops.mapping().to_string()));
         object.insert("prefixes".into(), json!(prefixes));
-        object.insert("nexthops".into(), json!(table.next_hops.len()));
+        object.insert("nexthops".into(), json!(table.next_hops_of(family)));
         object.insert("bytes_total".into(), json!(bytes));
         object.insert("bytes_per_prefix".into(), json!(bytes as f64 / prefixes.max(1) as f64));
         object.insert("build_ms".into(), json!(build_ms));
@@ -104,16 +116,16 @@ fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str)
         if args.json {
             objects.push(Value::Object(object));
         } else {
-            println!("{}", stats.report);
-            println!(
+            out!("{}", stats.report);
+            out!(
                 "Table: {} ({} {family} prefixes, next hops: {})",
                 table.name,
                 prefixes,
                 table.next_hops.mapping()
             );
-            println!("Build time: {build_ms:.1} ms");
-            println!();
+            out!("Build time: {build_ms:.1} ms");
+            out!("");
         }
     }
-    Ok(objects)
+    Ok((objects, all_built))
 }

@@ -191,7 +191,7 @@ fn argument_errors_are_clear() {
     let table = write(dir.path(), "small.txt", TABLE);
     let table = table.to_str().unwrap();
     fails_with(&[table, "--engines", "d18r,warp-drive"], "unknown engine \"warp-drive\"");
-    fails_with(&[table, "--threads", "0"], "thread count must be at least 1");
+    fails_with(&[table, "--threads", "0"], "a thread count must be from 1 to 4096, not 0");
     fails_with(&["no/such/table.txt", "--engines", "radix"], "no/such/table.txt");
     // Names are checked before the table loads (the missing table is not
     // what is reported).

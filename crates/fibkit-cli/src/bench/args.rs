@@ -5,11 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use fibkit::addr::Prefix6;
+use fibkit::error::shorten;
 use fibkit::measure::workload::MAX_BATCH;
 
 use fibkit::registry::{self, Engine};
 
 use crate::family::{Family, FamilyArgs};
+use crate::numbers::{self, number_in};
 use crate::TableArgs;
 
 /// The DXR configurations run by default; the other K are for `--plot`.
@@ -36,15 +38,15 @@ pub struct BenchArgs {
     pub(super) tests: Vec<TestName>,
     /// Thread counts, comma-separated [default: 1 and powers of two up to
     /// the core count, and the core count].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_threads)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = numbers::threads)]
     pub(super) threads: Vec<usize>,
     /// Seconds each run lasts (about; calibrated on one thread).
-    #[arg(long, value_name = "S", default_value_t = 1.0, value_parser = parse_seconds)]
+    #[arg(long, value_name = "S", default_value_t = 1.0, value_parser = numbers::seconds)]
     pub(super) seconds: f64,
     /// Runs per configuration (median, minimum and maximum are reported).
-    #[arg(long, value_name = "R", default_value_t = 3, value_parser = parse_runs)]
+    #[arg(long, value_name = "R", default_value_t = 3, value_parser = numbers::count)]
     pub(super) runs: usize,
-    /// File of addresses to replay in order (text, one address a line, or
+    /// File of addresses to replay in order (`-`: standard input; text, one address a line, or
     /// raw little-endian u32; IPv6: text, or raw 16-byte addresses in
     /// network byte order); adds the `keys` test.
     #[arg(long, value_name = "FILE")]
@@ -53,7 +55,8 @@ pub struct BenchArgs {
     /// scalar path (SEQ always runs scalar).
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_values = ["0"], value_parser = parse_batch)]
     pub(super) batch: Vec<usize>,
-    /// Write every figure as JSON to this file.
+    /// Write every figure as JSON to this file (`-`: to standard output,
+    /// in place of the text tables).
     #[arg(long, value_name = "OUT.json")]
     pub(super) json: Option<PathBuf>,
     /// Draw throughput against threads into this PNG, and the DXR family
@@ -96,40 +99,12 @@ impl TestName {
     }
 }
 
-fn parse_threads(text: &str) -> Result<usize, String> {
-    let count: usize = text.trim().parse().map_err(|_| format!("{text:?} is not a thread count"))?;
-    if count == 0 {
-        return Err("thread count must be at least 1".to_string());
-    }
-    Ok(count)
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    let seconds: f64 = text.trim().parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err("seconds must be a positive number".to_string());
-    }
-    Ok(seconds)
-}
-
-fn parse_runs(text: &str) -> Result<usize, String> {
-    let runs: usize = text.trim().parse().map_err(|_| format!("{text:?} is not a run count"))?;
-    if runs == 0 {
-        return Err("at least one run is needed".to_string());
-    }
-    Ok(runs)
-}
-
 fn parse_batch(text: &str) -> Result<usize, String> {
-    let batch: usize = text.trim().parse().map_err(|_| format!("{text:?} is not a batch length"))?;
-    if batch > MAX_BATCH {
-        return Err(format!("batch length {batch} exceeds the largest, {MAX_BATCH}"));
-    }
-    Ok(batch)
+    number_in(text, "a batch length", 0, MAX_BATCH)
 }
 
 fn parse_space(text: &str) -> Result<Prefix6, String> {
-    text.trim().parse::<Prefix6>().map_err(|error| format!("{text:?} is not an IPv6 prefix: {error}"))
+    text.trim().parse::<Prefix6>().map_err(|error| format!("{:?} is not an IPv6 prefix: {error}", shorten(text)))
 }
 
 /// Default thread counts: 1, powers of two below the core count, the core count.

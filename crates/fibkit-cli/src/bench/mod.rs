@@ -89,9 +89,12 @@ fn prepare_and_load(args: &BenchArgs, machine: &Machine) -> Result<RouteTable> {
         );
     }
     if let Some(path) = &args.plot {
+        if crate::is_stdio(path) {
+            bail!("--plot writes PNG files (OUT.png and OUT-dxr-k.png): give a file name, not -");
+        }
         plot::prepare(path)?;
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = args.json.as_deref().filter(|&path| !crate::is_stdio(path)) {
         check_writable(path)?;
     }
     let loading = spinner(match &args.table.table {
@@ -192,7 +195,7 @@ fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTab
         machine,
         table_name: table.name.clone(),
         prefixes: table.prefixes(family),
-        next_hops: table.next_hops.len(),
+        next_hops: table.next_hops_of(family),
         mapping: table.next_hops.mapping().to_string(),
         engines,
         measurements,
@@ -209,11 +212,16 @@ fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTab
         key_space: IpPrefix::from(plan.space).of::<u128>(),
         key_space_routed,
     };
-    print!("{}", render(&report));
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&to_json(&report))?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+    let json = args.json.as_ref().map(|path| (path, serde_json::to_string_pretty(&to_json(&report))));
+    match json {
+        // `--json -`: the JSON is the output, in place of the text tables.
+        Some((path, text)) if crate::is_stdio(path) => crate::write_stdout(&(text? + "\n"))?,
+        Some((path, text)) => {
+            crate::write_stdout(&render(&report))?;
+            std::fs::write(path, text? + "\n").with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => crate::write_stdout(&render(&report))?,
     }
     if let Some(path) = &args.plot {
         for written in plot::draw(&report, path)? {

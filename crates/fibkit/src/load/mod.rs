@@ -92,6 +92,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::nexthop::{Mapping, NextHopTable};
+use crate::NextHop;
 use crate::addr::{Address, Family};
 use crate::rib::{Rib, Rib4, Rib6};
 pub(crate) use compressed::{decompress, Decompressed};
@@ -152,6 +153,16 @@ impl RouteTable {
             Family::Ipv4 => self.v4.len(),
             Family::Ipv6 => self.v6.len(),
         }
+    }
+
+    /// How many distinct next hops the routes of `family` use (the
+    /// [`RouteTable::next_hops`] table counts both families').
+    pub fn next_hops_of(&self, family: Family) -> usize {
+        let used: std::collections::HashSet<NextHop> = match family {
+            Family::Ipv4 => self.v4.iter().map(|(_, hop)| hop).collect(),
+            Family::Ipv6 => self.v6.iter().map(|(_, hop)| hop).collect(),
+        };
+        used.len()
     }
 
     /// Number of routes, IPv4 and IPv6 together.
@@ -233,7 +244,8 @@ pub fn table_name(path: &Path) -> String {
 }
 
 /// Loads a routing table file: format detected by content, `.gz` and `.bz2`
-/// detected by their magic bytes (see the [module docs](self)).
+/// detected by their magic bytes (see the [module docs](self)). The path
+/// `-` reads standard input (so do [`load_updates`] and [`load_keys`]).
 pub fn load_path(path: &Path, options: &LoadOptions) -> Result<RouteTable, LoadError> {
     let raw = read_file(path)?;
     load_bytes(path, &raw, options)
@@ -385,9 +397,16 @@ pub(crate) fn report_conflicts(
     Ok(())
 }
 
-/// Reads `path` whole, as stored (compressed or not).
+/// Reads `path` whole, as stored (compressed or not); the path `-` is
+/// standard input, as in Unix tools.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
-    std::fs::read(path).map_err(|error| LoadError::new(path, Position::File, format!("cannot read: {error}")))
+    let cannot_read = |error: std::io::Error| LoadError::new(path, Position::File, format!("cannot read: {error}"));
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map_err(cannot_read)?;
+        return Ok(bytes);
+    }
+    std::fs::read(path).map_err(cannot_read)
 }
 
 #[cfg(test)]
