@@ -296,6 +296,9 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let (mut verify_time, mut verify_lookups) = (Duration::ZERO, 0u64);
     let mut record =
         |outcome: Result<Option<Published>, UpdateError>, micros: f64, router: &Router, batch: &[TraceUpdate]| {
+            if let Ok(Some(published)) = &outcome {
+                rejected.extend(published.rejected.iter().map(ToString::to_string));
+            }
             match outcome {
                 Ok(Some(published)) if published.changed > 0 || published.updates > 0 => {
                     publish_us.push(micros);
@@ -490,5 +493,10 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     for error in rejected.iter().take(10) {
         eprintln!("rejected: {error}");
     }
-    Ok(if mismatches == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    if rejected.len() > 10 {
+        eprintln!("rejected: ... and {} more", rejected.len() - 10);
+    }
+    // A rejected update is a route the FIB does not forward as the trace
+    // says: a failure, even when what was applied verifies.
+    Ok(if mismatches == 0 && rejected.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -177,3 +177,23 @@ fn reader_figures_measure_what_their_label_says() {
     assert!(json["reader_mlps_idle"].is_null() && json["reader_loss_pct"].is_null(), "{json}");
     assert!(json["reader_mlps_during"].as_f64().is_some_and(f64::is_finite), "{json}");
 }
+
+#[test]
+fn a_rejected_update_fails_the_replay_and_takes_no_other_with_it() {
+    // Next hop 5000001 exceeds d16r's 22-bit direct entries; the batch's
+    // other update still lands, and the run fails (it used to exit 0).
+    let dir = tempfile::tempdir().unwrap();
+    let table = write(dir.path(), "t.txt", TABLE);
+    let trace = write(dir.path(), "u.txt", "1418774413 a 10.2.0.0/16 5000000\n1418774413 w 192.168.0.0/16 0.0.0.0\n");
+    let args = ["replay", table.to_str().unwrap(), trace.to_str().unwrap(), "--nexthops", "4294967295"];
+    let mut with_batch = args.to_vec();
+    with_batch.extend(["--batch", "2", "--verify"]);
+    let output = fibkit(&with_batch);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 rejected") && stdout.contains(" 0 wrong answers"), "{stdout}");
+    assert!(stderr.contains("rejected: update 0 (announce 10.2.0.0/16 via 5000000)"), "{stderr}");
+    with_batch.push("--json");
+    let json: serde_json::Value = serde_json::from_slice(&fibkit(&with_batch).stdout).unwrap();
+    assert_eq!((json["rejected"].as_u64(), json["changes"].as_u64()), (Some(1), Some(1)), "{json}");
+}

@@ -49,11 +49,13 @@
 //!
 //! # Failed updates
 //!
-//! An update whose next hop exceeds what the engine holds is rejected
-//! before anything changes ([`UpdateError::NextHopOverflow`]); an engine
-//! that fails on a batch ([`UpdateError::Engine`]) leaves the serving FIB as
-//! it was, and the router rolls the RIB back, so the next batch starts from
-//! the state readers see.
+//! An update is rejected alone: it never takes the valid updates of its
+//! batch with it. One whose next hop exceeds what the engine holds is
+//! rejected before anything changes ([`UpdateError::NextHopOverflow`]);
+//! when the engine fails on a batch ([`UpdateError::Engine`]), the serving
+//! FIB stays as it was, the router rolls the RIB back and applies the
+//! batch's updates one at a time, so that only those the engine cannot take
+//! are rejected. [`Published::rejected`] lists them.
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
@@ -78,7 +80,7 @@ use crate::NextHop;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpdateError {
     /// The update's next hop is beyond what the engine holds.
-    #[error("update {index} ({update}): next hop #{next_hop} exceeds the {limit} that {engine} holds; batch rejected")]
+    #[error("update {index} ({update}): next hop #{next_hop} exceeds the {limit} that {engine} holds; rejected")]
     NextHopOverflow {
         /// Position of the update in its batch.
         index: usize,
@@ -91,8 +93,9 @@ pub enum UpdateError {
         /// The engine.
         engine: String,
     },
-    /// The engine could not apply the batch.
-    #[error("{0}; batch rejected, the serving FIB is unchanged")]
+    /// The engine could not apply the update (or, applying a batch, could
+    /// not apply it: its updates are then tried one at a time).
+    #[error("{0}; rejected, the serving FIB is unchanged by it")]
     Engine(BuildError),
 }
 
@@ -215,7 +218,7 @@ impl<A: Address> Reader<A> {
 }
 
 /// What one published batch did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Published {
     /// The generation readers are served from now on.
     pub generation: u64,
@@ -230,6 +233,20 @@ pub struct Published {
     pub relocated: bool,
     /// Bytes of the lookup structure written.
     pub bytes_written: u64,
+    /// The updates of the batch that were rejected, and why; the others
+    /// were applied.
+    pub rejected: Vec<UpdateError>,
+}
+
+impl Published {
+    /// Adds what a later publish of the same batch did.
+    fn merge(&mut self, later: Published) {
+        self.generation = later.generation;
+        self.changed += later.changed;
+        self.rebuilt |= later.rebuilt;
+        self.relocated |= later.relocated;
+        self.bytes_written += later.bytes_written;
+    }
 }
 
 /// Running totals of a router.
@@ -247,7 +264,7 @@ pub struct RouterStats {
     pub relocations: u64,
     /// Bytes of lookup structures written.
     pub bytes_written: u64,
-    /// Updates rejected (in rejected batches).
+    /// Updates rejected.
     pub rejected: u64,
 }
 
@@ -352,16 +369,56 @@ impl<A: Address> Router<A> {
         self.apply(&[Update::Withdraw { prefix }])
     }
 
-    /// Applies `batch` to the RIB and publishes it as one generation, all
-    /// or nothing: on error nothing changed.
+    /// Applies `batch` to the RIB and publishes it as one generation. An
+    /// update that cannot be applied is rejected alone and listed in
+    /// [`Published::rejected`] (see the [module docs](self)); when the engine
+    /// fails on the batch, its updates are published one at a time.
+    ///
+    /// # Errors
+    /// When no update of a non-empty batch could be applied: the first
+    /// one's reason. Nothing changed then.
     pub fn apply(&mut self, batch: &[Update<Prefix<A>>]) -> Result<Published, UpdateError> {
         let mut new_labels = HashSet::new();
+        let mut rejected = Vec::new();
+        let mut accepted = Vec::with_capacity(batch.len());
         for (index, update) in batch.iter().enumerate() {
-            if let Err(error) = check(&self.next_hops, &*self.updater, index, update, &mut new_labels) {
-                self.stats.rejected += batch.len() as u64;
-                return Err(error);
+            match check(&self.next_hops, &*self.updater, index, update, &mut new_labels) {
+                Ok(()) => accepted.push((index, *update)),
+                Err(error) => rejected.push(error),
             }
         }
+        let updates: Vec<Update<Prefix<A>>> = accepted.iter().map(|&(_, update)| update).collect();
+        let mut published = match self.apply_checked(&updates) {
+            Ok(published) => published,
+            Err(error) if updates.len() == 1 => {
+                rejected.push(error);
+                Published { generation: self.generation, ..Published::default() }
+            }
+            Err(_) => {
+                // Which update the engine could not take is unknown: each
+                // alone, so that the others still land.
+                let mut published = Published { generation: self.generation, ..Published::default() };
+                for &(_, update) in &accepted {
+                    match self.apply_checked(&[update]) {
+                        Ok(alone) => published.merge(alone),
+                        Err(error) => rejected.push(error),
+                    }
+                }
+                published
+            }
+        };
+        self.stats.rejected += rejected.len() as u64;
+        if !batch.is_empty() && rejected.len() == batch.len() {
+            return Err(rejected.swap_remove(0));
+        }
+        published.updates = batch.len();
+        published.rejected = rejected;
+        Ok(published)
+    }
+
+    /// Applies `batch`, whose updates passed [`check`], all or nothing: on
+    /// error nothing changed.
+    fn apply_checked(&mut self, batch: &[Update<Prefix<A>>]) -> Result<Published, UpdateError> {
         self.changed.clear();
         self.undo.clear();
         for update in batch {
@@ -401,7 +458,6 @@ impl<A: Address> Router<A> {
                     };
                 }
                 self.stats.updates -= batch.len() as u64;
-                self.stats.rejected += batch.len() as u64;
                 return Err(UpdateError::Engine(error));
             }
         };
@@ -417,6 +473,7 @@ impl<A: Address> Router<A> {
             rebuilt: applied.rebuilt,
             relocated: applied.relocated,
             bytes_written: applied.bytes_written,
+            rejected: Vec::new(),
         })
     }
 
@@ -447,8 +504,7 @@ impl<A: Address> Router<A> {
         }
     }
 
-    /// Applies whatever is queued now, as one batch; if the batch is
-    /// rejected ([`UpdateError::Engine`]), its updates are dropped.
+    /// Applies whatever is queued now, as one batch ([`Router::apply`]).
     pub fn flush(&mut self) -> Result<Option<Published>, UpdateError> {
         if self.queue.is_empty() {
             return Ok(None);

@@ -344,3 +344,43 @@ fn routeviews_2014_exhaustive() {
         assert!(report.passed(), "{name}: {report:?}");
     }
 }
+
+/// poptrie16 and poptrie18 start with 16-bit leaves; the batch that brings
+/// the 65,536th next hop used to be rejected whole (its valid announces and
+/// withdrawals with it). Now the updater widens its leaves by a rebuild and
+/// takes the whole batch.
+#[test]
+fn the_updater_widens_its_leaves_when_next_hops_outgrow_them() {
+    use fibkit::nexthop::{Label, NextHopTable};
+    use fibkit::router::{Router, Update, Window};
+    for name in ["poptrie16", "poptrie18"] {
+        let mut rib = Rib4::new();
+        let mut next_hops = NextHopTable::new(Mapping::Distinct);
+        rib.insert("10.0.0.0/8".parse().unwrap(), next_hops.intern(Label::Number(1)));
+        rib.insert("192.168.0.0/16".parse().unwrap(), next_hops.intern(Label::Number(2)));
+        let mut router = Router::new(name, rib, next_hops, Window::Count(1)).unwrap();
+        // 70,000 /24s under 10/8 and 11/8, each with its own next hop,
+        // beside a withdrawal.
+        let mut batch: Vec<Update<Prefix4>> = (0..70_000u32)
+            .map(|i| Update::Announce {
+                prefix: Prefix4::new(0x0a00_0000 + (i << 8), 24).unwrap(),
+                value: Label::Number(1000 + u64::from(i)),
+            })
+            .collect();
+        batch.push(Update::Withdraw { prefix: "192.168.0.0/16".parse().unwrap() });
+        let published = router.apply(&batch).unwrap();
+        assert!(published.rejected.is_empty(), "{name}: {:?}", &published.rejected[..1]);
+        assert!(published.rebuilt, "{name}: the leaves were widened by a rebuild");
+        let snapshot = router.reader().snapshot();
+        let report = verify::boundaries(snapshot.fib(), router.rib());
+        assert!(report.passed(), "{name}: {:?}", report.first);
+        assert!(router.rib().lookup(0x0b11_6f00) > 65_535);
+        assert_eq!(snapshot.fib().lookup(0x0b11_6f01), router.rib().lookup(0x0b11_6f01));
+        assert_eq!(snapshot.fib().lookup(0xc0a8_0001), NO_ROUTE);
+        // And it goes on in place with wide leaves.
+        let more = [Update::Announce { prefix: "10.0.0.0/24".parse().unwrap(), value: Label::Number(7) }];
+        let published = router.apply(&more).unwrap();
+        assert!(!published.rebuilt && published.rejected.is_empty(), "{name}: {published:?}");
+        assert!(verify::boundaries(router.reader().snapshot().fib(), router.rib()).passed());
+    }
+}

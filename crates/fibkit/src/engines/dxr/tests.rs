@@ -184,7 +184,7 @@ fn every_simd_level_searches_chunks_of_every_shape() {
 mod updates {
     use super::*;
     use crate::nexthop::{Label, Mapping, NextHopTable};
-    use crate::router::{assert_matches_rib, Router, Update, Window};
+    use crate::router::{assert_matches_rib, Router, Update, UpdateError, Window};
 
     fn router(rib: Rib4, engine: &str) -> Router {
         let mut next_hops = NextHopTable::new(Mapping::Modulo(1000));
@@ -272,13 +272,18 @@ mod updates {
         next_hops.intern(Label::Number(0));
         let mut router = Router::new("d16r", rib, next_hops, Window::Count(1)).unwrap();
         let before = router.generation();
-        let error = router
-            .apply(&[Update::Withdraw { prefix: p("10.0.0.0/8") }, Update::Announce { prefix: p("10.0.0.0/8"), value: Label::Number(1 << 22) }])
-            .unwrap_err();
+        let too_wide = Update::Announce { prefix: p("10.0.0.0/8"), value: Label::Number(1 << 22) };
+        let error = router.apply(&[too_wide]).unwrap_err();
         assert!(error.to_string().contains("exceeds the 4194303 that d16r holds"), "{error}");
         assert_eq!(router.generation(), before);
-        assert_eq!(router.rib().get(p("10.0.0.0/8")), Some(1), "the batch's withdraw was not applied either");
+        assert_eq!(router.rib().get(p("10.0.0.0/8")), Some(1));
         assert_eq!(router.reader().lookup(0x0a00_0000), 1);
+        // In a batch, it is rejected alone: the withdraw beside it lands.
+        let published = router.apply(&[Update::Withdraw { prefix: p("10.0.0.0/8") }, too_wide]).unwrap();
+        assert_eq!(published.rejected.len(), 1);
+        assert!(matches!(published.rejected[0], UpdateError::NextHopOverflow { index: 1, .. }));
+        assert_eq!(router.rib().get(p("10.0.0.0/8")), None);
+        assert_eq!(router.reader().lookup(0x0a00_0000), NO_ROUTE);
     }
 
     #[test]

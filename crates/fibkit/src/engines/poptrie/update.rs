@@ -385,14 +385,70 @@ impl<L: Leaf, const S: u32> Updater<u32> for PoptrieUpdater<L, S> {
     }
 }
 
-/// Registry updater for IPv4 `poptrie16` and `poptrie18`: in place, with
-/// 16-bit leaves while every next hop (the table's and
-/// `options.max_next_hop`) fits, 32-bit otherwise.
-pub fn updater<const S: u32>(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater<u32>>, BuildError> {
-    let narrow = NextHop::from(u16::MAX);
-    if options.max_next_hop > narrow || rib.iter().any(|(_, next_hop)| next_hop > narrow) {
-        Ok(Box::new(PoptrieUpdater::<u32, S>::new(rib)?))
-    } else {
-        Ok(Box::new(PoptrieUpdater::<u16, S>::new(rib)?))
+/// The updater of IPv4 `poptrie16` and `poptrie18`: in place, with 16-bit
+/// leaves while every next hop fits in them, and widened to 32-bit leaves
+/// (a rebuild, counted as one) by the batch that brings a larger next hop,
+/// as the builder chooses its leaves; it never narrows again.
+pub enum WideningUpdater<const S: u32> {
+    /// 16-bit leaves.
+    Narrow(PoptrieUpdater<u16, S>),
+    /// 32-bit leaves.
+    Wide(PoptrieUpdater<u32, S>),
+}
+
+/// The largest next hop a 16-bit leaf holds.
+const NARROW_MAX: NextHop = u16::MAX as NextHop;
+
+impl<const S: u32> WideningUpdater<S> {
+    /// Built from `rib`, narrow if `max_next_hop` and every next hop of
+    /// `rib` fit in 16 bits.
+    pub fn new(rib: &Rib4, max_next_hop: NextHop) -> Result<Self, BuildError> {
+        if max_next_hop > NARROW_MAX || rib.iter().any(|(_, next_hop)| next_hop > NARROW_MAX) {
+            Ok(WideningUpdater::Wide(PoptrieUpdater::new(rib)?))
+        } else {
+            Ok(WideningUpdater::Narrow(PoptrieUpdater::new(rib)?))
+        }
     }
+
+    fn updater(&self) -> &dyn Updater<u32> {
+        match self {
+            WideningUpdater::Narrow(narrow) => narrow,
+            WideningUpdater::Wide(wide) => wide,
+        }
+    }
+}
+
+impl<const S: u32> Updater<u32> for WideningUpdater<S> {
+    fn name(&self) -> &str {
+        self.updater().name()
+    }
+
+    fn fib(&self) -> Arc<dyn Fib<u32>> {
+        self.updater().fib()
+    }
+
+    fn max_next_hop(&self) -> NextHop {
+        DIRECT_MAX
+    }
+
+    fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
+        match self {
+            WideningUpdater::Narrow(_) if context.max_next_hop > NARROW_MAX => {
+                // The old structure stays with the readers that hold it:
+                // the router frees it with their generation.
+                let wide = PoptrieUpdater::<u32, S>::new(rib)?;
+                let bytes_written = wide.fib.footprint() as u64;
+                *self = WideningUpdater::Wide(wide);
+                Ok(Applied { rebuilt: true, relocated: false, bytes_written })
+            }
+            WideningUpdater::Narrow(narrow) => narrow.apply(rib, changed, context),
+            WideningUpdater::Wide(wide) => wide.apply(rib, changed, context),
+        }
+    }
+}
+
+/// Registry updater for IPv4 `poptrie16` and `poptrie18`
+/// ([`WideningUpdater`]).
+pub fn updater<const S: u32>(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater<u32>>, BuildError> {
+    Ok(Box::new(WideningUpdater::<S>::new(rib, options.max_next_hop)?))
 }
