@@ -57,6 +57,7 @@
 //! batch's updates one at a time, so that only those the engine cannot take
 //! are rejected. [`Published::rejected`] lists them.
 
+use std::borrow::Cow;
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{fence, Ordering};
@@ -379,18 +380,23 @@ impl<A: Address> Router<A> {
     /// one's reason. Nothing changed then.
     pub fn apply(&mut self, batch: &[Update<Prefix<A>>]) -> Result<Published, UpdateError> {
         let mut new_labels = HashSet::new();
-        let mut rejected = Vec::new();
-        let mut accepted = Vec::with_capacity(batch.len());
+        let (mut rejected, mut refused) = (Vec::new(), Vec::new());
         for (index, update) in batch.iter().enumerate() {
-            match check(&self.next_hops, &*self.updater, index, update, &mut new_labels) {
-                Ok(()) => accepted.push((index, *update)),
-                Err(error) => rejected.push(error),
+            if let Err(error) = check(&self.next_hops, &*self.updater, index, update, &mut new_labels) {
+                rejected.push(error);
+                refused.push(index);
             }
         }
-        let updates: Vec<Update<Prefix<A>>> = accepted.iter().map(|&(_, update)| update).collect();
-        let mut published = match self.apply_checked(&updates) {
+        // No copy of the batch unless an update was refused.
+        let accepted: Cow<'_, [Update<Prefix<A>>]> = if refused.is_empty() {
+            Cow::Borrowed(batch)
+        } else {
+            let kept = batch.iter().enumerate().filter(|(index, _)| refused.binary_search(index).is_err());
+            Cow::Owned(kept.map(|(_, &update)| update).collect())
+        };
+        let mut published = match self.apply_checked(&accepted) {
             Ok(published) => published,
-            Err(error) if updates.len() == 1 => {
+            Err(error) if accepted.len() == 1 => {
                 rejected.push(error);
                 Published { generation: self.generation, ..Published::default() }
             }
@@ -398,7 +404,7 @@ impl<A: Address> Router<A> {
                 // Which update the engine could not take is unknown: each
                 // alone, so that the others still land.
                 let mut published = Published { generation: self.generation, ..Published::default() };
-                for &(_, update) in &accepted {
+                for &update in accepted.iter() {
                     match self.apply_checked(&[update]) {
                         Ok(alone) => published.merge(alone),
                         Err(error) => rejected.push(error),
