@@ -6,7 +6,7 @@ PYTHON ?= python3
 # The Python bindings' virtualenv (maturin, numpy, pytest; pytricia to compare).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench test test-python python test-exhaustive lint
+.PHONY: setup bench install test test-python python test-exhaustive lint
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -22,6 +22,10 @@ setup:
 
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench
+
+# The `fibkit` command, into ~/.cargo/bin.
+install:
+	$(CARGO) install --locked --path crates/fibkit-cli
 
 test: setup
 	$(CARGO) test --workspace --all-targets

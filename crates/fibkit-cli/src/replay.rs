@@ -16,6 +16,14 @@
 //!   (a relocation or rebuild counts the whole structure);
 //! - `full_rebuilds`, `relocations`: publishes of a structure rebuilt from
 //!   the RIB, or copied into larger arrays;
+//! - `default_route_flap`: after the trace, the default route flaps
+//!   `--flaps N` times (announced and withdrawn, or withdrawn and announced
+//!   back if the table has one), each update published alone: its
+//!   per-update time (median, p99), bytes rewritten per update, full
+//!   rebuilds and relocations. Under a full table it changes the answer of
+//!   the gaps between the more specific routes all over the address space:
+//!   the updaters' worst case short of a rebuild, next to the real trace's
+//!   figures (which leave the flaps out);
 //! - with `--readers T`: `reader_mlps_idle`, the readers' lookups per second
 //!   (millions, all threads) with no updates, for `--idle-seconds`, and
 //!   `reader_mlps_during`, while the replay runs: flat out (the replay of
@@ -38,7 +46,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use fibkit::addr::{Address, Prefix4};
 use fibkit::load::{self, LoadOptions, PeerSelector, ValueChoice};
-use fibkit::nexthop::Mapping;
+use fibkit::nexthop::{Label, Mapping};
 use fibkit::router::{Published, Reader, Router, Update, UpdateError, Window};
 use fibkit::measure::verify::{self, Space};
 use fibkit::random::XorShift32;
@@ -86,6 +94,13 @@ pub struct ReplayArgs {
     /// no idle figure).
     #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = numbers::seconds_or_zero)]
     idle_seconds: f64,
+    /// After the trace, flap the default route N times (announced and
+    /// withdrawn, or withdrawn and announced back if the table has one)
+    /// and report the cost per update: it changes only the gaps between
+    /// the more specific routes, but all over the address space (0: no
+    /// flaps).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    flaps: usize,
     /// Routing table file.
     table: PathBuf,
     /// Update trace: `UNIXTIME a|w PREFIX NEXTHOP` lines or MRT BGP4MP
@@ -250,6 +265,69 @@ fn verify_batch(router: &Router, batch: &[TraceUpdate], rng: &mut XorShift32, ra
     wrong
 }
 
+/// What flapping the default route cost (module docs).
+#[derive(Clone, Copy, Debug)]
+struct FlapFigures {
+    updates: usize,
+    update_us_median: f64,
+    update_us_p99: f64,
+    bytes_per_update: f64,
+    full_rebuilds: u64,
+    relocations: u64,
+}
+
+/// Flaps the default route `count` times (module docs), after the trace,
+/// with each update published alone; records wrong answers (with
+/// `--verify`) and rejected updates as the replay does.
+fn flap_default_route(
+    router: &mut Router,
+    count: usize,
+    verify: Option<&mut XorShift32>,
+    mismatches: &mut u64,
+    rejected: &mut Vec<String>,
+) -> FlapFigures {
+    let before = router.stats();
+    let default = Prefix4::default_route();
+    let withdraw = Update::Withdraw { prefix: default };
+    let (first, second) = match router.rib().get(default) {
+        // The table's own default route, withdrawn and announced back.
+        Some(hop) => {
+            let label = router.next_hops().label_for(hop).expect("a route's next hop has a label");
+            (withdraw, Update::Announce { prefix: default, value: label })
+        }
+        // Next hop 1: one the table uses, if it uses any (none interned for
+        // the flaps).
+        None => {
+            let label = router.next_hops().label_for(1).unwrap_or(Label::Number(0));
+            (Update::Announce { prefix: default, value: label }, withdraw)
+        }
+    };
+    let mut update_us = Vec::with_capacity(2 * count);
+    let mut verify = verify;
+    for update in std::iter::repeat_n([first, second], count).flatten() {
+        let start = Instant::now();
+        let outcome = router.apply(&[update]);
+        update_us.push(start.elapsed().as_secs_f64() * 1e6);
+        match outcome {
+            Ok(published) => rejected.extend(published.rejected.iter().map(ToString::to_string)),
+            Err(error) => rejected.push(error.to_string()),
+        }
+        if let Some(rng) = verify.as_deref_mut() {
+            *mismatches += verify_batch(router, &[TraceUpdate { micros: 0, update }], rng, 256);
+        }
+    }
+    let after = router.stats();
+    let (update_us_median, update_us_p99, _) = percentiles(&mut update_us);
+    FlapFigures {
+        updates: update_us.len(),
+        update_us_median,
+        update_us_p99,
+        bytes_per_update: (after.bytes_written - before.bytes_written) as f64 / update_us.len() as f64,
+        full_rebuilds: after.full_rebuilds - before.full_rebuilds,
+        relocations: after.relocations - before.relocations,
+    }
+}
+
 /// Runs `fibkit replay`.
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     if crate::is_stdio(&args.table) && crate::is_stdio(&args.updates) {
@@ -387,6 +465,11 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     if let Some(pool) = pool {
         pool.stop();
     }
+    let stats = router.stats();
+    let flaps = (args.flaps > 0).then(|| {
+        let verify = args.verify.then_some(&mut verify_rng);
+        flap_default_route(&mut router, args.flaps, verify, &mut mismatches, &mut rejected)
+    });
     let mut final_report = None;
     if args.verify {
         let snapshot = router.reader().snapshot();
@@ -396,7 +479,6 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         final_report = Some((boundaries.checked + random.checked, boundaries.mismatches + random.mismatches));
     }
 
-    let stats = router.stats();
     let applied = stats.updates;
     // As fast as possible: wall time of the loop; at the trace's pace: the
     // time spent applying.
@@ -414,6 +496,16 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         .zip(reader_mlps_during)
         .map(|(idle, during)| (1.0 - during / idle) * 100.0);
     if args.json {
+        let flap_json = flaps.map(|flaps| {
+            json!({
+                "updates": flaps.updates,
+                "update_us_median": flaps.update_us_median,
+                "update_us_p99": flaps.update_us_p99,
+                "bytes_per_update": flaps.bytes_per_update,
+                "full_rebuilds": flaps.full_rebuilds,
+                "relocations": flaps.relocations,
+            })
+        });
         let object = json!({
             "engine": args.engine,
             "incremental": router.incremental(),
@@ -446,6 +538,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             "full_rebuilds": stats.full_rebuilds,
             "relocations": stats.relocations,
             "bytes_per_update": bytes_per_update,
+            "default_route_flap": flap_json,
             "readers": args.readers,
             "reader_mlps_idle": reader_mlps_idle,
             "reader_mlps_during": reader_mlps_during,
@@ -472,6 +565,17 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             stats.publishes, stats.full_rebuilds, stats.relocations
         );
         out!("bytes rewritten per update: {bytes_per_update:.1}");
+        if let Some(flaps) = flaps {
+            out!(
+                "default-route flap: median {:.3} us, p99 {:.3} us per update ({} updates, {:.1} bytes rewritten per update, {} full rebuilds, {} relocations)",
+                flaps.update_us_median,
+                flaps.update_us_p99,
+                flaps.updates,
+                flaps.bytes_per_update,
+                flaps.full_rebuilds,
+                flaps.relocations
+            );
+        }
         if let Some(during) = reader_mlps_during {
             let pace = match (args.rate, args.realtime) {
                 (Some(rate), _) => format!("paced at {rate:.0} updates/s"),

@@ -52,7 +52,8 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
                 .collect();
             objects.push(json!({"chunk_histogram": rows, "buckets": dxr::HISTOGRAM_BUCKETS}));
         } else {
-            let mut text = format!("{:>3}", "K");
+            let mut text = "DXR chunk lengths: the share of the 2^K chunks holding each number of fragments\n".to_string();
+            text += &format!("{:>3}", "K");
             for bucket in dxr::HISTOGRAM_BUCKETS {
                 text += &format!(" {bucket:>8}");
             }

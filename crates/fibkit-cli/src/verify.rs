@@ -44,19 +44,27 @@ pub struct VerifyArgs {
     family: FamilyArgs,
 }
 
+/// The width of the engine column: the registry's longest name, so that
+/// every line of every run aligns.
+fn name_width() -> usize {
+    fibkit::registry::engines().iter().map(|engine| engine.name.len()).max().unwrap_or(8)
+}
+
 fn show<A: Address>(engine: &str, sweep: &str, report: &Report<A>, seconds: f64) -> Result<bool> {
     let verdict = if report.passed() { "ok" } else { "MISMATCH" };
     // IPv6 sweeps also say how many answers were routes: a sweep whose
     // keys all miss checks only the misses.
     let routed = if A::BITS == 128 { format!("  {:>9} routed", report.routed) } else { String::new() };
+    let name = name_width();
     out!(
-        "{engine:>8} {sweep:<11} {:>13} addresses {:>9} wrong{routed}  {seconds:>7.2} s  {verdict}",
+        "{engine:>name$} {sweep:<11} {:>13} addresses {:>9} wrong{routed}  {seconds:>7.2} s  {verdict}",
         report.checked, report.mismatches
     );
     let width = if A::BITS == 128 { 39 } else { 15 };
     for mismatch in &report.first {
         out!(
-            "         {:<width$} expected {:>6} got {:>6}",
+            "{:name$} {:<width$} expected {:>6} got {:>6}",
+            "",
             mismatch.addr.display(),
             mismatch.expected,
             mismatch.got
@@ -111,7 +119,7 @@ fn sweep_all<A: Address>(
         let fib = match build_timed::<A>(engine, table) {
             Ok((fib, _)) => fib,
             Err(error) => {
-                out!("{:>8} cannot build the table: {error:#}  FAILED", engine.name);
+                out!("{:>width$} cannot build the table: {error:#}  FAILED", engine.name, width = name_width());
                 all_passed = false;
                 continue;
             }

@@ -79,6 +79,39 @@ fn replays_verifies_and_reports_json_for_every_updater_kind() {
 }
 
 #[test]
+fn a_default_route_flap_is_measured_after_the_trace() {
+    let table = temp_file("table3.ipasn", TABLE);
+    // Without the trace's last line, the table ends with no default route:
+    // the flaps announce one and withdraw it; with it, they withdraw the
+    // table's own and announce it back.
+    let without = temp_file("trace3.updates", &TRACE.lines().take(6).map(|line| format!("{line}\n")).collect::<String>());
+    let with = temp_file("trace4.updates", TRACE);
+    for engine in ["d16r", "poptrie18", "dir24-8", "lctrie"] {
+        for trace in [&without, &with] {
+            let args = ["--engine", engine, "--flaps", "3", "--verify", "--nexthops", "239"];
+            let output = replay(&[&args[..], &["--json", table.to_str().unwrap(), trace.to_str().unwrap()]].concat());
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(output.status.success(), "{engine}: {stdout}{}", String::from_utf8_lossy(&output.stderr));
+            let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let flap = &report["default_route_flap"];
+            assert_eq!(flap["updates"], 6, "{engine}: {stdout}");
+            assert!(flap["update_us_median"].as_f64().unwrap() > 0.0, "{engine}: {stdout}");
+            assert!(flap["bytes_per_update"].as_f64().unwrap() > 0.0, "{engine}: {stdout}");
+            // The trace's figures leave the flaps out.
+            assert_eq!(report["updates"], if trace == &with { 7 } else { 6 }, "{engine}: {stdout}");
+            assert_eq!(report["verified"], true, "{engine}: {stdout}");
+
+            let output = replay(&[&args[..], &[table.to_str().unwrap(), trace.to_str().unwrap()]].concat());
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(stdout.contains("default-route flap: median "), "{engine}: {stdout}");
+        }
+    }
+    let output = replay(&["--flaps", "0", "--json", table.to_str().unwrap(), with.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report["default_route_flap"].is_null(), "{report}");
+}
+
+#[test]
 fn bad_trace_lines_are_errors_naming_file_and_line() {
     let table = temp_file("table2.ipasn", TABLE);
     for (text, problem) in [

@@ -255,7 +255,7 @@ fn field_engines_match_the_rib_on_the_2014_table() {
 }
 
 #[test]
-#[ignore = "all 2^32 addresses per engine; run with --release -- --ignored"]
+#[ignore = "all 2^32 addresses per engine: run with `make test-exhaustive`"]
 fn field_engines_match_the_rib_exhaustively_on_the_2014_table() {
     let Some(rib) = routeviews_2014() else { return };
     for name in FIELD {

@@ -329,10 +329,10 @@ fn linx_ipv6_table() {
     }
 }
 
-/// Every one of the 2^32 addresses, for each engine (`cargo test --release
-/// -- --ignored`).
+/// Every one of the 2^32 addresses, for each engine (`make
+/// test-exhaustive`).
 #[test]
-#[ignore = "2^32 lookups per engine; run with --release -- --ignored"]
+#[ignore = "2^32 lookups per engine: run with `make test-exhaustive`"]
 fn routeviews_2014_exhaustive() {
     let Some(table) = routeviews_2014(Mapping::Modulo(239)) else { return };
     let rib = table.v4;

@@ -139,6 +139,38 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A default route, or another short prefix, flapping over many more
+    /// specific routes: the updaters rewrite only the intervals no more
+    /// specific route covers (`fibkit::live::changed_spans`), read back the
+    /// rest of each chunk, slot or block from the structure, and answer as
+    /// the RIB after every batch, with other updates in the announcing
+    /// batch and with the prefix's own more specifics changing under it.
+    #[test]
+    fn short_prefixes_flapping_over_more_specific_routes(
+        table in prop::collection::vec(update(), 50..300),
+        flapping in (
+            prop_oneof![Just(0u8), 1u8..=8, 9u8..=16],
+            prop_oneof![prop::sample::select(vec![0x0a00_0000u32, 0xc0a8_0000, 0, u32::MAX]), any::<u32>()],
+        ).prop_map(|(prefix_len, addr)| Prefix4::truncating(addr, prefix_len)),
+        flaps in prop::collection::vec((1u32..=300, prop::collection::vec(update(), 0..4)), 1..6),
+    ) {
+        for name in incremental_engines() {
+            let mut router = Router::new(name, rib_from(&table), next_hops(), Window::Count(1)).unwrap();
+            for (round, (next_hop, others)) in flaps.iter().enumerate() {
+                let mut batch = vec![Update::Announce { prefix: flapping, value: label(*next_hop) }];
+                batch.extend(others.iter().copied());
+                router.apply(&batch).unwrap();
+                check_against(router.reader().snapshot().fib(), router.rib(), round as u64)?;
+                router.apply(&[Update::Withdraw { prefix: flapping }]).unwrap();
+                check_against(router.reader().snapshot().fib(), router.rib(), round as u64 + 100)?;
+            }
+        }
+    }
+}
+
 /// Wraps an updater and fails every batch that changes a route of the
 /// prefix length in `poison` (none when it is above 32), before touching
 /// anything (as the contract asks of a failing engine): an engine that can

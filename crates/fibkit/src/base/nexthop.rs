@@ -153,6 +153,17 @@ impl NextHopTable {
         }
     }
 
+    /// A label that [`NextHopTable::intern`] maps to `hop`: the input's
+    /// label with `Distinct`, the value `hop - 1` with `Modulo`; `None` for
+    /// [`NO_ROUTE`] and for an index no label maps to.
+    pub fn label_for(&self, hop: NextHop) -> Option<Label> {
+        match self.mapping {
+            Mapping::Modulo(n) if hop != NO_ROUTE && hop <= n => Some(Label::Number(u64::from(hop) - 1)),
+            Mapping::Modulo(_) => None,
+            Mapping::Distinct => self.label(hop),
+        }
+    }
+
     /// What index `hop` stands for, for display: the input's label with
     /// `Distinct`, the index itself with `Modulo`.
     pub fn describe(&self, hop: NextHop) -> String {
@@ -191,5 +202,21 @@ mod tests {
         assert_eq!(table.max_index(), 239);
         let addr = Label::Addr("195.66.226.74".parse().unwrap());
         assert_eq!(table.intern(addr), (0xc342_e24au64 % 239) as u32 + 1);
+    }
+
+    #[test]
+    fn a_label_for_every_index_interns_back_to_it() {
+        let mut distinct = NextHopTable::new(Mapping::Distinct);
+        distinct.intern(Label::Number(15169));
+        distinct.intern(Label::Addr("195.66.226.74".parse().unwrap()));
+        let mut modulo = NextHopTable::new(Mapping::Modulo(239));
+        for table in [&mut distinct, &mut modulo] {
+            for hop in 1..=table.max_index() {
+                let label = table.label_for(hop).unwrap();
+                assert_eq!(table.intern(label), hop);
+            }
+            assert_eq!(table.label_for(NO_ROUTE), None);
+            assert_eq!(table.label_for(table.max_index() + 1), None);
+        }
     }
 }

@@ -30,6 +30,10 @@ struct Node<A: Address> {
     /// `NO_ROUTE` for glue nodes (and for the root without a default route).
     next_hop: NextHop,
     children: [u32; 2],
+    /// Routes at or below the node cover every address of its prefix: it
+    /// is a route, or both halves of its prefix are such nodes. Lets
+    /// [`Rib::for_each_exposed`] skip what hides no gap.
+    full: bool,
 }
 
 /// A maximal run of addresses sharing one effective next hop.
@@ -66,7 +70,7 @@ impl<A: Address> Rib<A> {
     /// An empty RIB.
     pub fn new() -> Self {
         Rib {
-            nodes: vec![Node { prefix: Prefix::default_route(), next_hop: NO_ROUTE, children: [NIL; 2] }],
+            nodes: vec![Node { prefix: Prefix::default_route(), next_hop: NO_ROUTE, children: [NIL; 2], full: false }],
             free: Vec::new(),
             routes: 0,
         }
@@ -93,7 +97,7 @@ impl<A: Address> Rib<A> {
     }
 
     fn alloc(&mut self, prefix: Prefix<A>, next_hop: NextHop) -> u32 {
-        let node = Node { prefix, next_hop, children: [NIL; 2] };
+        let node = Node { prefix, next_hop, children: [NIL; 2], full: next_hop != NO_ROUTE };
         if let Some(index) = self.free.pop() {
             self.nodes[index as usize] = node;
             index
@@ -110,17 +114,19 @@ impl<A: Address> Rib<A> {
     /// If `next_hop` is [`NO_ROUTE`]; use [`Rib::remove`] to withdraw.
     pub fn insert(&mut self, prefix: Prefix<A>, next_hop: NextHop) -> Option<NextHop> {
         assert_ne!(next_hop, NO_ROUTE, "next hop 0 means no route; use remove()");
+        let mut path = Path::default();
         let mut current = ROOT;
-        loop {
+        let replaced = loop {
+            path.push(current);
             let node = &self.nodes[current as usize];
             if node.prefix == prefix {
                 let old = node.next_hop;
                 self.nodes[current as usize].next_hop = next_hop;
                 if old == NO_ROUTE {
                     self.routes += 1;
-                    return None;
+                    break None;
                 }
-                return Some(old);
+                break Some(old);
             }
             // `node` strictly covers `prefix` here.
             let side = prefix.addr().bit(node.prefix.prefix_len());
@@ -129,7 +135,7 @@ impl<A: Address> Rib<A> {
                 let leaf = self.alloc(prefix, next_hop);
                 self.nodes[current as usize].children[side] = leaf;
                 self.routes += 1;
-                return None;
+                break None;
             }
             let child_prefix = self.nodes[child as usize].prefix;
             if child_prefix.covers(&prefix) {
@@ -153,20 +159,24 @@ impl<A: Address> Rib<A> {
                 let glue_node = &mut self.nodes[glue as usize];
                 glue_node.children[child_prefix.addr().bit(common)] = child;
                 glue_node.children[prefix.addr().bit(common)] = leaf;
+                self.refresh_full(glue);
                 glue
             };
             self.nodes[current as usize].children[side] = inserted;
             self.routes += 1;
-            return None;
-        }
+            break None;
+        };
+        self.refresh_path(&path);
+        replaced
     }
 
     /// Withdraws the route for exactly `prefix`; returns its next hop, if any.
     pub fn remove(&mut self, prefix: Prefix<A>) -> Option<NextHop> {
-        // Path from the root: (node, side taken to reach the next one).
-        let mut path: Vec<(u32, usize)> = Vec::with_capacity(32);
+        // The nodes from the root down to `prefix`'s.
+        let mut path = Path::default();
         let mut current = ROOT;
         loop {
+            path.push(current);
             let node = &self.nodes[current as usize];
             if node.prefix == prefix {
                 break;
@@ -174,12 +184,10 @@ impl<A: Address> Rib<A> {
             if !node.prefix.covers(&prefix) || node.prefix.prefix_len() == A::BITS {
                 return None;
             }
-            let side = prefix.addr().bit(node.prefix.prefix_len());
-            let child = node.children[side];
+            let child = node.children[prefix.addr().bit(node.prefix.prefix_len())];
             if child == NIL || !self.nodes[child as usize].prefix.covers(&prefix) {
                 return None;
             }
-            path.push((current, side));
             current = child;
         }
         let old = self.nodes[current as usize].next_hop;
@@ -189,21 +197,39 @@ impl<A: Address> Rib<A> {
         self.nodes[current as usize].next_hop = NO_ROUTE;
         self.routes -= 1;
         // Splice out the node, and a glue parent left with one child.
-        let mut node = current;
-        while node != ROOT && self.nodes[node as usize].next_hop == NO_ROUTE {
+        while let [.., parent, node] = path.nodes[..path.len] {
             let [left, right] = self.nodes[node as usize].children;
-            let replacement = match (left != NIL, right != NIL) {
-                (true, true) => break,
-                (true, false) => left,
-                (false, true) => right,
-                (false, false) => NIL,
-            };
-            let (parent, side) = path.pop().expect("non-root node has a parent");
+            if self.nodes[node as usize].next_hop != NO_ROUTE || (left != NIL && right != NIL) {
+                break;
+            }
+            let replacement = if left != NIL { left } else { right };
+            let side = prefix.addr().bit(self.nodes[parent as usize].prefix.prefix_len());
             self.nodes[parent as usize].children[side] = replacement;
             self.free.push(node);
-            node = parent;
+            path.len -= 1;
         }
+        self.refresh_path(&path);
         Some(old)
+    }
+
+    /// Recomputes [`Node::full`] of node `index` from its children's.
+    fn refresh_full(&mut self, index: u32) {
+        let node = &self.nodes[index as usize];
+        let half = |child: u32| {
+            child != NIL && {
+                let child = &self.nodes[child as usize];
+                child.full && child.prefix.prefix_len() == node.prefix.prefix_len() + 1
+            }
+        };
+        let full = node.next_hop != NO_ROUTE || (half(node.children[0]) && half(node.children[1]));
+        self.nodes[index as usize].full = full;
+    }
+
+    /// Recomputes [`Node::full`] along `path`, bottom up.
+    fn refresh_path(&mut self, path: &Path) {
+        for &index in path.nodes[..path.len].iter().rev() {
+            self.refresh_full(index);
+        }
     }
 
     /// The next hop stored for exactly `prefix`.
@@ -303,6 +329,81 @@ impl<A: Address> Rib<A> {
         }
     }
 
+    /// Calls `visit` for each maximal interval of `prefix`'s addresses that
+    /// no route strictly inside `prefix` covers, in address order, with
+    /// their one next hop: `prefix`'s route, or if it is not a route, the
+    /// route covering it (`NO_ROUTE` if none).
+    ///
+    /// When the routes of a batch change, an address whose answer changed
+    /// lies in such an interval of a changed prefix, the longest changed one
+    /// covering it (a longer route covering it is unchanged and answers
+    /// before and after). So an updater need only rewrite these intervals,
+    /// and knows their answer without a walk: for a default route under a
+    /// full table, the gaps between the topmost more specific routes, not
+    /// the whole address space. Costs the walk down to `prefix` and visits
+    /// of the nodes around its gaps: a subtree that routes cover whole
+    /// (a node's `full` flag) is skipped without a look inside.
+    pub fn for_each_exposed(&self, prefix: Prefix<A>, mut visit: impl FnMut(Range<A>)) {
+        // The topmost node inside `prefix`: every node on the way down
+        // covers `prefix`, and the last route among them answers.
+        let mut current = ROOT;
+        let mut next_hop = NO_ROUTE;
+        let top = loop {
+            let node = &self.nodes[current as usize];
+            if prefix.covers(&node.prefix) {
+                break Some(current);
+            }
+            if node.next_hop != NO_ROUTE {
+                next_hop = node.next_hop;
+            }
+            let child = node.children[prefix.addr().bit(node.prefix.prefix_len())];
+            if child == NIL {
+                break None;
+            }
+            let child_prefix = self.nodes[child as usize].prefix;
+            if !child_prefix.covers(&prefix) && !prefix.covers(&child_prefix) {
+                break None;
+            }
+            current = child;
+        };
+        if let Some(top) = top.filter(|&top| self.nodes[top as usize].prefix == prefix) {
+            let own = self.nodes[top as usize].next_hop;
+            if own != NO_ROUTE {
+                next_hop = own;
+            }
+        }
+        let mut cursor = Some(prefix.first());
+        let mut gap = |first: A, last: A| visit(Range { first, last, next_hop });
+        if let Some(top) = top {
+            self.exposed_walk(top, prefix, &mut cursor, &mut gap);
+        }
+        if let Some(at) = cursor.filter(|&at| at <= prefix.last()) {
+            gap(at, prefix.last());
+        }
+    }
+
+    /// [`Rib::for_each_exposed`] below node `index` (inside `outer`):
+    /// `cursor` is the first address not yet visited or blocked (`None`
+    /// past the end of the address space).
+    fn exposed_walk(&self, index: u32, outer: Prefix<A>, cursor: &mut Option<A>, visit: &mut impl FnMut(A, A)) {
+        let node = &self.nodes[index as usize];
+        if node.full && node.prefix != outer {
+            // Routes at or below a node strictly inside `outer` cover it.
+            if let Some(at) = *cursor {
+                if at < node.prefix.first() {
+                    visit(at, node.prefix.first().checked_prev().unwrap());
+                }
+            }
+            *cursor = node.prefix.last().checked_next();
+            return;
+        }
+        for &child in &node.children {
+            if child != NIL {
+                self.exposed_walk(child, outer, cursor, visit);
+            }
+        }
+    }
+
     fn walk<F: FnMut(A, NextHop)>(
         &self,
         index: u32,
@@ -338,6 +439,26 @@ impl<A: Address> Rib<A> {
                 }
             }
         }
+    }
+}
+
+/// The nodes from the root down to one, without an allocation (a path has
+/// at most one node per prefix length).
+struct Path {
+    nodes: [u32; 129],
+    len: usize,
+}
+
+impl Default for Path {
+    fn default() -> Self {
+        Path { nodes: [NIL; 129], len: 0 }
+    }
+}
+
+impl Path {
+    fn push(&mut self, index: u32) {
+        self.nodes[self.len] = index;
+        self.len += 1;
     }
 }
 
@@ -490,5 +611,112 @@ mod tests {
         let rib: Rib4 = routes.iter().copied().collect();
         let listed: Vec<_> = rib.iter().collect();
         assert_eq!(listed, vec![(p("9.0.0.0/8"), 3), (p("10.0.0.0/8"), 1), (p("10.0.0.0/16"), 2)]);
+    }
+
+    fn exposed(rib: &Rib4, prefix: &str) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        rib.for_each_exposed(p(prefix), |range| {
+            assert_eq!(range.next_hop, rib.lookup(range.first), "{prefix}: {range:?}");
+            out.push((range.first, range.last))
+        });
+        out
+    }
+
+    #[test]
+    fn exposed_intervals_are_the_gaps_between_topmost_routes_inside() {
+        let rib: Rib4 = rib_of(&[
+            ("0.0.0.0/0", 1),
+            ("0.0.0.0/8", 2),
+            ("10.0.0.0/8", 3),
+            ("10.1.0.0/16", 4),
+            ("10.128.0.0/24", 5),
+            ("10.200.0.0/16", 6), // with 10.128.0.0/24: glue 10.128.0.0/9
+            ("255.255.255.255/32", 7),
+        ]);
+        let whole = vec![(0x0100_0000, 0x09ff_ffff), (0x0b00_0000, 0xffff_fffe)];
+        assert_eq!(exposed(&rib, "0.0.0.0/0"), whole);
+        assert_eq!(
+            exposed(&rib, "10.0.0.0/8"),
+            vec![
+                (0x0a00_0000, 0x0a00_ffff),
+                (0x0a02_0000, 0x0a7f_ffff),
+                (0x0a80_0100, 0x0ac7_ffff),
+                (0x0ac9_0000, 0x0aff_ffff)
+            ]
+        );
+        // A prefix that is not a route, or is glue, or covers no node.
+        assert_eq!(exposed(&rib, "10.128.0.0/9"), vec![(0x0a80_0100, 0x0ac7_ffff), (0x0ac9_0000, 0x0aff_ffff)]);
+        assert_eq!(exposed(&rib, "10.0.0.0/9"), vec![(0x0a00_0000, 0x0a00_ffff), (0x0a02_0000, 0x0a7f_ffff)]);
+        assert_eq!(exposed(&rib, "10.1.2.0/24"), vec![(0x0a01_0200, 0x0a01_02ff)]);
+        assert_eq!(exposed(&rib, "12.0.0.0/8"), vec![(0x0c00_0000, 0x0cff_ffff)]);
+        assert_eq!(exposed(&rib, "10.1.0.0/16"), vec![(0x0a01_0000, 0x0a01_ffff)]);
+        assert_eq!(exposed(&rib, "255.255.255.255/32"), vec![(u32::MAX, u32::MAX)]);
+        assert_eq!(exposed(&rib, "255.255.255.254/31"), vec![(u32::MAX - 1, u32::MAX - 1)]);
+        assert_eq!(exposed(&Rib4::new(), "0.0.0.0/0"), vec![(0, u32::MAX)]);
+    }
+
+    /// Checks every reachable node's [`Node::full`] against its
+    /// definition; returns the flag of node `index`.
+    fn check_full(rib: &Rib4, index: u32) -> bool {
+        let node = &rib.nodes[index as usize];
+        let halves = node.children.map(|child| {
+            child != NIL && check_full(rib, child) && rib.nodes[child as usize].prefix.prefix_len() == node.prefix.prefix_len() + 1
+        });
+        let full = node.next_hop != NO_ROUTE || halves == [true, true];
+        assert_eq!(node.full, full, "{}", node.prefix);
+        full
+    }
+
+    proptest::proptest! {
+        /// Against the definition: the addresses of the prefix minus the
+        /// union of the routes strictly inside it.
+        #[test]
+        fn exposed_intervals_match_their_definition(
+            routes in proptest::collection::vec((0u32..64, proptest::prop_oneof![0u8..=8, 0u8..=32], 1u32..4), 0..40),
+            withdrawn in proptest::collection::vec(0usize..40, 0..20),
+            outer in (0u32..64, 0u8..=32),
+        ) {
+            // The top 6 bits from `top` (short prefixes are often siblings,
+            // whose parent routes cover whole), the rest spread.
+            let spread = |top: u32| top << 26 | top.wrapping_mul(0x9e37_79b9) >> 6;
+            let prefix_of = |(top, len): (u32, u8)| Prefix::truncating(spread(top), len);
+            let mut rib: Rib4 = routes.iter().map(|&(top, len, hop)| (prefix_of((top, len)), hop)).collect();
+            for &index in &withdrawn {
+                if let Some(&(top, len, _)) = routes.get(index) {
+                    rib.remove(prefix_of((top, len)));
+                }
+            }
+            check_full(&rib, ROOT);
+            let outer = prefix_of(outer);
+            let mut inside: Vec<(u32, u32)> = rib
+                .iter()
+                .filter(|(prefix, _)| outer.covers(prefix) && *prefix != outer)
+                .map(|(prefix, _)| (prefix.first(), prefix.last()))
+                .collect();
+            inside.sort_unstable();
+            let mut expected = Vec::new();
+            let mut cursor = Some(outer.first());
+            for (first, last) in inside {
+                let Some(at) = cursor else { break };
+                if at < first {
+                    expected.push((at, first - 1));
+                }
+                if last >= at {
+                    cursor = last.checked_add(1);
+                }
+            }
+            if let Some(at) = cursor.filter(|&at| at <= outer.last()) {
+                expected.push((at, outer.last()));
+            }
+            let mut found = Vec::new();
+            rib.for_each_exposed(outer, |range| {
+                // Every address of the interval has the one next hop.
+                for at in [range.first, range.first / 2 + range.last / 2, range.last] {
+                    assert_eq!(rib.lookup(at), range.next_hop, "{range:?}");
+                }
+                found.push((range.first, range.last));
+            });
+            proptest::prop_assert_eq!(found, expected);
+        }
     }
 }

@@ -29,6 +29,16 @@
 //! the copy before it is published whole. Engines without incremental
 //! updates are rebuilt from the RIB for every batch ([`FullRebuild`]).
 //!
+//! # What an update rewrites
+//!
+//! An update's cost follows what changes in the FIB, not the size of its
+//! prefix: [`changed_spans`] turns a batch's changed prefixes into the
+//! address intervals whose answer can have changed (those no more specific
+//! route covers), each with its one next hop, and the in-place updaters
+//! rewrite only their chunks, slots or blocks, keeping what the structure
+//! holds elsewhere. A default route announced under a full table rewrites
+//! the gaps between the more specific routes, not the address space.
+//!
 //! For an address, a lookup answers as the RIB before or as the RIB after
 //! the batch being applied; a batch is not atomic across addresses for
 //! in-place engines, as in a router's FIB.
@@ -46,7 +56,7 @@ pub use space::FreeSpace;
 use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::Fib;
-use crate::rib::Rib;
+use crate::rib::{Range, Rib};
 use crate::NextHop;
 
 /// What the router tells an updater about readers before a batch.
@@ -76,6 +86,35 @@ pub struct Applied {
     /// Bytes of the lookup structure written (entries rewritten in place, or
     /// the whole structure after a rebuild).
     pub bytes_written: u64,
+}
+
+/// The address intervals whose answer a batch can have changed, with
+/// their answer now, into `spans`: for each changed prefix, its addresses
+/// that no route strictly inside it covers in `rib`, the table after the
+/// batch ([`Rib::for_each_exposed`]); sorted, overlapping intervals (which
+/// have the same answer) and adjacent ones with the same answer merged.
+/// What an in-place updater rewrites: an update costs what it changes, not
+/// the size of its prefix (a default route under a full table changes only
+/// the gaps between the more specific routes).
+pub fn changed_spans<A: Address>(rib: &Rib<A>, changed: &[Prefix<A>], spans: &mut Vec<Range<A>>) {
+    spans.clear();
+    for &prefix in changed {
+        rib.for_each_exposed(prefix, |range| spans.push(range));
+    }
+    spans.sort_unstable_by_key(|range| range.first);
+    let mut merged = 0;
+    for index in 1..spans.len() {
+        let (span, kept) = (spans[index], &mut spans[merged]);
+        let overlaps = span.first <= kept.last;
+        debug_assert!(!overlaps || span.next_hop == kept.next_hop, "an address has one answer");
+        if overlaps || (kept.last.checked_next() == Some(span.first) && span.next_hop == kept.next_hop) {
+            kept.last = kept.last.max(span.last);
+        } else {
+            merged += 1;
+            spans[merged] = span;
+        }
+    }
+    spans.truncate(merged + 1);
 }
 
 /// An engine's writer side: turns RIB changes into FIB changes.

@@ -1,9 +1,13 @@
 //! DIR-24-8 serving readers while the router applies updates.
 //!
 //! [`super::Dir24Table::insert`] and [`super::Dir24Table::remove`] keep
-//! their own rule table and need the table exclusively. Behind the router, which holds the RIB, the
-//! updater instead recomputes every /24 block that a changed prefix
-//! overlaps from the RIB's runs over the block:
+//! their own rule table and need the table exclusively. Behind the router,
+//! which holds the RIB, the updater instead rewrites the addresses whose
+//! answer a batch changed ([`changed_spans`]: intervals with one next hop
+//! each; for a default route under a full table, the gaps between the more
+//! specific routes), block by block: a block an interval covers whole takes
+//! its next hop, a block intervals cover in part keeps its other answers
+//! (read back from the table) and takes theirs:
 //!
 //! - one next hop for the whole block: the `tbl24` entry holds it (a group
 //!   the block had is retired);
@@ -30,8 +34,8 @@ use super::{Dir24, Dir24Table, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
 use crate::addr::Prefix4;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{Applied, ApplyContext, Limbo, Updater};
-use crate::rib::Rib4;
+use crate::live::{changed_spans, Applied, ApplyContext, Limbo, Updater};
+use crate::rib::{Range, Rib4};
 use crate::{NextHop, NO_ROUTE};
 
 /// The DIR-24-8 engine's updater (module docs above).
@@ -44,10 +48,10 @@ pub struct Dir24Updater {
     limbo: Limbo<u32>,
     /// Groups in the group array ever handed out (the rest is room to grow).
     groups_used: u32,
-    /// Address intervals of a batch.
-    spans: Vec<(u32, u32)>,
-    /// The answers of one block's 256 addresses.
-    slots: Vec<Entry>,
+    /// Address intervals a batch changed, with their next hop.
+    spans: Vec<Range<u32>>,
+    /// The next hops of one block's 256 addresses.
+    slots: Vec<NextHop>,
     /// The batch being applied moved to a larger copy of the table.
     relocated: bool,
 }
@@ -123,33 +127,50 @@ impl Dir24Updater {
         self.relocated = true;
     }
 
-    /// Rewrites block `block` (a /24) for the runs `runs` (offset in the
-    /// block, next hop); `false` if it needs a group and none is left.
-    fn update_block(&mut self, block: u32, runs: &[(u32, NextHop)], generation: u64, bytes_written: &mut u64) -> bool {
+    /// Makes block `block` (a /24) answer `next_hop` throughout: its
+    /// `tbl24` entry holds it, and a group the block had is retired.
+    fn set_block(&mut self, block: u32, next_hop: NextHop, generation: u64, bytes_written: &mut u64) {
         let old = Entry(self.fib.tbl24[block as usize].load(Ordering::Relaxed));
-        if let [(_, next_hop)] = runs[..] {
-            let entry = if next_hop == NO_ROUTE { Entry::INVALID } else { Entry::route(next_hop, 24) };
-            if entry != old {
-                self.fib.tbl24[block as usize].store(entry.0, Ordering::Release);
-                *bytes_written += 4;
-                if old.is_extended() {
-                    self.limbo.retire(generation, old.value());
-                }
+        let entry = if next_hop == NO_ROUTE { Entry::INVALID } else { Entry::route(next_hop, 24) };
+        if entry != old {
+            self.fib.tbl24[block as usize].store(entry.0, Ordering::Release);
+            *bytes_written += 4;
+            if old.is_extended() {
+                self.limbo.retire(generation, old.value());
             }
+        }
+    }
+
+    /// The next hops of block `block` as the table holds them, into
+    /// `slots`.
+    fn read_block(&mut self, block: u32) {
+        let answer = |entry: Entry| if entry.is_valid() { entry.value() } else { NO_ROUTE };
+        let entry = Entry(self.fib.tbl24[block as usize].load(Ordering::Relaxed));
+        self.slots.clear();
+        if entry.is_extended() {
+            let start = entry.value() as usize * GROUP_ENTRIES;
+            let group = &self.fib.tbl8[start..start + GROUP_ENTRIES];
+            self.slots.extend(group.iter().map(|cell| answer(Entry(cell.load(Ordering::Relaxed)))));
+        } else {
+            self.slots.resize(GROUP_ENTRIES, answer(entry));
+        }
+    }
+
+    /// Makes block `block` answer `slots`; `false` if that needs a group
+    /// and none is left.
+    fn write_block(&mut self, block: u32, generation: u64, bytes_written: &mut u64) -> bool {
+        if self.slots.iter().all(|&next_hop| next_hop == self.slots[0]) {
+            self.set_block(block, self.slots[0], generation, bytes_written);
             return true;
         }
-        self.slots.clear();
-        for (index, &(offset, next_hop)) in runs.iter().enumerate() {
-            let end = runs.get(index + 1).map_or(GROUP_ENTRIES as u32, |&(next, _)| next);
-            let entry = if next_hop == NO_ROUTE { Entry::INVALID } else { Entry::route(next_hop, 32) };
-            self.slots.extend((offset..end).map(|_| entry));
-        }
+        let entry = |next_hop: NextHop| if next_hop == NO_ROUTE { Entry::INVALID } else { Entry::route(next_hop, 32) };
+        let old = Entry(self.fib.tbl24[block as usize].load(Ordering::Relaxed));
         if old.is_extended() {
             // In place, slot by slot: a lookup reads one slot.
             let start = old.value() as usize * GROUP_ENTRIES;
-            for (cell, entry) in self.fib.tbl8[start..start + GROUP_ENTRIES].iter().zip(&self.slots) {
-                if cell.load(Ordering::Relaxed) != entry.0 {
-                    cell.store(entry.0, Ordering::Relaxed);
+            for (cell, &next_hop) in self.fib.tbl8[start..start + GROUP_ENTRIES].iter().zip(&self.slots) {
+                if cell.load(Ordering::Relaxed) != entry(next_hop).0 {
+                    cell.store(entry(next_hop).0, Ordering::Relaxed);
                     *bytes_written += 4;
                 }
             }
@@ -159,12 +180,41 @@ impl Dir24Updater {
             return false;
         };
         let start = group as usize * GROUP_ENTRIES;
-        for (cell, entry) in self.fib.tbl8[start..start + GROUP_ENTRIES].iter().zip(&self.slots) {
-            cell.store(entry.0, Ordering::Relaxed);
+        for (cell, &next_hop) in self.fib.tbl8[start..start + GROUP_ENTRIES].iter().zip(&self.slots) {
+            cell.store(entry(next_hop).0, Ordering::Relaxed);
         }
         self.fib.tbl24[block as usize].store(Entry::group(group).0, Ordering::Release);
         *bytes_written += 4 * (GROUP_ENTRIES as u64 + 1);
         true
+    }
+
+    /// Rewrites the blocks the changed intervals `spans` (sorted, disjoint)
+    /// touch; `false` if a block needed a group and none was left.
+    fn write_spans(&mut self, spans: &[Range<u32>], generation: u64, bytes_written: &mut u64) -> bool {
+        // The block whose answers `slots` holds, patched by the intervals
+        // that cover it in part.
+        let mut partial: Option<u32> = None;
+        for span in spans {
+            let (first_block, last_block) = (span.first >> 8, span.last >> 8);
+            for block in first_block..=last_block {
+                let low = if block == first_block { span.first & 0xff } else { 0 };
+                let high = if block == last_block { span.last & 0xff } else { 0xff };
+                if low == 0 && high == 0xff {
+                    self.set_block(block, span.next_hop, generation, bytes_written);
+                    continue;
+                }
+                if partial != Some(block) {
+                    if let Some(done) = partial.replace(block) {
+                        if !self.write_block(done, generation, bytes_written) {
+                            return false;
+                        }
+                    }
+                    self.read_block(block);
+                }
+                self.slots[low as usize..=high as usize].fill(span.next_hop);
+            }
+        }
+        partial.is_none_or(|block| self.write_block(block, generation, bytes_written))
     }
 }
 
@@ -185,50 +235,10 @@ impl Updater<u32> for Dir24Updater {
         self.relocated = false;
         let free_groups = &mut self.free_groups;
         self.limbo.reclaim(context.oldest_held, |group| free_groups.push(group));
-        self.spans.clear();
-        self.spans.extend(changed.iter().map(|prefix| (prefix.first() >> 8, prefix.last() >> 8)));
-        self.spans.sort_unstable();
-        let mut bytes_written = 0;
-        let mut runs: Vec<(u32, NextHop)> = Vec::with_capacity(GROUP_ENTRIES);
+        changed_spans(rib, changed, &mut self.spans);
         let spans = std::mem::take(&mut self.spans);
-        let mut done_through: Option<u32> = None;
-        let mut out_of_groups = false;
-        for &(first, last) in &spans {
-            // Blocks an earlier (overlapping) interval already rewrote.
-            let first = match done_through {
-                Some(done) if done >= last => continue,
-                Some(done) if done >= first => done + 1,
-                _ => first,
-            };
-            let mut block = first;
-            runs.clear();
-            rib.for_each_run(first << 8, last << 8 | 0xff, |start, next_hop| {
-                if out_of_groups {
-                    return;
-                }
-                while start >> 8 != block {
-                    let carried = runs.last().map(|&(_, hop)| hop);
-                    out_of_groups |= !self.update_block(block, &runs, context.published, &mut bytes_written);
-                    block += 1;
-                    runs.clear();
-                    if let Some(hop) = carried {
-                        runs.push((0, hop));
-                    }
-                }
-                if runs.len() == 1 && start & 0xff == 0 {
-                    runs.clear();
-                }
-                runs.push((start & 0xff, next_hop));
-            });
-            while !out_of_groups && block <= last {
-                let carried = runs.last().map(|&(_, hop)| hop);
-                out_of_groups |= !self.update_block(block, &runs, context.published, &mut bytes_written);
-                runs.clear();
-                runs.extend(carried.map(|hop| (0, hop)));
-                block += 1;
-            }
-            done_through = Some(last);
-        }
+        let mut bytes_written = 0;
+        let out_of_groups = !self.write_spans(&spans, context.published, &mut bytes_written);
         self.spans = spans;
         if out_of_groups {
             let fresh = Self::new(rib)?;

@@ -2,8 +2,7 @@
 //!
 //! One in-order walk of the RIB yields the change points of the whole
 //! address space (where the effective next hop changes). They are cut at
-//! chunk boundaries ([`cut_chunks`], which the updater also runs over the
-//! chunks an update touched); each chunk becomes a direct next hop (one
+//! chunk boundaries ([`cut_chunks`]); each chunk becomes a direct next hop (one
 //! range) or a short, long or wide fragment array ([`Encoder`]), looked up
 //! first among the chunks already stored so that identical chunks are
 //! shared.
@@ -158,7 +157,7 @@ impl<const K: u32> Encoder<K> {
 /// Cuts the RIB's runs over chunks `first_chunk..=last_chunk` into each
 /// chunk's fragments and calls `visit(chunk, fragments)` for every chunk in
 /// order; stops at the first error `visit` returns.
-pub(super) fn cut_chunks<const K: u32, E>(
+fn cut_chunks<const K: u32, E>(
     rib: &Rib4,
     first_chunk: u32,
     last_chunk: u32,

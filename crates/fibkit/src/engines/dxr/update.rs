@@ -2,9 +2,12 @@
 //! [`super`] for the protocol that keeps concurrent readers right).
 //!
 //! After the router has applied a batch of route changes to the RIB, the
-//! updater recomputes only the chunks whose address range a changed prefix
-//! overlaps ([`cut_chunks`] over those chunks: the RIB's sub-range walk),
-//! encodes each as the builder does, and shares identical chunks through
+//! updater recomputes only the chunks that an interval whose answer changed
+//! overlaps ([`changed_spans`]: for a default route under a full table, the
+//! gaps between the more specific routes, not every chunk); a chunk keeps
+//! its fragments outside the intervals and takes each interval's one next
+//! hop inside it, without a walk of the RIB. It encodes each as the
+//! builder does, and shares identical chunks through
 //! reference-counted stores. New fragments go into free segments of the
 //! range table (best fit, neighbouring free segments coalesce); the direct
 //! entries of the whole batch are stored (`Release`) only once every new
@@ -24,7 +27,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::build::{cut_chunks, header_word, range_entry, Bookkeeping, Builder, Encoder, Encoding, StoredChunk};
+use super::build::{header_word, range_entry, Bookkeeping, Builder, Encoder, Encoding, StoredChunk};
 use super::{
     Cell, DirectEntry, Dxr, LongEntry, ShortEntry, WideEntry, BASE_MAX, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT,
     FORMAT_SHORT, FORMAT_WIDE, FRAGS_MASK, FRAGS_XL,
@@ -32,8 +35,8 @@ use super::{
 use crate::addr::Prefix4;
 use crate::error::{BuildError, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{Applied, ApplyContext, FreeSpace, Limbo, Updater};
-use crate::rib::Rib4;
+use crate::live::{changed_spans, Applied, ApplyContext, FreeSpace, Limbo, Updater};
+use crate::rib::{Range, Rib4};
 use crate::mem::LookupArray;
 use crate::NextHop;
 
@@ -206,12 +209,14 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         self.limbo.retire(generation, (base as u32, len as u32));
     }
 
-    /// A copy of `table` with room to grow (half the entries in use, plus
-    /// 8,192) in which every retired segment is free: no reader will search
-    /// the copy before the updater publishes it, and its direct entries
-    /// never point at retired segments.
+    /// A copy of `table` with room to grow (as many entries as are in use,
+    /// plus 8,192: a default route flapping under a full table rewrites the
+    /// chunks of two thirds of them in one batch, while the old ones wait
+    /// for readers) in which every retired segment is free: no reader will
+    /// search the copy before the updater publishes it, and its direct
+    /// entries never point at retired segments.
     fn grown<C: Cell<Word = W>>(&mut self, table: &[C]) -> LookupArray<C> {
-        let capacity = (self.live + self.live / 2 + 8192).max(self.capacity).min(BASE_MAX as usize + 1);
+        let capacity = (2 * self.live + 8192).max(self.capacity).min(BASE_MAX as usize + 1);
         let mut cells = Vec::with_capacity(capacity);
         cells.extend(table.iter().map(|cell| C::new(cell.get())));
         cells.resize_with(capacity, C::empty);
@@ -226,10 +231,10 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         cells.into()
     }
 
-    /// Whether the chunks in use fill less than half of a table worth
-    /// compacting.
+    /// Whether the chunks in use fill less than a third of a table worth
+    /// compacting (a relocated table starts half full).
     fn sparse(&self) -> bool {
-        self.capacity > 65_536 && self.live * 2 < self.capacity
+        self.capacity > 65_536 && self.live * 3 < self.capacity
     }
 }
 
@@ -252,8 +257,8 @@ pub struct DxrUpdater<const K: u32> {
     fragments: Vec<(u32, NextHop)>,
     /// Scratch of [`DxrUpdater::patch`].
     patched: Vec<(u32, NextHop)>,
-    /// Address intervals a batch changed.
-    spans: Vec<(u32, u32)>,
+    /// Address intervals a batch changed, with their next hop.
+    spans: Vec<Range<u32>>,
     /// Direct entries to store once the batch's chunks are all written.
     pending: Vec<(u32, DirectEntry)>,
     /// The bookkeeping no longer matches the structure (after a failed
@@ -376,14 +381,14 @@ impl<const K: u32> DxrUpdater<K> {
         }
         Ok(())
     }
-    /// Recomputes the chunks that the address intervals `spans` touch:
-    /// chunks an interval covers whole are cut anew from the RIB; a chunk
-    /// an interval covers in part keeps its fragments outside the interval
-    /// and takes the RIB's runs inside it (a walk of the interval only).
+    /// Recomputes the chunks that the changed intervals `spans` touch
+    /// (sorted and disjoint, each with its one next hop): a chunk an
+    /// interval covers whole takes its next hop; a chunk intervals cover in
+    /// part keeps its fragments outside them and takes their next hops
+    /// inside.
     fn update_spans(
         &mut self,
-        rib: &Rib4,
-        spans: &mut [(u32, u32)],
+        spans: &mut [Range<u32>],
         fragments: &mut Vec<(u32, NextHop)>,
         generation: u64,
         bytes_written: &mut u64,
@@ -391,29 +396,27 @@ impl<const K: u32> DxrUpdater<K> {
         let (shift, offset_mask) = (Dxr::<K>::SHIFT, Dxr::<K>::OFFSET_MASK);
         let mut index = 0;
         while index < spans.len() {
-            let (first, last) = spans[index];
-            let chunk = first >> shift;
+            let span = spans[index];
+            let chunk = span.first >> shift;
             let chunk_first = chunk << shift;
             let chunk_last = chunk_first | offset_mask;
-            if first == chunk_first && last >= chunk_last {
-                // Whole chunks, up to the last one the interval covers entirely.
-                let last_whole = if last & offset_mask == offset_mask { last >> shift } else { (last >> shift) - 1 };
-                cut_chunks::<K, _>(rib, chunk, last_whole, fragments, |chunk, fragments| {
-                    self.update_chunk(chunk, fragments, generation, bytes_written)
-                })?;
-                if last_whole == last >> shift {
+            if span.first == chunk_first && span.last >= chunk_last {
+                fragments.clear();
+                fragments.push((0, span.next_hop));
+                self.update_chunk(chunk, fragments, generation, bytes_written)?;
+                if span.last == chunk_last {
                     index += 1;
                 } else {
-                    spans[index].0 = (last_whole + 1) << shift;
+                    spans[index].first = chunk_last + 1;
                 }
                 continue;
             }
             self.decode_chunk(chunk, fragments);
-            while index < spans.len() && spans[index].0 <= chunk_last {
-                let (first, last) = spans[index];
-                self.patch(rib, fragments, chunk_first, first - chunk_first, last.min(chunk_last) - chunk_first);
-                if last > chunk_last {
-                    spans[index].0 = chunk_last + 1;
+            while index < spans.len() && spans[index].first <= chunk_last {
+                let span = spans[index];
+                self.patch(fragments, span.first - chunk_first, span.last.min(chunk_last) - chunk_first, span.next_hop);
+                if span.last > chunk_last {
+                    spans[index].first = chunk_last + 1;
                     break;
                 }
                 index += 1;
@@ -468,9 +471,8 @@ impl<const K: u32> DxrUpdater<K> {
         }
     }
 
-    /// Replaces the fragments of offsets `low..=high` of the chunk starting
-    /// at `chunk_first` by the RIB's runs there.
-    fn patch(&mut self, rib: &Rib4, fragments: &mut Vec<(u32, NextHop)>, chunk_first: u32, low: u32, high: u32) {
+    /// Gives offsets `low..=high` of a chunk's fragments `next_hop`.
+    fn patch(&mut self, fragments: &mut Vec<(u32, NextHop)>, low: u32, high: u32, next_hop: NextHop) {
         let patched = &mut self.patched;
         patched.clear();
         let before = fragments.partition_point(|&(offset, _)| offset < low);
@@ -480,9 +482,7 @@ impl<const K: u32> DxrUpdater<K> {
                 patched.push((offset, next_hop));
             }
         };
-        rib.for_each_run(chunk_first + low, chunk_first + high, |start, next_hop| {
-            push(patched, start - chunk_first, next_hop)
-        });
+        push(patched, low, next_hop);
         if high < Dxr::<K>::OFFSET_MASK {
             let after = fragments.partition_point(|&(offset, _)| offset <= high + 1);
             push(patched, high + 1, fragments[after - 1].1);
@@ -513,29 +513,12 @@ impl<const K: u32> Updater<u32> for DxrUpdater<K> {
         self.long.reclaim(context.oldest_held);
         self.short.reclaim(context.oldest_held);
         self.wide.reclaim(context.oldest_held);
-        // The address intervals that changed, sorted, overlapping and
-        // adjacent ones merged.
-        self.spans.clear();
-        self.spans.extend(changed.iter().map(|prefix| (prefix.first(), prefix.last())));
-        self.spans.sort_unstable();
-        let mut merged = 0;
-        for index in 1..self.spans.len() {
-            let (first, last) = self.spans[index];
-            if first <= self.spans[merged].1.saturating_add(1) {
-                self.spans[merged].1 = self.spans[merged].1.max(last);
-            } else {
-                merged += 1;
-                self.spans[merged] = (first, last);
-            }
-        }
-        if !self.spans.is_empty() {
-            self.spans.truncate(merged + 1);
-        }
+        changed_spans(rib, changed, &mut self.spans);
         self.pending.clear();
         let mut bytes_written = 0;
         let mut fragments = std::mem::take(&mut self.fragments);
         let mut spans = std::mem::take(&mut self.spans);
-        let outcome = self.update_spans(rib, &mut spans, &mut fragments, context.published, &mut bytes_written);
+        let outcome = self.update_spans(&mut spans, &mut fragments, context.published, &mut bytes_written);
         self.fragments = fragments;
         self.spans = spans;
         match outcome {

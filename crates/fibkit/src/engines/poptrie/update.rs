@@ -2,14 +2,16 @@
 //! (section 3.5 of the paper), while readers search it.
 //!
 //! The unit of replacement is the subtree of one `direct` entry: for every
-//! direct slot an update's prefix overlaps, the updater takes the slot's
-//! runs as the structure holds them (decoded from its nodes and leaves,
-//! contiguous in memory), splices in the RIB's runs over the changed
-//! addresses only (no walk of the rest of the slot in the RIB), skips the
-//! slot if its runs did not change, and otherwise builds the slot's subtree
-//! anew from those runs (what the full build would put there, route
-//! aggregation included), writes its nodes and
-//! leaves into free segments of the node and leaf arrays (one contiguous
+//! direct slot that an interval whose answer changed overlaps
+//! ([`changed_spans`]: for a default route under a full table, the gaps
+//! between the more specific routes, not every slot), the updater takes
+//! the slot's runs as the structure holds them (decoded from its nodes and
+//! leaves, contiguous in memory; not needed when one interval covers the
+//! slot), splices in each interval's one next hop (no walk of the RIB),
+//! skips the slot if its runs did not change, and otherwise builds the
+//! slot's subtree anew from those runs (what the full build would put
+//! there, route aggregation included), writes its nodes and leaves into
+//! free segments of the node and leaf arrays (one contiguous
 //! segment each, indexes relocated), and, once every touched slot of the
 //! batch is written, stores the slots' `direct` entries with `Release`. The
 //! paper replaces the smallest affected subtree and swaps one `base1`/`base0`
@@ -34,8 +36,8 @@ use super::{Leaf, Node, Poptrie, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX};
 use crate::addr::Prefix4;
 use crate::error::{BuildError, Limit};
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{Applied, ApplyContext, FreeSpace, Limbo, Updater};
-use crate::rib::Rib4;
+use crate::live::{changed_spans, Applied, ApplyContext, FreeSpace, Limbo, Updater};
+use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
 /// Where a direct slot's subtree lives: its node segment and leaf segment
@@ -58,9 +60,11 @@ pub struct PoptrieUpdater<L: Leaf, const S: u32> {
     limbo: Limbo<Segment>,
     scratch_nodes: Vec<Node>,
     scratch_leaves: Vec<L>,
-    /// Address ranges a batch changed, clipped to direct slots:
-    /// (slot, first, last), sorted.
-    ranges: Vec<(u32, u32, u32)>,
+    /// The address intervals a batch changed, with their next hop
+    /// ([`changed_spans`]).
+    spans: Vec<Range<u32>>,
+    /// Those intervals clipped to direct slots, with their slot; sorted.
+    ranges: Vec<(u32, Range<u32>)>,
     /// A slot's runs as the structure holds them, and as the RIB has them
     /// now.
     old_points: Boundaries<u32>,
@@ -112,6 +116,7 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
             limbo: Limbo::default(),
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
+            spans: Vec::new(),
             ranges: Vec::new(),
             old_points: Boundaries::default(),
             new_points: Boundaries::default(),
@@ -183,7 +188,7 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
     fn apply_ranges(
         &mut self,
         rib: &Rib4,
-        ranges: &[(u32, u32, u32)],
+        ranges: &[(u32, Range<u32>)],
         context: ApplyContext,
         bytes_written: &mut u64,
     ) -> Option<Result<Applied, BuildError>> {
@@ -191,7 +196,7 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
         while index < ranges.len() {
             let slot = ranges[index].0;
             let end = index + ranges[index..].iter().take_while(|range| range.0 == slot).count();
-            let changed = self.splice_slot(rib, slot, &ranges[index..end]);
+            let changed = self.splice_slot(slot, &ranges[index..end]);
             index = end;
             if !changed {
                 continue;
@@ -257,31 +262,32 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
 
     /// The runs of `slot` after the batch, into `new_points`: the slot's
     /// runs as the structure holds them (`old_points`, decoded here), with
-    /// the RIB's runs over each changed range spliced in. Outside the
-    /// changed ranges no answer changed, and the structure answers as the
-    /// RIB did before the batch. `ranges` are the slot's changed ranges,
-    /// sorted by first address. Returns whether the runs changed.
-    fn splice_slot(&mut self, rib: &Rib4, slot: u32, ranges: &[(u32, u32, u32)]) -> bool {
+    /// each changed range's next hop spliced in. Outside the changed ranges
+    /// no answer changed, and the structure answers as the RIB did before
+    /// the batch. `ranges` are the slot's changed ranges, sorted and
+    /// disjoint. Returns whether the runs changed.
+    fn splice_slot(&mut self, slot: u32, ranges: &[(u32, Range<u32>)]) -> bool {
+        let slot_first = slot << (32 - S);
+        let slot_last = slot_first | (u32::MAX >> S);
+        if let [(_, Range { first, last, next_hop })] = *ranges {
+            if first == slot_first && last == slot_last {
+                // The whole slot changed: no need to read it back.
+                self.new_points.clear();
+                self.new_points.push_run(first, next_hop);
+                return self.fib.direct[slot as usize].load(Ordering::Relaxed) != DIRECT_LEAF | next_hop;
+            }
+        }
         self.decode_slot(slot);
-        let slot_last = (slot << (32 - S)) | (u32::MAX >> S);
         let (old, new) = (&self.old_points, &mut self.new_points);
         new.clear();
         let mut next_old = 0;
-        let mut index = 0;
-        while index < ranges.len() {
-            // Merge overlapping or adjacent ranges.
-            let (_, first, mut last) = ranges[index];
-            index += 1;
-            while index < ranges.len() && ranges[index].1 <= last.saturating_add(1) {
-                last = last.max(ranges[index].2);
-                index += 1;
-            }
+        for &(_, Range { first, last, next_hop }) in ranges {
             while next_old < old.len() && old.point(next_old).0 < first {
                 let (at, next_hop) = old.point(next_old);
                 new.push_run(at, next_hop);
                 next_old += 1;
             }
-            rib.for_each_run(first, last, |at, next_hop| new.push_run(at, next_hop));
+            new.push_run(first, next_hop);
             if last == slot_last {
                 next_old = old.len();
                 break;
@@ -358,15 +364,15 @@ impl<L: Leaf, const S: u32> Updater<u32> for PoptrieUpdater<L, S> {
         self.limbo = limbo;
         self.relocated = false;
         let shift = 32 - S;
+        changed_spans(rib, changed, &mut self.spans);
         self.ranges.clear();
-        for prefix in changed {
-            let (first, last) = (prefix.first(), prefix.last());
+        for &Range { first, last, next_hop } in &self.spans {
             for slot in first >> shift..=last >> shift {
                 let slot_first = slot << shift;
-                self.ranges.push((slot, first.max(slot_first), last.min(slot_first | (u32::MAX >> S))));
+                let (first, last) = (first.max(slot_first), last.min(slot_first | (u32::MAX >> S)));
+                self.ranges.push((slot, Range { first, last, next_hop }));
             }
         }
-        self.ranges.sort_unstable();
         self.pending.clear();
         let mut bytes_written = 0;
         let ranges = std::mem::take(&mut self.ranges);

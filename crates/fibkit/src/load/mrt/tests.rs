@@ -569,12 +569,21 @@ fn fuzz_seeds_are_current() {
     body.extend((attributes.len() as u16).to_be_bytes());
     body.extend(attributes);
     record(&mut v1, 1, TABLE_DUMP, 1, &body);
+    // The third record announcing 4 GiB, with more records after it: a
+    // corrupt record, not a cut-off file.
+    let corrupt_length = |mut bytes: Vec<u8>| {
+        let third = Records::new(&bytes).nth(2).expect("three records").offset;
+        bytes[third + 8..third + 12].copy_from_slice(&u32::MAX.to_be_bytes());
+        bytes
+    };
     for (dir, name, bytes) in [
         ("mrt", "dump", sample_dump()),
         ("mrt", "updates", sample_updates()),
         ("mrt", "add_path", add_path),
         ("mrt", "table_dump_v1", v1),
+        ("mrt", "corrupt_length", corrupt_length(sample_dump())),
         ("updates", "bgp4mp", sample_updates()),
+        ("updates", "bgp4mp_corrupt_length", corrupt_length(sample_updates())),
     ] {
         let mut seed = if dir == "mrt" { vec![0] } else { Vec::new() };
         seed.extend(bytes);

@@ -1,0 +1,42 @@
+//! The text reports read as tables: aligned columns whatever the engine
+//! names, and a header saying what figures are.
+
+mod common;
+
+use common::{fibkit, text, write};
+
+#[test]
+fn verify_aligns_every_engine_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = write(dir.path(), "t.txt", "10.0.0.0/8 1\n10.1.0.0/16 2\n192.168.0.0/16 3\n");
+    let output = fibkit(&["verify", "--engine", "all", "--random", "1000", table.to_str().unwrap()]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    let lines: Vec<&str> = stdout.lines().filter(|line| line.contains(" addresses ")).collect();
+    // Every engine, poptrie-crate (13 characters) among them, twice.
+    assert!(lines.len() >= 2 * 17 && stdout.contains("poptrie-crate boundaries"), "{stdout}");
+    let column = |line: &str| line.find(" addresses ").unwrap();
+    assert!(lines.iter().all(|line| column(line) == column(lines[0])), "{stdout}");
+    // The names end in one column: the sweep starts after it.
+    let sweep = |line: &str| line.find(" boundaries ").or_else(|| line.find(" random ")).unwrap();
+    assert!(lines.iter().all(|line| sweep(line) == sweep(lines[0])), "{stdout}");
+}
+
+#[test]
+fn the_chunk_histogram_says_what_its_figures_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = write(dir.path(), "t.txt", "10.0.0.0/8 1\n10.1.0.0/16 2\n10.1.2.0/24 3\n10.1.2.128/25 4\n");
+    let output = fibkit(&["stat", "--engine", "d16r", "--chunk-histogram", table.to_str().unwrap()]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    let header = stdout.lines().position(|line| line.starts_with("DXR chunk lengths:")).expect(&stdout);
+    let columns: Vec<&str> = stdout.lines().nth(header + 1).unwrap().split_whitespace().collect();
+    assert_eq!(columns[..3], ["K", "1", "2"], "{stdout}");
+    let rows: Vec<&str> = stdout.lines().skip(header + 2).take(7).collect();
+    for (row, k) in rows.iter().zip(16..=22) {
+        let figures: Vec<f64> = row.split_whitespace().map(|figure| figure.parse().unwrap()).collect();
+        assert_eq!(figures[0], f64::from(k), "{stdout}");
+        // Shares of all 2^K chunks: they sum to one.
+        assert!((figures[1..].iter().sum::<f64>() - 1.0).abs() < 1e-3, "{row}");
+    }
+}
