@@ -130,8 +130,9 @@ fn keys_and_batches_replay_a_file() {
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["parameters"]["keys"], 5);
     let results = report["results"].as_array().unwrap();
-    // rnd and keys, batch 0 and 16, two engines.
-    assert_eq!(results.len(), 8, "{results:#?}");
+    // rnd and keys, batch 0 and 16, two engines and the ceiling.
+    assert_eq!(results.len(), 12, "{results:#?}");
+    assert_eq!(results.iter().filter(|r| r["engine"] == "ceiling").count(), 4, "{results:#?}");
     for engine in ["radix", "treebitmap"] {
         let checksums: Vec<u64> = results
             .iter()
@@ -198,4 +199,27 @@ fn argument_errors_are_clear() {
     fails_with(&["no/such/table.txt", "--engines", "warp-drive"], "unknown engine \"warp-drive\"");
     fails_with(&[table, "--keys", "no/such/keys.txt"], "no/such/keys.txt");
     fails_with(&[table, "--json", "no/such/dir/out.json"], "does not exist");
+}
+
+#[test]
+fn progress_is_logged_a_line_at_a_time_even_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = write(dir.path(), "small.txt", TABLE);
+    let args = [table.to_str().unwrap(), "--engines", "radix,d16r", "--seconds", "0.01", "--runs", "2", "--threads", "1,2"];
+    let output = fibkit(&args);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    // A line per engine built, then one per configuration measured: three
+    // tests at two thread counts for each engine and for the ceiling.
+    assert!(stderr.contains("built radix in ") && stderr.contains("built d16r in "), "{stderr}");
+    let measured: Vec<&str> = stderr.lines().filter(|line| line.starts_with('[')).collect();
+    assert_eq!(measured.len(), 3 * 3 * 2, "{stderr}");
+    assert!(measured[0].starts_with("[1/18 ") && measured[17].starts_with("[18/18 "), "{stderr}");
+    assert!(measured.iter().all(|line| line.contains(" Mlps (")), "{stderr}");
+    assert_eq!(measured.iter().filter(|line| line.contains("] ceiling rnd batch 0 x")).count(), 2, "{stderr}");
+    assert_eq!(stdout.lines().filter(|line| line.starts_with("ceiling ")).count(), 3, "{stdout}");
+    // The tables come in the order they were measured, the engines first.
+    let at = |heading: &str| stdout.find(heading).unwrap_or_else(|| panic!("no {heading:?} in {stdout}"));
+    assert!(at("build ms") < at("SEQ test") && at("SEQ test") < at("RND test") && at("RND test") < at("REP test"));
+    assert!(at("REP test") < at("Workers were"), "{stdout}");
 }

@@ -380,6 +380,19 @@ struct PyFib {
 }
 
 fib_class!(PyFib, "Fib", "d18r", "Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV, MRT; gz or bz2), its IPv4 routes.", {
+    /// Builds from the embedded default table, as the `fibkit` command
+    /// uses without a TABLE: a synthetic IPv4 table shaped like a current
+    /// full BGP table (one million prefixes, 75,000 origin ASes as values;
+    /// generated, deterministic, nothing read). `nexthops` as for `Fib`.
+    #[staticmethod]
+    #[pyo3(signature = (engine = "d18r", nexthops = None))]
+    fn default<'py>(py: Python<'py>, engine: &str, nexthops: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        let mapping = convert::mapping(nexthops)?;
+        let engine = engine.to_string();
+        let (core, compiled) = py.detach(move || Core::build(load::synthetic::default_table(mapping), &engine))?;
+        Bound::new(py, PyClassInitializer::from(compiled).add_subclass(PyFib { core }))
+    }
+
     /// Next-hop indexes of a uint32 array of addresses, into `out` if
     /// given (a uint32 array of at least as many slots, which may be
     /// `addrs` itself); the GIL is released, and with `threads` a large

@@ -22,24 +22,33 @@
 //! 2000::/8); the report names the space and the share of its keys that
 //! hit a route.
 //!
-//! `--plot OUT.png` draws throughput against threads per engine and test;
-//! it also runs single-thread SEQ/RND/REP for the whole DXR family and draws
-//! them against K into `OUT-dxr-k.png` (like Figures 4-6 of the SoftCOM
-//! paper). Text in the plots is drawn with a TrueType font read at run time
+//! Beside the engines it measures the ceiling
+//! ([`fibkit::measure::ceiling`]: one random load from a 1 MiB table per
+//! key) in every configuration, the tables' last row, so each engine's
+//! figure has a reference measured in the same minutes.
+//!
+//! `--plot OUT.png` draws a bar chart per test (engines best first, a bar
+//! per thread count, the ceiling dashed); it also runs single-thread
+//! SEQ/RND/REP for the whole DXR family and draws them against K into
+//! `OUT-dxr-k.png` (like Figures 4-6 of the SoftCOM paper). Text in the
+//! plots is set from a TrueType font read at run time
 //! (see [`plot`]), so `--plot` needs one installed; `make setup` does that.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use fibkit::addr::{Address, Family, IpPrefix};
 use fibkit::load::RouteTable;
-use indicatif::{ProgressBar, ProgressStyle};
+use fibkit::measure::ceiling::Ceiling;
 use serde_json::Map;
 
 use crate::family::{build_timed, check_names};
 
 mod args;
+mod glyphs;
 mod machine;
 mod plan;
 mod plot;
@@ -49,8 +58,8 @@ mod run;
 pub use args::BenchArgs;
 use machine::Machine;
 use plan::Plan;
-use report::{parameters, render, to_json, EngineFigures, Report};
-use run::{calibrate, progress_target, routed_share, run_once, seed_for, spinner, Measurement};
+use report::{parameters, render_footer, render_preamble, render_test, to_json, EngineFigures, Report, CEILING};
+use run::{calibrate, routed_share, run_once, seed_for, spinner, Measurement};
 
 /// Installed so that peers without a size report of their own (the
 /// `poptrie` crate) get a measured footprint: the heap their build left.
@@ -61,7 +70,7 @@ static ALLOCATOR: fibkit_peers::heap::CountingAllocator = fibkit_peers::heap::Co
 /// (the plan made) before the table loads; otherwise the table decides the
 /// family first.
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
-    let machine = Machine::detect();
+    let mut machine = Machine::detect();
     match args.family.explicit() {
         Some(Family::Ipv4) => run_in::<u32>(args, machine, None),
         Some(Family::Ipv6) => run_in::<u128>(args, machine, None),
@@ -69,7 +78,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             if let Some(spec) = &args.engines {
                 check_names(spec)?;
             }
-            let table = prepare_and_load(args, &machine)?;
+            let table = prepare_and_load(args, &mut machine)?;
             match args.family.resolve(&table)? {
                 Family::Ipv4 => run_in::<u32>(args, machine, Some(table)),
                 Family::Ipv6 => run_in::<u128>(args, machine, Some(table)),
@@ -78,16 +87,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     }
 }
 
-/// Warns about a busy machine, checks the output paths, then loads the
-/// table.
-fn prepare_and_load(args: &BenchArgs, machine: &Machine) -> Result<RouteTable> {
-    if let Some(load) = machine.load_average.filter(|&load| load > machine.cores as f64 / 2.0) {
-        eprintln!(
-            "warning: load average {load:.1} on {} cores: other work competes for the CPUs and caches, \
-             so figures will be low and noisy",
-            machine.cores
-        );
-    }
+/// Checks the output paths, loads the table, then waits briefly for a busy
+/// machine to settle (warning if it does not).
+fn prepare_and_load(args: &BenchArgs, machine: &mut Machine) -> Result<RouteTable> {
     if let Some(path) = &args.plot {
         if crate::is_stdio(path) {
             bail!("--plot writes PNG files (OUT.png and OUT-dxr-k.png): give a file name, not -");
@@ -103,11 +105,19 @@ fn prepare_and_load(args: &BenchArgs, machine: &Machine) -> Result<RouteTable> {
     });
     let table = args.table.load();
     loading.finish_and_clear();
+    machine.busy_cores = machine::settled_busy_cores(machine.cores, Duration::from_secs(5));
+    if let Some(busy) = machine.busy_cores.filter(|&busy| busy > machine.cores as f64 / 2.0) {
+        eprintln!(
+            "warning: {busy:.1} of {} cores busy with other work: it competes for the CPUs and caches, \
+             so figures will be low and noisy",
+            machine.cores
+        );
+    }
     table
 }
 
 /// The run on addresses of type `A`, on `table` if it is loaded already.
-fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTable>) -> Result<ExitCode> {
+fn run_in<A: Address>(args: &BenchArgs, mut machine: Machine, table: Option<RouteTable>) -> Result<ExitCode> {
     let plan = Plan::<A>::new(args, machine.cores)?;
     let table = match table {
         Some(table) => table,
@@ -115,7 +125,7 @@ fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTab
             if let Some(spec) = &args.engines {
                 check_names(spec)?;
             }
-            let table = prepare_and_load(args, &machine)?;
+            let table = prepare_and_load(args, &mut machine)?;
             args.family.resolve(&table)?;
             table
         }
@@ -130,22 +140,29 @@ fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTab
             cores.len().max(1)
         );
     }
-    let bar = ProgressBar::with_draw_target(Some(plan.measurements()), progress_target());
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} runs  {msg}  [{elapsed} < {eta}]").expect("valid template"),
-    );
+    // Every engine first: the first table (sizes and build times) prints
+    // within seconds. Progress goes to stderr a line at a time, terminal or
+    // not; each test's table to stdout as soon as it is measured.
+    let started = Instant::now();
     let mut engines = Vec::new();
-    let mut measurements = Vec::new();
-    let mut pinned = !cores.is_empty();
+    let mut built = Vec::new();
     for &(engine, ref configs) in &plan.work {
-        let name = engine.name;
-        bar.set_message(format!("building {name}"));
-        let summary = engine.summary.to_string();
-        let (fib, build_ms) = match build_timed::<A>(engine, &table) {
-            Ok(built) => built,
+        let (name, summary) = (engine.name, engine.summary.to_string());
+        match build_timed::<A>(engine, &table) {
+            Ok((fib, build_ms)) => {
+                eprintln!("built {name} in {build_ms:.1} ms");
+                engines.push(EngineFigures {
+                    engine: name.to_string(),
+                    summary,
+                    bytes_total: Some(fib.footprint() as u64),
+                    build_ms: Some(build_ms),
+                    parameters: parameters(fib.stats()),
+                    error: None,
+                });
+                built.push((name, fib, configs.clone()));
+            }
             Err(error) => {
-                bar.suspend(|| eprintln!("warning: {name} skipped: {error:#}"));
-                bar.inc(configs.len() as u64 * plan.runs as u64);
+                eprintln!("warning: {name} skipped: {error:#}");
                 engines.push(EngineFigures {
                     engine: name.to_string(),
                     summary,
@@ -154,51 +171,21 @@ fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTab
                     parameters: Map::new(),
                     error: Some(format!("{error:#}")),
                 });
-                continue;
             }
-        };
-        engines.push(EngineFigures {
-            engine: name.to_string(),
-            summary,
-            bytes_total: Some(fib.footprint() as u64),
-            build_ms: Some(build_ms),
-            parameters: parameters(fib.stats()),
-            error: None,
-        });
-        for &config in configs {
-            let label = format!("{name} {} batch {} x{}", config.test.as_str(), config.batch, config.threads);
-            bar.set_message(format!("{label} calibrating"));
-            let calibration = plan.workload(config.test, config.batch, seed_for(0));
-            let lookups = calibrate(fib.as_ref(), &calibration, plan.seconds, &cores);
-            let mut mlps_runs = Vec::with_capacity(plan.runs);
-            let mut checksum = 0;
-            for run in 0..plan.runs {
-                bar.set_message(format!("{label} run {}/{}", run + 1, plan.runs));
-                let (mlps, run_checksum, run_pinned) = run_once(fib.as_ref(), &plan, config, lookups, &cores);
-                mlps_runs.push(mlps);
-                checksum = run_checksum;
-                pinned &= run_pinned;
-                bar.inc(1);
-            }
-            measurements.push(Measurement {
-                engine: name.to_string(),
-                config,
-                mlps_runs,
-                lookups_per_thread: lookups,
-                checksum,
-            });
         }
     }
-    bar.finish_and_clear();
-
-    let report = Report {
+    // The ceiling, measured like the engines in the same minutes, in every
+    // configuration any engine is (module docs).
+    let every_config: BTreeSet<_> = plan.work.iter().flat_map(|(_, configs)| configs.iter().copied()).collect();
+    built.push((CEILING, Box::new(Ceiling::new()), every_config.into_iter().collect()));
+    let mut report = Report {
         machine,
         table_name: table.name.clone(),
         prefixes: table.prefixes(family),
         next_hops: table.next_hops_of(family),
         mapping: table.next_hops.mapping().to_string(),
         engines,
-        measurements,
+        measurements: Vec::new(),
         selected: plan.engines.iter().map(|engine| engine.name.to_string()).collect(),
         tests: plan.tests.clone(),
         threads: plan.threads.clone(),
@@ -207,21 +194,61 @@ fn run_in<A: Address>(args: &BenchArgs, machine: Machine, table: Option<RouteTab
         runs: plan.runs,
         keys_file: args.keys.as_ref().map(|path| path.display().to_string()),
         keys: plan.key_count(),
-        pinned,
+        pinned: !cores.is_empty(),
         family,
         key_space: IpPrefix::from(plan.space).of::<u128>(),
         key_space_routed,
     };
-    let json = args.json.as_ref().map(|path| (path, serde_json::to_string_pretty(&to_json(&report))));
-    match json {
-        // `--json -`: the JSON is the output, in place of the text tables.
-        Some((path, text)) if crate::is_stdio(path) => crate::write_stdout(&(text? + "\n"))?,
-        Some((path, text)) => {
-            crate::write_stdout(&render(&report))?;
-            std::fs::write(path, text? + "\n").with_context(|| format!("writing {}", path.display()))?;
+    // `--json -`: the JSON is the output, in place of the text tables.
+    let tables = !args.json.as_deref().is_some_and(crate::is_stdio);
+    if tables {
+        crate::write_stdout(&render_preamble(&report))?;
+    }
+    let total: usize = built.iter().map(|(_, _, configs)| configs.len()).sum();
+    for &test in &plan.tests {
+        for (name, fib, configs) in &built {
+            for &config in configs.iter().filter(|config| config.test == test) {
+                let calibration = plan.workload(config.test, config.batch, seed_for(0));
+                let lookups = calibrate(fib.as_ref(), &calibration, plan.seconds, &cores);
+                let mut mlps_runs = Vec::with_capacity(plan.runs);
+                let mut checksum = 0;
+                for _ in 0..plan.runs {
+                    let (mlps, run_checksum, run_pinned) = run_once(fib.as_ref(), &plan, config, lookups, &cores);
+                    mlps_runs.push(mlps);
+                    checksum = run_checksum;
+                    report.pinned &= run_pinned;
+                }
+                let measurement =
+                    Measurement { engine: name.to_string(), config, mlps_runs, lookups_per_thread: lookups, checksum };
+                eprintln!(
+                    "[{}/{total} {:.0} s] {name} {} batch {} x{}: {:.1} Mlps ({:.1}-{:.1})",
+                    report.measurements.len() + 1,
+                    started.elapsed().as_secs_f64(),
+                    test.as_str(),
+                    config.batch,
+                    config.threads,
+                    measurement.median(),
+                    measurement.min(),
+                    measurement.max()
+                );
+                report.measurements.push(measurement);
+            }
+        }
+        if tables {
+            crate::write_stdout(&render_test(&report, test))?;
+        }
+    }
+    if tables {
+        crate::write_stdout(&render_footer(&report))?;
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&to_json(&report))? + "\n";
+        if crate::is_stdio(path) {
+            crate::write_stdout(&text)?;
+        } else {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
-        None => crate::write_stdout(&render(&report))?,
     }
     if let Some(path) = &args.plot {
         for written in plot::draw(&report, path)? {

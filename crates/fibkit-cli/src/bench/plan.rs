@@ -116,15 +116,11 @@ impl<A: Address> Plan<A> {
             tests,
             threads,
             batches,
-            seconds: args.seconds,
-            runs: args.runs,
+            seconds: args.seconds.unwrap_or(if args.long { 2.0 } else { 0.25 }),
+            runs: args.runs.unwrap_or(if args.long { 5 } else { 3 }),
             keys,
             space,
         })
-    }
-
-    pub(super) fn measurements(&self) -> u64 {
-        self.work.iter().map(|(_, configs)| configs.len() as u64 * self.runs as u64).sum()
     }
 
     pub(super) fn workload(&self, test: TestName, batch: usize, seed: u64) -> Workload<A> {
@@ -232,7 +228,17 @@ mod tests {
         assert_eq!(configs.iter().filter(|c| c.test == TestName::Seq).count(), 2);
         assert!(configs.iter().filter(|c| c.test == TestName::Seq).all(|c| c.batch == 0));
         assert_eq!(configs.iter().filter(|c| c.test == TestName::Rnd).count(), 4);
-        assert_eq!(plan.measurements(), 10 * 3);
+        assert_eq!(configs.len(), 10);
+    }
+
+    #[test]
+    fn the_default_run_is_short_and_the_long_one_a_flag_away() {
+        let short = plan(&[]).unwrap();
+        assert_eq!((short.runs, short.seconds), (3, 0.25));
+        let long = plan(&["--long"]).unwrap();
+        assert_eq!((long.runs, long.seconds), (5, 2.0));
+        let given = plan(&["--long", "--runs", "2"]).unwrap();
+        assert_eq!((given.runs, given.seconds), (2, 2.0));
     }
 
     #[test]

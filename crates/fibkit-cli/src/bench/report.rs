@@ -25,6 +25,10 @@ pub(super) struct EngineFigures {
     pub(super) error: Option<String>,
 }
 
+/// The name of the ceiling's row and results
+/// ([`fibkit::measure::ceiling`]), measured beside the engines.
+pub(super) const CEILING: &str = "ceiling";
+
 /// Everything a bench run found, for the tables, the JSON and the plots.
 #[derive(Clone, Debug)]
 pub(super) struct Report {
@@ -69,13 +73,28 @@ pub(super) fn parameters(stats: Stats) -> Map<String, Value> {
 }
 
 /// Engines in report order: the selection first, then the DXR sweep's.
+/// The tables' rows: the engines in report order, then the ceiling.
 fn engine_order(report: &Report) -> Vec<&str> {
-    report.engines.iter().map(|engine| engine.engine.as_str()).collect()
+    report.engines.iter().map(|engine| engine.engine.as_str()).chain([CEILING]).collect()
 }
 
 /// The text report: build figures, then one table per test (rows: engines
 /// and batch lengths, columns: thread counts), as on the DXR page.
+/// The whole text report: [`render_preamble`], each test's table
+/// ([`render_test`]) and [`render_footer`], which `fibkit bench` prints one
+/// by one while it measures.
+#[cfg(test)]
 pub(super) fn render(report: &Report) -> String {
+    let mut out = render_preamble(report);
+    for test in [TestName::Seq, TestName::Rnd, TestName::Rep, TestName::Keys] {
+        out += &render_test(report, test);
+    }
+    out + &render_footer(report)
+}
+
+/// What is known before the measurements: the table, the machine, the
+/// parameters, and each engine's size and build time.
+pub(super) fn render_preamble(report: &Report) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(
@@ -94,14 +113,13 @@ pub(super) fn render(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "Machine: {}, {} cores{}, huge pages {}; {} run(s) of {} s per configuration, workers {}",
+        "Machine: {}, {} cores{}, huge pages {}; {} run(s) of {} s per configuration",
         report.machine.cpu_model,
         report.machine.cores,
-        report.machine.load_average.map_or(String::new(), |load| format!(" (load average {load:.1} at start)")),
+        report.machine.busy_cores.map_or(String::new(), |busy| format!(" ({busy:.1} busy with other work at start)")),
         report.machine.huge_pages,
         report.runs,
         report.seconds,
-        if report.pinned { "pinned to cores" } else { "not pinned" },
     );
     let _ = writeln!(out);
     let _ = writeln!(out, "{:<14} {:>12} {:>12} {:>10}", "engine", "bytes", "bytes/prefix", "build ms");
@@ -122,48 +140,60 @@ pub(super) fn render(report: &Report) -> String {
             }
         }
     }
+    out
+}
+
+/// The table of `test`: engines as rows, thread counts as columns (empty
+/// if `test` was not measured).
+pub(super) fn render_test(report: &Report, test: TestName) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
     let order = engine_order(report);
-    let show_batch = report.measurements.iter().any(|m| m.config.batch != 0);
-    for test in [TestName::Seq, TestName::Rnd, TestName::Rep, TestName::Keys] {
-        let of_test: Vec<&Measurement> = report.measurements.iter().filter(|m| m.config.test == test).collect();
-        if of_test.is_empty() {
-            continue;
-        }
-        let threads: BTreeSet<usize> = of_test.iter().map(|m| m.config.threads).collect();
-        let _ = writeln!(out);
-        let _ = writeln!(out, "{} test, Mlps: median (min-max) of {} run(s)", test.title(), report.runs);
-        let _ = write!(out, "{:<14}", "engine");
+    let show_batch = report.batches.iter().any(|&batch| batch != 0);
+    let of_test: Vec<&Measurement> = report.measurements.iter().filter(|m| m.config.test == test).collect();
+    if of_test.is_empty() {
+        return out;
+    }
+    let threads: BTreeSet<usize> = of_test.iter().map(|m| m.config.threads).collect();
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{} test, Mlps: median (min-max) of {} run(s)", test.title(), report.runs);
+    let _ = write!(out, "{:<14}", "engine");
+    if show_batch {
+        let _ = write!(out, " {:>5}", "batch");
+    }
+    for &count in &threads {
+        let heading = if count == 1 { "1 thread".to_string() } else { format!("{count} threads") };
+        let _ = write!(out, " {heading:>24}");
+    }
+    let _ = writeln!(out);
+    let mut rows: Vec<(usize, usize)> = of_test
+        .iter()
+        .map(|m| (order.iter().position(|name| *name == m.engine).unwrap_or(usize::MAX), m.config.batch))
+        .collect();
+    rows.sort_unstable();
+    rows.dedup();
+    for (position, batch) in rows {
+        let engine = order.get(position).copied().unwrap_or("?");
+        let _ = write!(out, "{engine:<14}");
         if show_batch {
-            let _ = write!(out, " {:>5}", "batch");
+            let _ = write!(out, " {batch:>5}");
         }
         for &count in &threads {
-            let heading = if count == 1 { "1 thread".to_string() } else { format!("{count} threads") };
-            let _ = write!(out, " {heading:>24}");
+            let cell = of_test
+                .iter()
+                .find(|m| m.engine == engine && m.config.batch == batch && m.config.threads == count)
+                .map_or_else(|| "-".to_string(), |m| format!("{:.1} ({:.1}-{:.1})", m.median(), m.min(), m.max()));
+            let _ = write!(out, " {cell:>24}");
         }
         let _ = writeln!(out);
-        let mut rows: Vec<(usize, usize)> = of_test
-            .iter()
-            .map(|m| (order.iter().position(|name| *name == m.engine).unwrap_or(usize::MAX), m.config.batch))
-            .collect();
-        rows.sort_unstable();
-        rows.dedup();
-        for (position, batch) in rows {
-            let engine = order.get(position).copied().unwrap_or("?");
-            let _ = write!(out, "{engine:<14}");
-            if show_batch {
-                let _ = write!(out, " {batch:>5}");
-            }
-            for &count in &threads {
-                let cell = of_test
-                    .iter()
-                    .find(|m| m.engine == engine && m.config.batch == batch && m.config.threads == count)
-                    .map_or_else(|| "-".to_string(), |m| format!("{:.1} ({:.1}-{:.1})", m.median(), m.min(), m.max()));
-                let _ = write!(out, " {cell:>24}");
-            }
-            let _ = writeln!(out);
-        }
     }
     out
+}
+
+/// What is known after the measurements: how the workers ran.
+pub(super) fn render_footer(report: &Report) -> String {
+    let pinned = if report.pinned { "pinned each to a core" } else { "not pinned to cores (the OS refused)" };
+    format!("\nWorkers were {pinned}.\n")
 }
 
 /// The JSON report: `machine`, `table`, `parameters`, `engines`, `results`.
@@ -214,7 +244,7 @@ pub(super) fn to_json(report: &Report) -> Value {
             "cpu_model": report.machine.cpu_model,
             "cores": report.machine.cores,
             "cache_size": report.machine.cache_size,
-            "load_average": report.machine.load_average,
+            "busy_cores": report.machine.busy_cores,
             "huge_pages": report.machine.huge_pages,
             "os": std::env::consts::OS,
             "arch": std::env::consts::ARCH,
@@ -259,7 +289,7 @@ mod tests {
             checksum: 12345,
         };
         Report {
-            machine: Machine { cpu_model: "Test CPU".into(), cores: 2, cache_size: None, load_average: Some(0.5), huge_pages: "advised (THP madvise)".into() },
+            machine: Machine { cpu_model: "Test CPU".into(), cores: 2, cache_size: None, busy_cores: Some(0.5), huge_pages: "advised (THP madvise)".into() },
             table_name: "tiny".into(),
             prefixes: 4,
             next_hops: 2,
@@ -309,7 +339,7 @@ mod tests {
         }
         assert_eq!(value["machine"]["cpu_model"], "Test CPU");
         assert_eq!(value["machine"]["cores"], 2);
-        assert_eq!(value["machine"]["load_average"], 0.5);
+        assert_eq!(value["machine"]["busy_cores"], 0.5);
         for key in ["name", "prefixes", "next_hops", "mapping"] {
             assert!(value["table"].get(key).is_some(), "table has no {key}");
         }

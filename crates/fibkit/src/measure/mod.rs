@@ -1,4 +1,5 @@
 //! Measuring engines: benchmark workloads and checks against the RIB.
 
+pub mod ceiling;
 pub mod verify;
 pub mod workload;

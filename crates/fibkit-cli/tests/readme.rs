@@ -1,0 +1,199 @@
+//! The README's shell examples run as written: every `$ ...` line of its
+//! `sh` and `console` blocks runs through `sh` with the built `fibkit`
+//! first on the `PATH`, in a scratch folder beside a link to
+//! `../shared/data`, and must succeed; the output the README shows under a
+//! command must be what it prints (times aside). Here the long ones run
+//! shorter (`bench` for 0.01 s once, `verify` on 100,000 random addresses,
+//! `--exhaustive` left out); `readme_examples_run_exactly_as_written` runs
+//! them all verbatim (ignored: minutes; `make test-exhaustive`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One `$` line of the README and the output lines shown under it.
+#[derive(Debug)]
+struct Example {
+    /// Its line in the README (1-based).
+    line: usize,
+    command: String,
+    shown: Vec<String>,
+}
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn examples() -> Vec<Example> {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    let (mut examples, mut in_shell_block, mut index) = (Vec::<Example>::new(), false, 0);
+    // Output lines belong to the example above them in the same block.
+    let mut block_start = 0;
+    while index < lines.len() {
+        let line = lines[index];
+        index += 1;
+        if let Some(fence) = line.strip_prefix("```") {
+            in_shell_block = !in_shell_block && matches!(fence, "sh" | "console");
+            block_start = examples.len();
+            continue;
+        }
+        if !in_shell_block {
+            continue;
+        }
+        if let Some(first) = line.strip_prefix("$ ") {
+            let number = index;
+            let mut command = first.to_string();
+            while command.ends_with('\\') && index < lines.len() {
+                command.pop();
+                command += lines[index].trim_start();
+                index += 1;
+            }
+            let command = command.split(" #").next().unwrap().trim_end().to_string();
+            examples.push(Example {
+                line: number,
+                command,
+                shown: Vec::new(),
+            });
+        } else if examples.len() > block_start {
+            examples.last_mut().unwrap().shown.push(line.to_string());
+        }
+    }
+    examples
+}
+
+/// `command` made short for a test run; `None` to leave it out.
+fn shortened(command: &str) -> Option<String> {
+    if command.contains("--exhaustive") {
+        return None;
+    }
+    let words: Vec<&str> = command.split(' ').collect();
+    let mut kept = Vec::new();
+    let mut index = 0;
+    while index < words.len() {
+        if matches!(words[index], "--seconds" | "--runs" | "--random") {
+            index += 2;
+            continue;
+        }
+        kept.push(words[index]);
+        index += 1;
+    }
+    let mut command = kept.join(" ");
+    if command.starts_with("fibkit bench") {
+        command += " --seconds 0.01 --runs 1";
+    } else if command.starts_with("fibkit verify") {
+        command += " --random 100000";
+    }
+    Some(command)
+}
+
+/// Whether the README's line `shown` shows `printed`: equal, but for a time
+/// (which differs run to run: only its label must match) and for what
+/// `...` leaves out.
+fn shows(shown: &str, printed: &str) -> bool {
+    if shown.to_lowercase().contains("time:") {
+        return shown.split(':').next() == printed.split(':').next();
+    }
+    let mut rest = printed;
+    for (index, piece) in shown.split("...").enumerate() {
+        match rest.find(piece) {
+            Some(at) if index > 0 || at == 0 => rest = &rest[at + piece.len()..],
+            _ => return false,
+        }
+    }
+    shown.ends_with("...") || rest.is_empty()
+}
+
+/// Runs every example (each through `adapt`) in one scratch folder;
+/// returns the failures.
+fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let scratch = tempfile::tempdir().unwrap();
+    let work = scratch.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let shared = repository().join("../shared");
+    let have_data = shared.join("data").exists();
+    if have_data {
+        std::os::unix::fs::symlink(
+            shared.canonicalize().unwrap(),
+            scratch.path().join("shared"),
+        )
+        .unwrap();
+    }
+    let bin = Path::new(env!("CARGO_BIN_EXE_fibkit"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut failures = Vec::new();
+    for example in examples() {
+        if example.command.contains("../shared/data") && !have_data {
+            eprintln!(
+                "skipped (no ../shared/data): README line {}: {}",
+                example.line, example.command
+            );
+            continue;
+        }
+        let Some(command) = adapt(&example.command) else {
+            eprintln!(
+                "left out here: README line {}: {}",
+                example.line, example.command
+            );
+            continue;
+        };
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .current_dir(&work)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            failures.push(format!(
+                "README line {}: `{command}` failed:\n{stdout}{stderr}",
+                example.line
+            ));
+            continue;
+        }
+        // What a terminal shows: standard output, then (warnings, and
+        // summaries kept off a piped output) standard error.
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let printed: Vec<&str> = stdout.lines().chain(stderr.lines()).collect();
+        for (offset, shown) in example.shown.iter().enumerate() {
+            let matches = printed
+                .get(offset)
+                .is_some_and(|&printed| shows(shown, printed));
+            if !matches {
+                failures.push(format!(
+                    "README line {}: `{command}` printed {:?} where the README shows {shown:?}",
+                    example.line + 1 + offset,
+                    printed.get(offset)
+                ));
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn readme_examples_run() {
+    let examples = examples();
+    assert!(
+        examples
+            .iter()
+            .any(|example| example.command.starts_with("fibkit stat")),
+        "{examples:?}"
+    );
+    let failures = run_examples(shortened);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+#[ignore = "every README example verbatim, exhaustive sweep and full benchmarks included: run with `make test-exhaustive`"]
+fn readme_examples_run_exactly_as_written() {
+    let failures = run_examples(|command| Some(command.to_string()));
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
