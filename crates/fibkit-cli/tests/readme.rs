@@ -2,10 +2,12 @@
 //! `sh` and `console` blocks runs through `sh` with the built `fibkit`
 //! first on the `PATH`, in a scratch folder beside a link to
 //! `../shared/data`, and must succeed; the output the README shows under a
-//! command must be what it prints (times aside). Here the long ones run
-//! shorter (`bench` for 0.01 s once, `verify` on 100,000 random addresses,
-//! `--exhaustive` left out); `readme_examples_run_exactly_as_written` runs
-//! them all verbatim (ignored: minutes; `make test-exhaustive`).
+//! command must be what it prints (times aside). Without `../shared/data`
+//! the commands that read it are skipped, and so are the commands after
+//! them in their block (they may read what those wrote). Here the long ones
+//! run shorter (`bench` for 0.01 s once, `verify` on 100,000 random
+//! addresses, `--exhaustive` left out); `readme_examples_run_exactly_as_written`
+//! runs them all verbatim (ignored: minutes; `make test-exhaustive`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,6 +17,8 @@ use std::process::Command;
 struct Example {
     /// Its line in the README (1-based).
     line: usize,
+    /// Its code block (the README's n-th fence).
+    block: usize,
     command: String,
     shown: Vec<String>,
 }
@@ -26,7 +30,7 @@ fn repository() -> PathBuf {
 fn examples() -> Vec<Example> {
     let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
     let lines: Vec<&str> = readme.lines().collect();
-    let (mut examples, mut in_shell_block, mut index) = (Vec::<Example>::new(), false, 0);
+    let (mut examples, mut in_shell_block, mut index, mut block) = (Vec::<Example>::new(), false, 0, 0);
     // Output lines belong to the example above them in the same block.
     let mut block_start = 0;
     while index < lines.len() {
@@ -35,6 +39,7 @@ fn examples() -> Vec<Example> {
         if let Some(fence) = line.strip_prefix("```") {
             in_shell_block = !in_shell_block && matches!(fence, "sh" | "console");
             block_start = examples.len();
+            block += 1;
             continue;
         }
         if !in_shell_block {
@@ -49,11 +54,7 @@ fn examples() -> Vec<Example> {
                 index += 1;
             }
             let command = command.split(" #").next().unwrap().trim_end().to_string();
-            examples.push(Example {
-                line: number,
-                command,
-                shown: Vec::new(),
-            });
+            examples.push(Example { line: number, block, command, shown: Vec::new() });
         } else if examples.len() > block_start {
             examples.last_mut().unwrap().shown.push(line.to_string());
         }
@@ -112,61 +113,41 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
     let shared = repository().join("../shared");
     let have_data = shared.join("data").exists();
     if have_data {
-        std::os::unix::fs::symlink(
-            shared.canonicalize().unwrap(),
-            scratch.path().join("shared"),
-        )
-        .unwrap();
+        std::os::unix::fs::symlink(shared.canonicalize().unwrap(), scratch.path().join("shared")).unwrap();
     }
-    let bin = Path::new(env!("CARGO_BIN_EXE_fibkit"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
-    )
-    .unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_fibkit")).parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())))
+        .unwrap();
     let mut failures = Vec::new();
+    // The block a command was skipped from: the commands after it there
+    // may need what it would have written.
+    let mut cut_block = None;
     for example in examples() {
+        if cut_block == Some(example.block) {
+            eprintln!("skipped (after one skipped): README line {}: {}", example.line, example.command);
+            continue;
+        }
         if example.command.contains("../shared/data") && !have_data {
-            eprintln!(
-                "skipped (no ../shared/data): README line {}: {}",
-                example.line, example.command
-            );
+            eprintln!("skipped (no ../shared/data): README line {}: {}", example.line, example.command);
+            cut_block = Some(example.block);
             continue;
         }
         let Some(command) = adapt(&example.command) else {
-            eprintln!(
-                "left out here: README line {}: {}",
-                example.line, example.command
-            );
+            eprintln!("left out here: README line {}: {}", example.line, example.command);
             continue;
         };
-        let output = Command::new("sh")
-            .arg("-c")
-            .arg(&command)
-            .current_dir(&work)
-            .env("PATH", &path)
-            .output()
-            .unwrap();
+        let output = Command::new("sh").arg("-c").arg(&command).current_dir(&work).env("PATH", &path).output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            failures.push(format!(
-                "README line {}: `{command}` failed:\n{stdout}{stderr}",
-                example.line
-            ));
+            failures.push(format!("README line {}: `{command}` failed:\n{stdout}{stderr}", example.line));
             continue;
         }
         // What a terminal shows: standard output, then (warnings, and
         // summaries kept off a piped output) standard error.
-        let stderr = String::from_utf8_lossy(&output.stderr);
         let printed: Vec<&str> = stdout.lines().chain(stderr.lines()).collect();
         for (offset, shown) in example.shown.iter().enumerate() {
-            let matches = printed
-                .get(offset)
-                .is_some_and(|&printed| shows(shown, printed));
-            if !matches {
+            if !printed.get(offset).is_some_and(|&printed| shows(shown, printed)) {
                 failures.push(format!(
                     "README line {}: `{command}` printed {:?} where the README shows {shown:?}",
                     example.line + 1 + offset,
@@ -181,12 +162,11 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
 #[test]
 fn readme_examples_run() {
     let examples = examples();
-    assert!(
-        examples
-            .iter()
-            .any(|example| example.command.starts_with("fibkit stat")),
-        "{examples:?}"
-    );
+    assert!(examples.iter().any(|example| example.command.starts_with("fibkit stat")), "{examples:?}");
+    // Blocks are told apart: the convert block's `head` follows its convert.
+    let head = examples.iter().find(|example| example.command.starts_with("head -3")).unwrap();
+    let convert = examples.iter().find(|example| example.command.ends_with(" l3.txt")).unwrap();
+    assert_eq!(head.block, convert.block);
     let failures = run_examples(shortened);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
