@@ -345,16 +345,17 @@ impl<A: Address> Rib<A> {
     /// (a node's `full` flag) is skipped without a look inside.
     pub fn for_each_exposed(&self, prefix: Prefix<A>, mut visit: impl FnMut(Range<A>)) {
         // The topmost node inside `prefix`: every node on the way down
-        // covers `prefix`, and the last route among them answers.
+        // covers `prefix`, and the last route among them (`prefix`'s own
+        // included) answers.
         let mut current = ROOT;
         let mut next_hop = NO_ROUTE;
         let top = loop {
             let node = &self.nodes[current as usize];
+            if node.next_hop != NO_ROUTE && node.prefix.covers(&prefix) {
+                next_hop = node.next_hop;
+            }
             if prefix.covers(&node.prefix) {
                 break Some(current);
-            }
-            if node.next_hop != NO_ROUTE {
-                next_hop = node.next_hop;
             }
             let child = node.children[prefix.addr().bit(node.prefix.prefix_len())];
             if child == NIL {
@@ -366,12 +367,6 @@ impl<A: Address> Rib<A> {
             }
             current = child;
         };
-        if let Some(top) = top.filter(|&top| self.nodes[top as usize].prefix == prefix) {
-            let own = self.nodes[top as usize].next_hop;
-            if own != NO_ROUTE {
-                next_hop = own;
-            }
-        }
         let mut cursor = Some(prefix.first());
         let mut gap = |first: A, last: A| visit(Range { first, last, next_hop });
         if let Some(top) = top {

@@ -131,7 +131,7 @@ impl Dir24Updater {
     /// `tbl24` entry holds it, and a group the block had is retired.
     fn set_block(&mut self, block: u32, next_hop: NextHop, generation: u64, bytes_written: &mut u64) {
         let old = Entry(self.fib.tbl24[block as usize].load(Ordering::Relaxed));
-        let entry = if next_hop == NO_ROUTE { Entry::INVALID } else { Entry::route(next_hop, 24) };
+        let entry = answering(next_hop, 24);
         if entry != old {
             self.fib.tbl24[block as usize].store(entry.0, Ordering::Release);
             *bytes_written += 4;
@@ -142,17 +142,17 @@ impl Dir24Updater {
     }
 
     /// The next hops of block `block` as the table holds them, into
-    /// `slots`.
+    /// `slots` (read as a lookup reads them: an entry's value, `NO_ROUTE`
+    /// for the invalid entry).
     fn read_block(&mut self, block: u32) {
-        let answer = |entry: Entry| if entry.is_valid() { entry.value() } else { NO_ROUTE };
         let entry = Entry(self.fib.tbl24[block as usize].load(Ordering::Relaxed));
         self.slots.clear();
         if entry.is_extended() {
             let start = entry.value() as usize * GROUP_ENTRIES;
             let group = &self.fib.tbl8[start..start + GROUP_ENTRIES];
-            self.slots.extend(group.iter().map(|cell| answer(Entry(cell.load(Ordering::Relaxed)))));
+            self.slots.extend(group.iter().map(|cell| Entry(cell.load(Ordering::Relaxed)).value()));
         } else {
-            self.slots.resize(GROUP_ENTRIES, answer(entry));
+            self.slots.resize(GROUP_ENTRIES, entry.value());
         }
     }
 
@@ -163,7 +163,7 @@ impl Dir24Updater {
             self.set_block(block, self.slots[0], generation, bytes_written);
             return true;
         }
-        let entry = |next_hop: NextHop| if next_hop == NO_ROUTE { Entry::INVALID } else { Entry::route(next_hop, 32) };
+        let entry = |next_hop: NextHop| answering(next_hop, 32);
         let old = Entry(self.fib.tbl24[block as usize].load(Ordering::Relaxed));
         if old.is_extended() {
             // In place, slot by slot: a lookup reads one slot.
@@ -215,6 +215,16 @@ impl Dir24Updater {
             }
         }
         partial.is_none_or(|block| self.write_block(block, generation, bytes_written))
+    }
+}
+
+/// The entry answering `next_hop` (the invalid entry for `NO_ROUTE`),
+/// written with prefix length `prefix_len` (24 in `tbl24`, 32 in groups).
+fn answering(next_hop: NextHop, prefix_len: u8) -> Entry {
+    if next_hop == NO_ROUTE {
+        Entry::INVALID
+    } else {
+        Entry::route(next_hop, prefix_len)
     }
 }
 

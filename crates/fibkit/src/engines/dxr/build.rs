@@ -154,35 +154,33 @@ impl<const K: u32> Encoder<K> {
     }
 }
 
-/// Cuts the RIB's runs over chunks `first_chunk..=last_chunk` into each
-/// chunk's fragments and calls `visit(chunk, fragments)` for every chunk in
-/// order; stops at the first error `visit` returns.
+/// Cuts the RIB's runs over the whole address space into each chunk's
+/// fragments and calls `visit(fragments)` for every chunk in order; stops
+/// at the first error `visit` returns.
 fn cut_chunks<const K: u32, E>(
     rib: &Rib4,
-    first_chunk: u32,
-    last_chunk: u32,
     fragments: &mut Vec<(u32, NextHop)>,
-    mut visit: impl FnMut(u32, &[(u32, NextHop)]) -> Result<(), E>,
+    mut visit: impl FnMut(&[(u32, NextHop)]) -> Result<(), E>,
 ) -> Result<(), E> {
     let shift = Dxr::<K>::SHIFT;
     let offset_mask = Dxr::<K>::OFFSET_MASK;
     fragments.clear();
-    let mut chunk = first_chunk;
+    let mut chunk = 0;
     let mut last_hop = NO_ROUTE;
     let mut failure = None;
-    rib.for_each_run(first_chunk << shift, last_chunk << shift | offset_mask, |start, next_hop| {
+    rib.for_each_run(0, u32::MAX, |start, next_hop| {
         if failure.is_some() {
             return;
         }
         let start_chunk = start >> shift;
         if start_chunk != chunk {
             // Finish the chunk being cut, then those inside the previous run.
-            let mut finished = visit(chunk, fragments);
-            for inside in chunk + 1..start_chunk {
+            let mut finished = visit(fragments);
+            for _ in chunk + 1..start_chunk {
                 if finished.is_err() {
                     break;
                 }
-                finished = visit(inside, &[(0, last_hop)]);
+                finished = visit(&[(0, last_hop)]);
             }
             if let Err(error) = finished {
                 failure = Some(error);
@@ -200,9 +198,9 @@ fn cut_chunks<const K: u32, E>(
     if let Some(error) = failure {
         return Err(error);
     }
-    visit(chunk, fragments)?;
-    for inside in chunk + 1..=last_chunk {
-        visit(inside, &[(0, last_hop)])?;
+    visit(fragments)?;
+    for _ in chunk + 1..1 << K {
+        visit(&[(0, last_hop)])?;
     }
     Ok(())
 }
@@ -242,7 +240,7 @@ impl<const K: u32> Builder<K> {
     /// (at least 4,096 entries) of free space for updates.
     pub(super) fn build(mut self, rib: &Rib4, slack: bool) -> Result<(Dxr<K>, Bookkeeping), BuildError> {
         let mut fragments = Vec::with_capacity(256);
-        cut_chunks::<K, _>(rib, 0, (1 << K) - 1, &mut fragments, |_, fragments| self.finish_chunk(fragments))?;
+        cut_chunks::<K, _>(rib, &mut fragments, |fragments| self.finish_chunk(fragments))?;
         debug_assert_eq!(self.direct.len(), 1 << K);
         let slack_for = |used: usize| {
             if slack {
