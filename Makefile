@@ -1,12 +1,12 @@
 # fibkit: `make bench` runs the main job and `make test` every test; both first
 # run `make setup`, which installs what they need (crates, the plot font, and a
-# Python virtualenv for the bindings).
+# Python virtualenv for the bindings and the comparisons).
 CARGO ?= cargo
 PYTHON ?= python3
 # The Python bindings' virtualenv (maturin, numpy, pytest; pytricia to compare).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench install test test-python python test-exhaustive lint
+.PHONY: setup bench bench-lookup install test test-python python test-exhaustive lint
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -19,9 +19,17 @@ setup:
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q maturin numpy pytest
 	@$(VENV)/bin/pip install -q pytricia || echo "warning: pytricia did not install: the Python tests skip their comparison with it"
+	@$(VENV)/bin/pip install -q pyasn || echo "warning: pyasn did not install: make bench-lookup needs it"
 
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench
+
+# `fibkit lookup` on 50 million random addresses against a Python loop with
+# pyasn (needs ../shared/data/routeviews-2014-05-13.ipasn.gz, or TABLE=...).
+TABLE ?= ../shared/data/routeviews-2014-05-13.ipasn.gz
+bench-lookup: setup
+	$(CARGO) build --release -p fibkit-cli
+	$(VENV)/bin/python crates/fibkit-cli/bench_lookup.py target/release/fibkit $(TABLE)
 
 # The `fibkit` command, into ~/.cargo/bin.
 install:

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use fibkit::load::{self, LoadOptions, PeerList, RouteTable};
-use fibkit::nexthop::Mapping;
 
 use crate::TableArgs;
 
@@ -52,10 +51,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
 /// is the input's (next hop, ASN) with distinct values, the next-hop index
 /// with `--nexthops N`; either way the text loads back to the same table.
 fn write_text(table: &RouteTable, out: &mut impl Write) -> io::Result<()> {
-    let value = |hop| match table.next_hops.mapping() {
-        Mapping::Distinct => table.next_hops.describe(hop),
-        Mapping::Modulo(_) => hop.to_string(),
-    };
+    let value = |hop| table.next_hops.value_text(hop).unwrap_or_default();
     writeln!(out, "# {} ({} IPv4, {} IPv6 routes), written by fibkit convert", table.name, table.v4.len(), table.v6.len())?;
     for (prefix, hop) in table.v4.iter() {
         writeln!(out, "{prefix} {}", value(hop))?;

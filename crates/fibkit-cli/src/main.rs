@@ -21,6 +21,7 @@ macro_rules! out {
 mod bench;
 mod convert;
 mod family;
+mod lookup;
 mod numbers;
 mod replay;
 mod stat;
@@ -46,6 +47,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Write a table (MRT, any input format) as `PREFIX NEXTHOP` text.
     Convert(convert::ConvertArgs),
+    /// The route of each address (arguments, files, CSV columns, stdin).
+    Lookup(lookup::LookupArgs),
 }
 
 /// Which table to load and how to map its values onto next hops.
@@ -58,7 +61,8 @@ pub struct TableArgs {
     /// Map route values onto N next hops as `value % N + 1`.
     #[arg(long, value_name = "N", value_parser = numbers::nexthops)]
     pub nexthops: Option<u32>,
-    /// Turn loader warnings (duplicates, overlaps, truncation) into errors.
+    /// Turn warnings into errors: the loader's (duplicates, overlaps,
+    /// truncation) and lookup's (a line without an address).
     #[arg(long)]
     pub strict: bool,
     /// MRT: the peer whose routes to load, by index, address or ASN (AS3356);
@@ -129,6 +133,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Convert(args) => convert::run(&args),
+        Command::Lookup(args) => lookup::run(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -5,27 +5,12 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{fibkit, text, write};
+use common::{fibkit, fibkit_with_input, text, write};
 
 const TABLE: &str = "10.0.0.0/8 1\n10.1.0.0/16 2\n10.1.2.0/24 3\n192.168.0.0/16 4\n";
-
-/// `fibkit ARGS...` with `input` on standard input, in directory `dir`.
-fn fibkit_with_input(dir: &std::path::Path, args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fibkit"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
-}
 
 /// Asserts that `output` is a failure without a panic, its stderr holding
 /// `expected`.

@@ -60,6 +60,7 @@
 #![deny(missing_docs)]
 
 mod base;
+pub mod compiled;
 pub mod engines;
 pub mod error;
 pub mod fib;

@@ -164,6 +164,17 @@ impl NextHopTable {
         }
     }
 
+    /// The value of a route whose next hop is `hop`, as text that loads
+    /// back to the same table: the input's label with `Distinct`, the index
+    /// itself with `Modulo`; `None` for [`NO_ROUTE`] and for an index no
+    /// label maps to.
+    pub fn value_text(&self, hop: NextHop) -> Option<String> {
+        match self.mapping {
+            Mapping::Distinct => self.label(hop).map(|label| label.to_string()),
+            Mapping::Modulo(n) => (hop != NO_ROUTE && hop <= n).then(|| hop.to_string()),
+        }
+    }
+
     /// What index `hop` stands for, for display: the input's label with
     /// `Distinct`, the index itself with `Modulo`.
     pub fn describe(&self, hop: NextHop) -> String {
@@ -190,6 +201,7 @@ mod tests {
         assert_eq!(table.len(), 2);
         assert_eq!(table.describe(2), "3356");
         assert_eq!(table.describe(NO_ROUTE), "none");
+        assert_eq!(table.value_text(2).as_deref(), Some("3356"));
     }
 
     #[test]
@@ -200,6 +212,7 @@ mod tests {
         assert_eq!(table.intern(Label::Number(478)), 1);
         assert_eq!(table.len(), 2);
         assert_eq!(table.max_index(), 239);
+        assert_eq!(table.value_text(1).as_deref(), Some("1"));
         let addr = Label::Addr("195.66.226.74".parse().unwrap());
         assert_eq!(table.intern(addr), (0xc342_e24au64 % 239) as u32 + 1);
     }
@@ -217,6 +230,8 @@ mod tests {
             }
             assert_eq!(table.label_for(NO_ROUTE), None);
             assert_eq!(table.label_for(table.max_index() + 1), None);
+            assert_eq!(table.value_text(NO_ROUTE), None);
+            assert_eq!(table.value_text(table.max_index() + 1), None);
         }
     }
 }

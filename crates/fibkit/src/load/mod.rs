@@ -97,6 +97,7 @@ use crate::addr::{Address, Family};
 use crate::rib::{Rib, Rib4, Rib6};
 pub(crate) use compressed::{decompress, Decompressed};
 
+mod address_text;
 mod compressed;
 mod keys;
 pub mod mrt;
@@ -106,6 +107,7 @@ pub mod synthetic;
 mod text;
 pub mod updates;
 
+pub use address_text::{parse_address, parse_address_in, AddressError, AnyAddr};
 pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for};
 pub use text::parse_value;
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};

@@ -1,0 +1,326 @@
+//! One block of input lines, answered: the fields parsed, every address of
+//! the block looked up in one batch per family, and the output lines
+//! written in input order. Blocks are independent, so the threads of
+//! `fibkit lookup` answer them in parallel.
+//!
+//! ```text
+//!  block (complete lines) --parse--> keys4 | keys6 + one Row per line
+//!                         --lookup_batch per family--> answers4 | answers6
+//!                         --format each Row in order--> output bytes
+//! ```
+
+use std::io::Write;
+use std::ops::Range;
+
+use fibkit::compiled::{CompiledFamily, CompiledTable};
+use fibkit::load::{parse_address_in, AnyAddr};
+use fibkit::{Address, NextHop, Prefix, NO_ROUTE};
+
+use super::fields::field_at;
+use super::{Format, Layout, Values};
+
+/// What answers a block needs besides the block.
+pub struct Context<'a> {
+    pub table: &'a CompiledTable,
+    pub values: &'a Values,
+    pub layout: Layout,
+    pub format: Format,
+    /// Whether to write the matched prefix and its length.
+    pub prefix: bool,
+}
+
+/// A line that holds no address, and why.
+#[derive(Debug)]
+pub struct Problem {
+    /// Its line number in the source (1-based).
+    pub line: u64,
+    /// The field (or line) as it stands.
+    pub text: String,
+    /// Why it is not an address.
+    pub reason: String,
+}
+
+/// A block answered.
+#[derive(Debug, Default)]
+pub struct Answered {
+    /// The output lines.
+    pub output: Vec<u8>,
+    /// Lines skipped because they hold no address.
+    pub problems: Vec<Problem>,
+    /// IPv4 and IPv6 addresses answered.
+    pub counts: [u64; 2],
+    /// Addresses without a route.
+    pub unrouted: u64,
+}
+
+/// A line with an address: where the line and the field (white space
+/// trimmed) are in the block, and which key it became (`V6_BIT` set: an
+/// IPv6 key).
+struct Row {
+    line: (u32, u32),
+    field: (u32, u32),
+    key: u32,
+}
+
+const V6_BIT: u32 = 1 << 31;
+
+/// Answers the complete lines of `block`, the first being line
+/// `first_line` of its source.
+pub fn answer(block: &[u8], first_line: u64, context: &Context<'_>) -> Answered {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("ssse3") {
+        // SAFETY: the CPU has SSSE3 (checked).
+        return unsafe { answer_ssse3(block, first_line, context) };
+    }
+    answer_lines(block, first_line, context)
+}
+
+/// [`answer_lines`] compiled for SSSE3, so that the address parser's SSSE3
+/// octet reader inlines into the loop over the lines.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+fn answer_ssse3(block: &[u8], first_line: u64, context: &Context<'_>) -> Answered {
+    answer_lines(block, first_line, context)
+}
+
+#[inline(always)]
+fn answer_lines(block: &[u8], first_line: u64, context: &Context<'_>) -> Answered {
+    let mut answered = Answered { output: Vec::with_capacity(block.len() * 2 + 4096), ..Answered::default() };
+    let mut rows = Vec::with_capacity(block.len() / 12);
+    let mut keys4 = Vec::with_capacity(block.len() / 12);
+    let mut keys6 = Vec::new();
+    let breaks = memchr::memchr_iter(b'\n', block).chain((block.last() != Some(&b'\n')).then_some(block.len()));
+    let mut start = 0;
+    for (line_number, end) in (first_line..).zip(breaks) {
+        let line_end = if end > start && block[end - 1] == b'\r' { end - 1 } else { end };
+        let line = start..line_end;
+        start = end + 1;
+        let field = match context.layout {
+            Layout::Lines => Ok(trimmed(block, line.clone())),
+            Layout::Column { index, delimiter } => field_at(&block[line.clone()], delimiter, index)
+                .map(|(from, to)| trimmed(block, line.start + from..line.start + to)),
+        };
+        let parsed = field.map_err(|error| error.to_string()).and_then(|field| {
+            parse_address_in(block, field.clone()).map(|addr| (field, addr)).map_err(|error| error.to_string())
+        });
+        match parsed {
+            Ok((field, addr)) => {
+                let key = match addr {
+                    AnyAddr::V4(addr) => push(&mut keys4, addr),
+                    AnyAddr::V6(addr) => push(&mut keys6, addr) | V6_BIT,
+                };
+                let line = (line.start as u32, line.end as u32);
+                rows.push(Row { line, field: (field.start as u32, field.end as u32), key });
+            }
+            Err(_) if block[line.clone()].trim_ascii().is_empty() => {}
+            Err(reason) => {
+                let text = String::from_utf8_lossy(&block[line]).into_owned();
+                answered.problems.push(Problem { line: line_number, text, reason });
+            }
+        }
+    }
+    let answers4 = lookup_all(context.table.family_fib::<u32>(), &keys4);
+    let answers6 = lookup_all(context.table.family_fib::<u128>(), &keys6);
+    answered.counts = [keys4.len() as u64, keys6.len() as u64];
+    let mut writer = Writer { context, out: &mut answered.output, unrouted: 0 };
+    for row in &rows {
+        let index = (row.key & !V6_BIT) as usize;
+        if row.key & V6_BIT == 0 {
+            writer.row(block, row, context.table.family_fib::<u32>(), answers4[index]);
+        } else {
+            writer.row(block, row, context.table.family_fib::<u128>(), answers6[index]);
+        }
+    }
+    answered.unrouted = writer.unrouted;
+    answered
+}
+
+/// Appends `key` and returns its index.
+fn push<A>(keys: &mut Vec<A>, key: A) -> u32 {
+    keys.push(key);
+    (keys.len() - 1) as u32
+}
+
+/// `field` without the white space around it.
+#[inline]
+fn trimmed(block: &[u8], field: Range<usize>) -> Range<usize> {
+    let text = &block[field.clone()];
+    let lead = text.len() - text.trim_ascii_start().len();
+    let trail = text.len() - text.trim_ascii_end().len();
+    field.start + lead..(field.end - trail).max(field.start + lead)
+}
+
+/// Appends `source[range]` to `out`; a short piece with 16 bytes readable
+/// in `source` and 16 free in `out` goes as one 16-byte copy, not a call.
+#[inline(always)]
+pub fn append(out: &mut Vec<u8>, source: &[u8], range: Range<usize>) {
+    let len = range.len();
+    if len <= 16 && range.start + 16 <= source.len() && out.capacity() - out.len() >= 16 {
+        // SAFETY: source[range.start..range.start + 16] is in bounds (checked),
+        // and out has 16 bytes of spare capacity (checked); only the first
+        // `len` of them become part of `out`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(source.as_ptr().add(range.start), out.as_mut_ptr().add(out.len()), 16);
+            out.set_len(out.len() + len);
+        }
+    } else {
+        out.extend_from_slice(&source[range]);
+    }
+}
+
+/// The answers for `keys` (all [`NO_ROUTE`] in a family without routes).
+fn lookup_all<A: Address>(family: Option<&CompiledFamily<A>>, keys: &[A]) -> Vec<u32> {
+    let mut answers = vec![NO_ROUTE; keys.len()];
+    if let Some(family) = family {
+        family.lookup_batch(keys, &mut answers);
+    }
+    answers
+}
+
+/// Appends `prefix` as `ADDRESS/LENGTH`: an IPv4 prefix octet by octet
+/// (no allocation: `--prefix` writes one a line), IPv6 as the standard
+/// library writes it.
+fn write_prefix<A: Address>(prefix: Prefix<A>, out: &mut Vec<u8>) {
+    if A::BITS == 32 {
+        let addr = prefix.addr().to_u128() as u32;
+        for (index, octet) in addr.to_be_bytes().into_iter().enumerate() {
+            if index > 0 {
+                out.push(b'.');
+            }
+            super::write_decimal(u32::from(octet), out);
+        }
+    } else {
+        let _ = write!(out, "{}", std::net::Ipv6Addr::from(prefix.addr().to_u128()));
+    }
+    out.push(b'/');
+    super::write_decimal(u32::from(prefix.prefix_len()), out);
+}
+
+/// Formats rows into a block's output.
+struct Writer<'a, 'b> {
+    context: &'a Context<'a>,
+    out: &'b mut Vec<u8>,
+    unrouted: u64,
+}
+
+impl Writer<'_, '_> {
+    fn row<A: Address>(&mut self, block: &[u8], row: &Row, family: Option<&CompiledFamily<A>>, answer: u32) {
+        let hop = family.map_or(NO_ROUTE, |family| family.next_hop(answer));
+        self.unrouted += u64::from(hop == NO_ROUTE);
+        let route = if self.context.prefix { family.and_then(|family| family.route(answer)) } else { None };
+        self.out.reserve(128);
+        let field = row.field.0 as usize..row.field.1 as usize;
+        let separator = match (self.context.format, self.context.layout) {
+            (Format::Text, _) => b'\t',
+            (Format::Csv, Layout::Column { delimiter, .. }) => delimiter,
+            (Format::Csv, Layout::Lines) => b',',
+            (Format::Json, _) => return self.json(&block[field], hop, route),
+        };
+        match (self.context.format, self.context.layout) {
+            (Format::Csv, Layout::Column { .. }) => append(self.out, block, row.line.0 as usize..row.line.1 as usize),
+            _ => append(self.out, block, field),
+        }
+        self.out.push(separator);
+        self.context.values.write_text(hop, self.out);
+        if self.context.prefix {
+            self.out.push(separator);
+            if let Some((prefix, _)) = route {
+                write_prefix(prefix, self.out);
+            }
+            if self.context.format == Format::Csv {
+                self.out.push(separator);
+                if let Some((prefix, _)) = route {
+                    super::write_decimal(u32::from(prefix.prefix_len()), self.out);
+                }
+            }
+        }
+        self.out.push(b'\n');
+    }
+
+    /// One JSON object: a valid address needs no escaping.
+    fn json<A: Address>(&mut self, field: &[u8], hop: NextHop, route: Option<(Prefix<A>, NextHop)>) {
+        self.out.extend_from_slice(b"{\"address\":\"");
+        self.out.extend_from_slice(field);
+        self.out.extend_from_slice(b"\",\"value\":");
+        self.context.values.write_json(hop, self.out);
+        if self.context.prefix {
+            match route {
+                Some((prefix, _)) => {
+                    self.out.extend_from_slice(b",\"prefix\":\"");
+                    write_prefix(prefix, self.out);
+                    self.out.extend_from_slice(b"\",\"prefix_len\":");
+                    super::write_decimal(u32::from(prefix.prefix_len()), self.out);
+                }
+                None => self.out.extend_from_slice(b",\"prefix\":null,\"prefix_len\":null"),
+            }
+        }
+        self.out.extend_from_slice(b"}\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lookup::Values;
+    use fibkit::compiled::CompileOptions;
+    use fibkit::load::RouteTable;
+    use fibkit::nexthop::{Label, Mapping};
+    use fibkit::random::XorShift32;
+
+    fn table() -> CompiledTable {
+        let mut routes = RouteTable::new("t", Mapping::Distinct);
+        let hop = routes.next_hops.intern(Label::Number(64500));
+        routes.v4.insert("10.0.0.0/8".parse().unwrap(), hop);
+        let hop = routes.next_hops.intern(Label::Addr("2001:db8::9".parse().unwrap()));
+        routes.v6.insert("2001:db8::/32".parse().unwrap(), hop);
+        CompiledTable::build(routes, &CompileOptions { engines: Vec::new(), prefixes: true }).unwrap()
+    }
+
+    #[test]
+    fn every_line_is_answered_skipped_as_blank_or_reported_whatever_its_bytes() {
+        let table = table();
+        let values = Values::new(&table).unwrap();
+        let alphabet = b"0123456789.:,\"\t \r\nabcdef/\xff";
+        let mut random = XorShift32::new(9);
+        for round in 0..3000 {
+            let len = (random.next() % 200) as usize;
+            let block: Vec<u8> = (0..len).map(|_| alphabet[random.next() as usize % alphabet.len()]).collect();
+            let layout = match round % 3 {
+                0 => Layout::Lines,
+                1 => Layout::Column { index: 1, delimiter: b',' },
+                _ => Layout::Column { index: 0, delimiter: b'\t' },
+            };
+            for format in [Format::Text, Format::Csv, Format::Json] {
+                let context = Context { table: &table, values: &values, layout, format, prefix: round % 2 == 0 };
+                let answered = answer(&block, 1, &context);
+                let lines = block.split(|&byte| byte == b'\n').count() - usize::from(block.ends_with(b"\n"));
+                let blank = block.split(|&byte| byte == b'\n').take(lines).filter(|line| line.trim_ascii().is_empty());
+                let written = answered.output.iter().filter(|&&byte| byte == b'\n').count();
+                let shown = String::from_utf8_lossy(&block);
+                assert_eq!(written + answered.problems.len() + blank.count(), lines, "{shown:?}");
+                assert_eq!(written as u64, answered.counts[0] + answered.counts[1]);
+                assert!(answered.problems.iter().all(|problem| (1..=lines as u64).contains(&problem.line)));
+            }
+        }
+    }
+
+    #[test]
+    fn values_prefixes_and_json_are_written_as_documented() {
+        let table = table();
+        let values = Values::new(&table).unwrap();
+        let block = b"10.1.2.3\n 2001:db8::1\r\n11.0.0.0\n";
+        let (layout, format) = (Layout::Lines, Format::Json);
+        let context = Context { table: &table, values: &values, layout, format, prefix: true };
+        let answered = answer(block, 1, &context);
+        let expected = "{\"address\":\"10.1.2.3\",\"value\":64500,\"prefix\":\"10.0.0.0/8\",\"prefix_len\":8}\n\
+                        {\"address\":\"2001:db8::1\",\"value\":\"2001:db8::9\",\
+                        \"prefix\":\"2001:db8::/32\",\"prefix_len\":32}\n\
+                        {\"address\":\"11.0.0.0\",\"value\":null,\"prefix\":null,\"prefix_len\":null}\n";
+        assert_eq!(String::from_utf8(answered.output).unwrap(), expected);
+        assert_eq!((answered.counts, answered.unrouted), ([2, 1], 1));
+        let context = Context { format: Format::Text, ..context };
+        let answered = answer(block, 1, &context);
+        let expected = "10.1.2.3\t64500\t10.0.0.0/8\n2001:db8::1\t2001:db8::9\t2001:db8::/32\n11.0.0.0\t\t\n";
+        assert_eq!(String::from_utf8(answered.output).unwrap(), expected);
+    }
+}

@@ -1,0 +1,243 @@
+//! A routing table compiled for answering addresses of both families: what
+//! `fibkit lookup` (and a data pipeline) holds.
+//!
+//! ```text
+//!  CompiledTable
+//!   +-- v4: CompiledFamily<u32>   engine (d18r by default) over the IPv4 RIB
+//!   +-- v6: CompiledFamily<u128>  engine (poptrie18 by default) over the IPv6 RIB
+//!   +-- next_hops: NextHopTable   next hop -> the input's value (an ASN, an address)
+//!
+//!  CompiledFamily without prefixes:  fib answers next hops
+//!  CompiledFamily with prefixes:     fib answers route numbers n (1-based);
+//!                                    routes[n - 1] = (prefix, next hop)
+//! ```
+//!
+//! Answering the matched prefix costs no second lookup: the FIB is built
+//! over a copy of the RIB whose values are route numbers, so one lookup
+//! gives the route, and the route gives prefix and next hop. The FIB is
+//! then larger (neighbouring prefixes with one next hop no longer merge).
+
+use std::any::Any;
+
+use crate::addr::{Address, Family, Prefix};
+use crate::error::{BuildError, UnknownEngine};
+use crate::fib::{BuildOptions, Fib};
+use crate::load::RouteTable;
+use crate::nexthop::NextHopTable;
+use crate::registry::{self, Engine};
+use crate::rib::Rib;
+use crate::{NextHop, NO_ROUTE};
+
+/// The engine a family gets when none of those asked for serves it.
+pub fn default_engine(family: Family) -> &'static str {
+    match family {
+        Family::Ipv4 => "d18r",
+        Family::Ipv6 => "poptrie18",
+    }
+}
+
+/// A route: its prefix and next hop.
+pub type Route<A> = (Prefix<A>, NextHop);
+
+/// One family's FIB, and its routes when it answers prefixes.
+pub struct CompiledFamily<A: Address> {
+    fib: Box<dyn Fib<A>>,
+    /// With prefixes: route `n` is `routes[n - 1]`, and `fib` answers `n`.
+    routes: Option<Box<[Route<A>]>>,
+}
+
+impl<A: Address> CompiledFamily<A> {
+    /// Builds `engine` over `rib`, whose next hops go up to `max_next_hop`;
+    /// with `prefixes`, over the route numbers (see the module docs).
+    ///
+    /// # Errors
+    /// The engine's [`BuildError`]s (a route count beyond its next-hop
+    /// limit among them, with `prefixes`).
+    pub fn build(engine: &Engine, rib: &Rib<A>, max_next_hop: NextHop, prefixes: bool) -> Result<Self, BuildError> {
+        if !prefixes {
+            let fib = engine.build(rib, &BuildOptions { max_next_hop })?;
+            return Ok(CompiledFamily { fib, routes: None });
+        }
+        let routes: Box<[Route<A>]> = rib.iter().collect();
+        let mut numbered = Rib::new();
+        for (number, &(prefix, _)) in (1..).zip(routes.iter()) {
+            numbered.insert(prefix, number);
+        }
+        let max_next_hop = NextHop::try_from(routes.len()).unwrap_or(NextHop::MAX);
+        let fib = engine.build(&numbered, &BuildOptions { max_next_hop })?;
+        Ok(CompiledFamily { fib, routes: Some(routes) })
+    }
+
+    /// The FIB (answering next hops, or route numbers with prefixes).
+    pub fn fib(&self) -> &dyn Fib<A> {
+        self.fib.as_ref()
+    }
+
+    /// Whether it answers prefixes ([`CompiledFamily::route`]).
+    pub fn has_prefixes(&self) -> bool {
+        self.routes.is_some()
+    }
+
+    /// Looks up every key: `out[i]` gets the answer for `keys[i]`, to read
+    /// with [`CompiledFamily::next_hop`] and [`CompiledFamily::route`].
+    ///
+    /// # Panics
+    /// If `out` is shorter than `keys`.
+    pub fn lookup_batch(&self, keys: &[A], out: &mut [u32]) {
+        self.fib.lookup_batch(keys, out);
+    }
+
+    /// The next hop of an answer ([`NO_ROUTE`] for none).
+    #[inline]
+    pub fn next_hop(&self, answer: u32) -> NextHop {
+        match &self.routes {
+            None => answer,
+            Some(_) => self.route(answer).map_or(NO_ROUTE, |(_, next_hop)| next_hop),
+        }
+    }
+
+    /// The matched route of an answer: `None` for no route, and always
+    /// without prefixes.
+    #[inline]
+    pub fn route(&self, answer: u32) -> Option<Route<A>> {
+        let index = (answer as usize).checked_sub(1)?;
+        self.routes.as_ref()?.get(index).copied()
+    }
+
+    /// The next hop of `addr`.
+    pub fn lookup(&self, addr: A) -> NextHop {
+        self.next_hop(self.fib.lookup(addr))
+    }
+}
+
+/// A routing table's FIBs for both families and its values.
+pub struct CompiledTable {
+    /// The table's name (its file's).
+    pub name: String,
+    /// The IPv4 FIB; `None` if the table has no IPv4 route.
+    pub v4: Option<CompiledFamily<u32>>,
+    /// The IPv6 FIB; `None` if the table has no IPv6 route.
+    pub v6: Option<CompiledFamily<u128>>,
+    /// What each next hop stands for.
+    pub next_hops: NextHopTable,
+}
+
+/// How to compile a table.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Engine names: each family gets the first one serving it, or
+    /// [`default_engine`].
+    pub engines: Vec<String>,
+    /// Whether lookups answer the matched prefix.
+    pub prefixes: bool,
+}
+
+impl CompileOptions {
+    /// The engine family `A` gets.
+    ///
+    /// # Errors
+    /// [`UnknownEngine`] for a name the registry does not have (whatever
+    /// the family).
+    pub fn engine<A: Address>(&self) -> Result<&'static Engine, UnknownEngine> {
+        let mut chosen = None;
+        for name in &self.engines {
+            let engine = registry::find_any(name)?;
+            if chosen.is_none() && engine.serves(A::FAMILY) {
+                chosen = Some(engine);
+            }
+        }
+        chosen.map_or_else(|| registry::resolve::<A>(default_engine(A::FAMILY)), Ok)
+    }
+}
+
+impl CompiledTable {
+    /// Compiles `table` (a family without routes gets no FIB).
+    ///
+    /// # Errors
+    /// An unknown engine name, or the engine's [`BuildError`].
+    pub fn build(table: RouteTable, options: &CompileOptions) -> Result<Self, BuildError> {
+        let max_next_hop = table.next_hops.max_index();
+        let v4 = Self::family(&table, options, max_next_hop)?;
+        let v6 = Self::family(&table, options, max_next_hop)?;
+        Ok(CompiledTable { name: table.name, v4, v6, next_hops: table.next_hops })
+    }
+
+    fn family<A: Address>(
+        table: &RouteTable,
+        options: &CompileOptions,
+        max_next_hop: NextHop,
+    ) -> Result<Option<CompiledFamily<A>>, BuildError> {
+        let engine = options.engine::<A>()?;
+        let rib = table.rib::<A>();
+        if rib.is_empty() {
+            return Ok(None);
+        }
+        CompiledFamily::build(engine, rib, max_next_hop, options.prefixes).map(Some)
+    }
+
+    /// The FIB of family `A`, if the table has routes of it.
+    pub fn family_fib<A: Address>(&self) -> Option<&CompiledFamily<A>> {
+        let family: &dyn Any = match A::FAMILY {
+            Family::Ipv4 => &self.v4,
+            Family::Ipv6 => &self.v6,
+        };
+        family.downcast_ref::<Option<CompiledFamily<A>>>()?.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nexthop::{Label, Mapping};
+
+    fn table() -> RouteTable {
+        let mut table = RouteTable::new("test", Mapping::Distinct);
+        for (prefix, asn) in [("10.0.0.0/8", 64500), ("10.1.0.0/16", 64501), ("10.1.2.0/24", 64500)] {
+            let hop = table.next_hops.intern(Label::Number(asn));
+            table.v4.insert(prefix.parse().unwrap(), hop);
+        }
+        let hop = table.next_hops.intern(Label::Number(64502));
+        table.v6.insert("2001:db8::/32".parse().unwrap(), hop);
+        table
+    }
+
+    #[test]
+    fn both_families_answer_next_hops_and_prefixes_when_asked() {
+        for prefixes in [false, true] {
+            let engines = vec!["d16r".to_string()];
+            let compiled = CompiledTable::build(table(), &CompileOptions { engines, prefixes }).unwrap();
+            let v4 = compiled.family_fib::<u32>().unwrap();
+            assert_eq!(v4.fib().name(), "d16r");
+            assert_eq!(compiled.family_fib::<u128>().unwrap().fib().name(), "poptrie18");
+            let keys = [0x0a01_0203, 0x0a01_0303, 0x0a02_0000, 0x0b00_0000];
+            let mut answers = [0; 4];
+            v4.lookup_batch(&keys, &mut answers);
+            let hops: Vec<NextHop> = answers.iter().map(|&answer| v4.next_hop(answer)).collect();
+            assert_eq!(hops, [1, 2, 1, NO_ROUTE]);
+            assert_eq!(keys.map(|key| v4.lookup(key)), [1, 2, 1, NO_ROUTE]);
+            let matched: Vec<Option<String>> =
+                answers.iter().map(|&answer| v4.route(answer).map(|(prefix, _)| prefix.to_string())).collect();
+            let expected = [Some("10.1.2.0/24"), Some("10.1.0.0/16"), Some("10.0.0.0/8"), None];
+            if prefixes {
+                assert_eq!(matched, expected.map(|prefix| prefix.map(String::from)));
+            } else {
+                assert!(matched.iter().all(Option::is_none));
+            }
+            assert_eq!(compiled.family_fib::<u128>().unwrap().lookup(0x2001_0db8 << 96), 3);
+        }
+    }
+
+    #[test]
+    fn engines_are_chosen_per_family_and_unknown_names_refused() {
+        let options = CompileOptions { engines: vec!["poptrie16".into(), "d16r".into()], prefixes: false };
+        assert_eq!(options.engine::<u32>().unwrap().name, "poptrie16");
+        assert_eq!(options.engine::<u128>().unwrap().name, "poptrie16");
+        let options = CompileOptions { engines: vec!["d16r6".into()], prefixes: false };
+        assert_eq!(options.engine::<u32>().unwrap().name, "d18r");
+        let options = CompileOptions { engines: vec!["nonesuch".into()], prefixes: false };
+        assert!(CompiledTable::build(table(), &options).is_err());
+        let mut empty = table();
+        empty.v6 = Rib::new();
+        assert!(CompiledTable::build(empty, &CompileOptions::default()).unwrap().v6.is_none());
+    }
+}
