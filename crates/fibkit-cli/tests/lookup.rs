@@ -188,13 +188,24 @@ fn lines_without_an_address_are_named_and_skipped_or_fatal_under_strict() {
 }
 
 #[test]
-fn addresses_as_arguments_answer_in_their_order() {
+fn addresses_as_arguments_and_in_compressed_files_answer_in_their_order() {
     let dir = tempfile::tempdir().unwrap();
     let table = write(dir.path(), "table.txt", TABLE);
     let keys = write(dir.path(), "keys.txt", "10.1.0.1\n");
     let args = ["lookup", table.to_str().unwrap(), "2001:db8::1", keys.to_str().unwrap(), "10.200.0.0", "11.0.0.0"];
     let output = fibkit(&args);
     assert_eq!(text(&output).0, "2001:db8::1\t64502\n10.1.0.1\t64501\n10.200.0.0\t64500\n11.0.0.0\t\n");
+    let mut compressed = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut compressed, b"10.1.0.1\n2001:db8::2\n").unwrap();
+    let gzipped = dir.path().join("keys.txt.gz");
+    std::fs::write(&gzipped, compressed.finish().unwrap()).unwrap();
+    let output = fibkit(&["lookup", table.to_str().unwrap(), gzipped.to_str().unwrap()]);
+    assert_eq!(text(&output).0, "10.1.0.1\t64501\n2001:db8::2\t64502\n");
+    let bytes = std::fs::read(&gzipped).unwrap();
+    std::fs::write(&gzipped, &bytes[..bytes.len() - 6]).unwrap();
+    let output = fibkit(&["lookup", table.to_str().unwrap(), gzipped.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "a cut gzip file is an error");
+    assert!(text(&output).1.contains("keys.txt.gz"), "{}", text(&output).1);
     let output = fibkit(&["lookup", table.to_str().unwrap(), "10.1.0.1", "--nexthops", "7", "--format", "json"]);
     assert_eq!(text(&output).0, format!("{{\"address\":\"10.1.0.1\",\"value\":{}}}\n", 64501 % 7 + 1));
 }

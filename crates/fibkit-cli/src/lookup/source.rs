@@ -1,12 +1,13 @@
 //! Where `fibkit lookup` reads addresses: its arguments, files and standard
-//! input, each cut into blocks of whole lines.
+//! input (gzip or bzip2 compressed or not), each cut into blocks of whole
+//! lines.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, BufReader, Read};
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context as _, Result};
-use fibkit::load::parse_address;
+use fibkit::load::{decompressing_reader, parse_address};
 
 use super::fields::{all_fields, detect_delimiter, field_at};
 use super::Layout;
@@ -89,10 +90,14 @@ impl SourceReader {
             Source::Arguments(addresses) => {
                 ("arguments".to_string(), Box::new(io::Cursor::new(addresses.join("\n").into_bytes())))
             }
-            Source::Stdin => ("standard input".to_string(), Box::new(io::stdin())),
+            Source::Stdin => {
+                let input = decompressing_reader(BufReader::with_capacity(BLOCK, io::stdin()));
+                ("standard input".to_string(), input.context("reading standard input")?)
+            }
             Source::File(path) => {
                 let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-                (path.display().to_string(), Box::new(file))
+                let input = decompressing_reader(BufReader::with_capacity(BLOCK, file));
+                (path.display().to_string(), input.with_context(|| format!("reading {}", path.display()))?)
             }
         };
         Ok(SourceReader { name, input, carry: Vec::new(), pending: None, next_line: 1, eof: false, header: None })

@@ -1,4 +1,5 @@
-//! gzip and bzip2 input, detected by magic bytes and decompressed whole.
+//! gzip and bzip2 input, detected by magic bytes and decompressed whole (or
+//! as a stream: [`decompressing_reader`]).
 //!
 //! What can happen after the last byte of a compressed stream, and what the
 //! loaders make of it:
@@ -13,7 +14,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::io::Read;
+use std::io::{self, BufRead, Read};
 use std::path::Path;
 
 use super::{LoadError, Position};
@@ -34,6 +35,22 @@ impl Compression {
             _ => Compression::None,
         }
     }
+}
+
+/// `input` as it reads decompressed: gzip and bzip2 (every member of a
+/// multi-member file) detected by their magic bytes, anything else as it
+/// is. For input read as a stream (`fibkit lookup`'s addresses), where
+/// [`decompress`] reads a whole file; a damaged or truncated stream is a
+/// read error there.
+///
+/// # Errors
+/// A read error while looking at the first bytes.
+pub fn decompressing_reader<R: BufRead + Send + 'static>(mut input: R) -> io::Result<Box<dyn Read + Send>> {
+    Ok(match Compression::detect(input.fill_buf()?) {
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(input)),
+        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(input)),
+        Compression::None => Box::new(input),
+    })
 }
 
 /// A file's bytes after decompression.

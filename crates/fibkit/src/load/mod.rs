@@ -108,6 +108,7 @@ mod text;
 pub mod updates;
 
 pub use address_text::{parse_address, parse_address_in, AddressError, AnyAddr};
+pub use compressed::decompressing_reader;
 pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for};
 pub use text::parse_value;
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
