@@ -16,6 +16,7 @@
 
 mod arrays;
 mod convert;
+mod text;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -464,6 +465,7 @@ fn _fibkit(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyFib6>()?;
     module.add_function(wrap_pyfunction!(engines, module)?)?;
     module.add_function(wrap_pyfunction!(engines6, module)?)?;
+    module.add_function(wrap_pyfunction!(text::parse_addresses, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -200,3 +200,44 @@ def test_linx_ipv6_table_agrees_with_the_radix_reference():
     keys[:, 0] = 0x20 | (keys[:, 0] & 0x1F)  # inside 2000::/3, where routes are
     assert np.array_equal(fib.lookup_batch(keys), radix.lookup_batch(keys))
     assert np.count_nonzero(fib.lookup_batch(keys)) > 0
+
+
+def test_address_strings_parse_in_every_container_as_ipaddress_reads_them():
+    rng = random.Random(19)
+    v4 = [str(ipaddress.IPv4Address(rng.getrandbits(32) >> rng.randint(0, 32))) for _ in range(20000)]
+    v6 = [str(ipaddress.IPv6Address(rng.getrandbits(128) >> rng.randint(0, 128))) for _ in range(5000)]
+    expected4 = [int(ipaddress.IPv4Address(addr)) for addr in v4]
+    expected6 = [ipaddress.IPv6Address(addr).packed for addr in v6]
+    for container in (list, np.array, lambda addrs: np.array(addrs, dtype=object),
+                      lambda addrs: np.array([addr.encode() for addr in addrs]), tuple, iter):
+        assert fibkit.ipv4_array(container(v4)).tolist() == expected4
+        assert [row.tobytes() for row in fibkit.ipv6_array(container(v6))] == expected6
+    assert fibkit.ipv4_array(np.array(v4[:100]).reshape(10, 10)).tolist() == expected4[:100]
+    assert fibkit.ipv4_array(np.array(v4[:100])[::-3]).tolist() == expected4[:100][::-3]
+    assert fibkit.ipv4_array(np.array(v4[:50], dtype=">U15")).tolist() == expected4[:50]
+    assert fibkit.ipv4_array([" 10.0.0.1\r", "::ffff:10.0.0.2"]).tolist() == [0x0A000001, 0x0A000002]
+    assert fibkit.ipv4_array(["10.0.0.1", 167772162]).tolist() == [0x0A000001, 0x0A000002]
+    assert fibkit.ipv4_array([]).tolist() == []
+    assert fibkit.ipv6_array(np.array([], dtype=str)).shape == (0, 16)
+
+
+def test_bad_address_strings_name_their_index_and_the_reason():
+    cases = [
+        (fibkit.ipv4_array, ["10.0.0.1", "10.0.0.256"], r"addrs\[1\]: \"10.0.0.256\": not an IPv4 or IPv6 address"),
+        (fibkit.ipv4_array, ["010.0.0.1"], r"addrs\[0\]: \"010.0.0.1\": an octet has a leading zero"),
+        (fibkit.ipv4_array, ["10.0.0.1", "2001:db8::1"], r"addrs\[1\]: .*an IPv6 address \(ipv6_array takes it\)"),
+        (fibkit.ipv6_array, ["10.0.0.1"], r"addrs\[0\]: .*an IPv4 address \(ipv4_array takes it\)"),
+        (fibkit.ipv4_array, ["", "1.2.3.4"], r"addrs\[0\]: \"\": no address"),
+        (fibkit.ipv4_array, ["1.2.3.4", "ñ.1.1.1"], r"addrs\[1\]: \"ñ.1.1.1\": not an IPv4"),
+        (fibkit.ipv4_array, ["1" * 100], r"addrs\[0\]: \"1{60}\.\.\. \(100 bytes\)\": not an IPv4"),
+    ]
+    for parse, addrs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            parse(addrs)
+    assert fibkit.ipv4_array(["1.2.3.4" + " " * 100]).tolist() == [0x01020304]
+    with pytest.raises(ValueError, match="family must be 4 or 6"):
+        fibkit.parse_addresses(np.zeros((1, 4), dtype=np.uint32), 5)
+    with pytest.raises(TypeError, match=r"addrs\[1\] is not a str"):
+        fibkit.parse_addresses(["1.2.3.4", 5], 4)
+    with pytest.raises(TypeError, match="uint32 or uint8"):
+        fibkit.parse_addresses(np.zeros((1, 4), dtype=np.int16), 4)

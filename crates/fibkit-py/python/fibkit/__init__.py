@@ -15,17 +15,75 @@ import ipaddress
 
 import numpy as np
 
-from ._fibkit import Fib, Fib6, __version__, engines, engines6
+from ._fibkit import Fib, Fib6, __version__, engines, engines6, parse_addresses
 
 __all__ = ["Fib", "Fib6", "engines", "engines6", "ipv4_array", "ipv6_array", "__version__"]
 
 
 def ipv4_array(addrs):
-    """A uint32 array of IPv4 addresses given as strings or ints."""
+    """A uint32 array of IPv4 addresses given as strings or ints.
+
+    Strings (a numpy ``str`` or ``bytes`` array, a list, a pandas Series of
+    str) are parsed in Rust with the GIL released: dotted quads, and
+    IPv4-mapped IPv6 (``::ffff:192.0.2.1``); spaces around an address are
+    ignored, an octet with a leading zero is refused. A string that is not
+    an IPv4 address is a ``ValueError`` naming its index.
+
+    >>> ipv4_array(["192.0.2.1", " 10.0.0.1", "::ffff:1.2.3.4"]).tolist()
+    [3221225985, 167772161, 16909060]
+    """
+    addrs = _sized(addrs)
+    keys = _parsed(addrs, 4)
+    if keys is not None:
+        return keys
     return np.fromiter((int(ipaddress.IPv4Address(addr)) for addr in addrs), dtype=np.uint32)
 
 
 def ipv6_array(addrs):
-    """An (N, 16) uint8 array (network byte order) of IPv6 addresses given as strings or ints."""
+    """An (N, 16) uint8 array (network byte order) of IPv6 addresses given as strings or ints.
+
+    Strings are parsed in Rust as for ``ipv4_array``.
+
+    >>> ipv6_array(["2001:db8::1"])[0, :4].tolist()
+    [32, 1, 13, 184]
+    """
+    addrs = _sized(addrs)
+    keys = _parsed(addrs, 6)
+    if keys is not None:
+        return keys
     packed = b"".join(ipaddress.IPv6Address(addr).packed for addr in addrs)
     return np.frombuffer(packed, dtype=np.uint8).reshape(-1, 16).copy()
+
+
+def _sized(addrs):
+    """``addrs`` itself if it has a length, else its elements in a list."""
+    return addrs if hasattr(addrs, "__len__") else list(addrs)
+
+
+def _parsed(addrs, family):
+    """The keys of ``addrs`` parsed in Rust when they are all strings, or
+    None (ints among them: the per-element path). A list goes to Rust as
+    it is; numpy turns ints mixed with strings into strings, so a failure on
+    another container takes the per-element path if not all are strings."""
+    if isinstance(addrs, list):
+        try:
+            return parse_addresses(addrs, family)
+        except TypeError:
+            return None
+    array = np.asarray(addrs)
+    if array.dtype.kind == "O" and all(isinstance(addr, str) for addr in array.ravel()):
+        array = array.astype(str)
+    if array.dtype.kind not in "US":
+        return None
+    array = np.ascontiguousarray(array.reshape(-1))
+    if array.dtype.byteorder == ">":
+        array = array.astype(array.dtype.newbyteorder("<"))
+    unit = np.uint32 if array.dtype.kind == "U" else np.uint8
+    width = max(array.dtype.itemsize // np.dtype(unit).itemsize, 1)
+    chars = array.view(unit).reshape(len(array), width) if array.dtype.itemsize else np.zeros((len(array), 1), unit)
+    try:
+        return parse_addresses(chars, family)
+    except ValueError:
+        if isinstance(addrs, np.ndarray) or all(isinstance(addr, (str, bytes)) for addr in addrs):
+            raise
+        return None
