@@ -23,8 +23,9 @@ __all__ = ["Fib", "Fib6", "engines", "engines6", "ipv4_array", "ipv6_array", "__
 def ipv4_array(addrs):
     """A uint32 array of IPv4 addresses given as strings or ints.
 
-    Strings (a numpy ``str`` or ``bytes`` array, a list, a pandas Series of
-    str) are parsed in Rust with the GIL released: dotted quads, and
+    Strings (a list of ``str``; a numpy ``str`` or ``bytes`` array, with the
+    GIL released; another sequence of ``str`` through ``numpy.asarray``) are
+    parsed in Rust: dotted quads, and
     IPv4-mapped IPv6 (``::ffff:192.0.2.1``); spaces around an address are
     ignored, an octet with a leading zero is refused. A string that is not
     an IPv4 address is a ``ValueError`` naming its index.
