@@ -16,6 +16,7 @@
 
 mod arrays;
 mod convert;
+mod table;
 mod text;
 
 use std::path::PathBuf;
@@ -463,6 +464,7 @@ fn _fibkit(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Compiled>()?;
     module.add_class::<PyFib>()?;
     module.add_class::<PyFib6>()?;
+    module.add_class::<table::PyTable>()?;
     module.add_function(wrap_pyfunction!(engines, module)?)?;
     module.add_function(wrap_pyfunction!(engines6, module)?)?;
     module.add_function(wrap_pyfunction!(text::parse_addresses, module)?)?;

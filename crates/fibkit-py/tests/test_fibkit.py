@@ -241,3 +241,31 @@ def test_bad_address_strings_name_their_index_and_the_reason():
         fibkit.parse_addresses(["1.2.3.4", 5], 4)
     with pytest.raises(TypeError, match="uint32 or uint8"):
         fibkit.parse_addresses(np.zeros((1, 4), dtype=np.int16), 4)
+
+
+def test_a_table_answers_a_mixed_column_as_each_family_alone(tmp_path):
+    rng = random.Random(20)
+    routes4, routes6 = random_routes(rng, 32, 300), random_routes(rng, 128, 300)
+    path = tmp_path / "mixed.txt"
+    path.write_text("".join(f"{prefix} {value}\n" for prefix, value in routes4 + routes6))
+    table = fibkit.Table.load(path, engines=["d16r", "poptrie16"])
+    assert table.engines == ("d16r", "poptrie16")
+    fib, fib6 = fibkit.Fib(routes4), fibkit.Fib6(routes6)
+    keys4 = boundary_keys(routes4, 32)
+    keys6 = boundary_keys(routes6, 128)
+    mixed = [str(ipaddress.IPv4Address(key)) for key in keys4] + [str(ipaddress.IPv6Address(key)) for key in keys6]
+    order = list(range(len(mixed)))
+    rng.shuffle(order)
+    shuffled = [mixed[index] for index in order]
+    expected = [fib.values[fib.lookup(key)] for key in keys4] + [fib6.values[fib6.lookup(key)] for key in keys6]
+    for container in (list, np.array, tuple):
+        values = table.values[table.lookup_batch(container(shuffled))]
+        assert values.tolist() == [expected[index] for index in order]
+    with pytest.raises(ValueError, match=r"addrs\[1\]: \"nope\""):
+        table.lookup_batch(["10.0.0.1", "nope"])
+    with pytest.raises(TypeError, match=r"addrs\[0\] is not a str"):
+        table.lookup_batch([1, 2])
+    only4 = fibkit.Table.default(nexthops=7)
+    assert only4.engines == ("d18r", None)
+    assert only4.lookup_batch(["2001:db8::1"]).tolist() == [0]
+    assert "fibkit.Table" in repr(only4)

@@ -9,15 +9,20 @@
 ``Fib`` (IPv4) and ``Fib6`` (IPv6) compile a routing table with one of
 fibkit's engines (``engines()``, ``engines6()``); ``lookup_batch`` answers a
 whole array with the GIL released, through the engine's batch path.
+``Table`` holds both families and answers a column of address strings that
+mixes them:
+
+    >>> table = fibkit.Table.load("routes.txt")            # doctest: +SKIP
+    >>> table.values[table.lookup_batch(["10.1.2.3", "2001:db8::1"])]  # doctest: +SKIP
 """
 
 import ipaddress
 
 import numpy as np
 
-from ._fibkit import Fib, Fib6, __version__, engines, engines6, parse_addresses
+from ._fibkit import Fib, Fib6, Table, __version__, engines, engines6, parse_addresses
 
-__all__ = ["Fib", "Fib6", "engines", "engines6", "ipv4_array", "ipv6_array", "__version__"]
+__all__ = ["Fib", "Fib6", "Table", "engines", "engines6", "ipv4_array", "ipv6_array", "parse_addresses", "__version__"]
 
 
 def ipv4_array(addrs):
@@ -25,10 +30,10 @@ def ipv4_array(addrs):
 
     Strings (a list of ``str``; a numpy ``str`` or ``bytes`` array, with the
     GIL released; another sequence of ``str`` through ``numpy.asarray``) are
-    parsed in Rust: dotted quads, and
-    IPv4-mapped IPv6 (``::ffff:192.0.2.1``); spaces around an address are
-    ignored, an octet with a leading zero is refused. A string that is not
-    an IPv4 address is a ``ValueError`` naming its index.
+    parsed in Rust: dotted quads, and IPv4-mapped IPv6 (``::ffff:192.0.2.1``);
+    spaces around an address are ignored, an octet with a leading zero is
+    refused. A string that is not an IPv4 address is a ``ValueError`` naming
+    its index.
 
     >>> ipv4_array(["192.0.2.1", " 10.0.0.1", "::ffff:1.2.3.4"]).tolist()
     [3221225985, 167772161, 16909060]
@@ -63,16 +68,35 @@ def _sized(addrs):
 
 def _parsed(addrs, family):
     """The keys of ``addrs`` parsed in Rust when they are all strings, or
-    None (ints among them: the per-element path). A list goes to Rust as
-    it is; numpy turns ints mixed with strings into strings, so a failure on
-    another container takes the per-element path if not all are strings."""
+    None (ints among them: the per-element path). numpy turns ints mixed
+    with strings into strings, so a failure on a container other than a
+    list or an array takes the per-element path if not all are strings."""
+    text = _text(addrs)
+    if text is None:
+        return None
+    try:
+        return parse_addresses(text, family)
+    except TypeError:
+        return None  # a list with items other than str
+    except ValueError:
+        if isinstance(addrs, (list, np.ndarray)) or _all_strings(addrs):
+            raise
+        return None  # numpy made strings of the ints among them
+
+
+def _all_strings(addrs):
+    return all(isinstance(addr, (str, bytes)) for addr in addrs)
+
+
+def _text(addrs):
+    """Address strings as ``parse_addresses`` and ``Table.lookup_batch``
+    take them: a list as it is, a numpy ``str`` or ``bytes`` array (or
+    another sequence of ``str``) as an (N, W) array of its characters
+    (uint32 code points or uint8 bytes), or None for anything else."""
     if isinstance(addrs, list):
-        try:
-            return parse_addresses(addrs, family)
-        except TypeError:
-            return None
+        return addrs
     array = np.asarray(addrs)
-    if array.dtype.kind == "O" and all(isinstance(addr, str) for addr in array.ravel()):
+    if array.dtype.kind == "O" and _all_strings(array.ravel()):
         array = array.astype(str)
     if array.dtype.kind not in "US":
         return None
@@ -81,10 +105,6 @@ def _parsed(addrs, family):
         array = array.astype(array.dtype.newbyteorder("<"))
     unit = np.uint32 if array.dtype.kind == "U" else np.uint8
     width = max(array.dtype.itemsize // np.dtype(unit).itemsize, 1)
-    chars = array.view(unit).reshape(len(array), width) if array.dtype.itemsize else np.zeros((len(array), 1), unit)
-    try:
-        return parse_addresses(chars, family)
-    except ValueError:
-        if isinstance(addrs, np.ndarray) or all(isinstance(addr, (str, bytes)) for addr in addrs):
-            raise
-        return None
+    if not array.dtype.itemsize:
+        return np.zeros((len(array), 1), unit)
+    return array.view(unit).reshape(len(array), width)

@@ -1,0 +1,129 @@
+"""Type stubs of the fibkit package (the native part is fibkit._fibkit)."""
+
+from os import PathLike
+from typing import Any, Iterable, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+__all__: list[str]
+
+Value = Union[int, str]
+"""A route's value: an int (an ASN) or a string as table files write one."""
+
+Address = Union[int, str]
+"""One address: an int, or a string in the family's notation."""
+
+Nexthops = Optional[int]
+"""Map values onto N next hops as ``value % N + 1`` (1 to 2**32-1), or None."""
+
+class _Compiled:
+    """What ``Fib`` and ``Fib6`` share: the values and the engine's figures."""
+
+    def value(self, index: int) -> Optional[Value]:
+        """The route value next-hop index ``index`` stands for, or None for 0 (and with ``nexthops``)."""
+    @property
+    def values(self) -> npt.NDArray[Any]:
+        """``values[hops]`` maps a batch's next-hop indexes to the routes' values (uint64, or object ints)."""
+    @property
+    def engine(self) -> str:
+        """The engine's registry name."""
+    @property
+    def footprint(self) -> int:
+        """Bytes a lookup can touch."""
+    @property
+    def prefixes(self) -> int:
+        """Prefixes the table holds (of the FIB's family)."""
+    @property
+    def build_ms(self) -> float:
+        """Build time in milliseconds."""
+    def stats(self) -> dict[str, Union[int, float, str]]:
+        """The engine's figures (as ``fibkit stat --json``)."""
+    def report(self) -> str:
+        """The engine's report (as ``fibkit stat``)."""
+
+class Fib(_Compiled):
+    """An IPv4 forwarding table compiled by one of fibkit's engines."""
+
+    def __init__(
+        self, routes: Iterable[tuple[str, Value]], engine: str = "d18r", nexthops: Nexthops = None
+    ) -> None: ...
+    @staticmethod
+    def load(
+        path: Union[str, PathLike[str]], engine: str = "d18r", nexthops: Nexthops = None, strict: bool = False
+    ) -> "Fib":
+        """Builds from a table file (ipasn, PREFIX VALUE text, range CSV, MRT; gz or bz2), its IPv4 routes."""
+    @staticmethod
+    def default(engine: str = "d18r", nexthops: Nexthops = None) -> "Fib":
+        """Builds from the embedded default table (synthetic, one million IPv4 prefixes)."""
+    def lookup(self, addr: Address) -> int:
+        """The next-hop index of ``addr``; 0: no route."""
+    def lookup_batch(
+        self,
+        addrs: npt.NDArray[np.uint32],
+        out: Optional[npt.NDArray[np.uint32]] = None,
+        threads: Optional[int] = None,
+    ) -> npt.NDArray[np.uint32]:
+        """Next-hop indexes of a uint32 array of addresses, the GIL released."""
+
+class Fib6(_Compiled):
+    """An IPv6 forwarding table compiled by one of fibkit's engines."""
+
+    def __init__(
+        self, routes: Iterable[tuple[str, Value]], engine: str = "poptrie18", nexthops: Nexthops = None
+    ) -> None: ...
+    @staticmethod
+    def load(
+        path: Union[str, PathLike[str]], engine: str = "poptrie18", nexthops: Nexthops = None, strict: bool = False
+    ) -> "Fib6":
+        """Builds from a table file, its IPv6 routes."""
+    def lookup(self, addr: Address) -> int:
+        """The next-hop index of ``addr``; 0: no route."""
+    def lookup_batch(
+        self,
+        addrs: npt.NDArray[np.uint8],
+        out: Optional[npt.NDArray[np.uint32]] = None,
+        threads: Optional[int] = None,
+    ) -> npt.NDArray[np.uint32]:
+        """Next-hop indexes of an (N, 16) uint8 array of addresses (network byte order), the GIL released."""
+
+class Table:
+    """A routing table of both families, for columns that mix IPv4 and IPv6 addresses."""
+
+    @staticmethod
+    def load(
+        path: Union[str, PathLike[str]],
+        engines: Optional[list[str]] = None,
+        nexthops: Nexthops = None,
+        strict: bool = False,
+    ) -> "Table":
+        """Builds from a table file with routes of either family or both."""
+    @staticmethod
+    def default(engines: Optional[list[str]] = None, nexthops: Nexthops = None) -> "Table":
+        """Builds from the embedded default table (synthetic, IPv4)."""
+    def lookup_batch(self, addrs: Union[Sequence[str], npt.NDArray[Any]]) -> npt.NDArray[np.uint32]:
+        """Next-hop indexes (0: no route) of address strings of either family."""
+    @property
+    def values(self) -> npt.NDArray[Any]:
+        """``values[hops]`` maps next-hop indexes to the routes' values."""
+    @property
+    def engines(self) -> tuple[Optional[str], Optional[str]]:
+        """The engines answering IPv4 and IPv6 (None for a family without routes)."""
+
+def engines() -> list[str]:
+    """Names of the IPv4 engines."""
+
+def engines6() -> list[str]:
+    """Names of the IPv6 engines."""
+
+def ipv4_array(addrs: Union[Sequence[Address], Iterable[Address], npt.NDArray[Any]]) -> npt.NDArray[np.uint32]:
+    """A uint32 array of IPv4 addresses given as strings (parsed in Rust) or ints."""
+
+def ipv6_array(addrs: Union[Sequence[Address], Iterable[Address], npt.NDArray[Any]]) -> npt.NDArray[np.uint8]:
+    """An (N, 16) uint8 array (network byte order) of IPv6 addresses given as strings or ints."""
+
+def parse_addresses(
+    addrs: Union[list[str], npt.NDArray[np.uint32], npt.NDArray[np.uint8]], family: int
+) -> npt.NDArray[Any]:
+    """Address strings (a list of str, or NUL-padded rows of characters) as IPv4 (4) or IPv6 (6) keys."""
