@@ -31,9 +31,9 @@ pub struct PyTable {
 }
 
 impl PyTable {
-    fn build(py: Python<'_>, routes: RouteTable, engines: Option<Vec<String>>) -> PyResult<Self> {
+    fn build(py: Python<'_>, routes: RouteTable, engines: Option<Vec<String>>, prefixes: bool) -> PyResult<Self> {
         let last = routes.v4.iter().map(|(_, hop)| hop).chain(routes.v6.iter().map(|(_, hop)| hop)).max();
-        let options = CompileOptions { engines: engines.unwrap_or_default(), prefixes: false };
+        let options = CompileOptions { engines: engines.unwrap_or_default(), prefixes };
         let table = py.detach(|| CompiledTable::build(routes, &options));
         let table = table.map_err(|error| PyValueError::new_err(error.to_string()))?;
         Ok(PyTable { table, last: last.unwrap_or(NO_ROUTE) })
@@ -41,15 +41,24 @@ impl PyTable {
 }
 
 /// The answers of `keys` in `family` (all no route without one), each
-/// written to `out[positions[i]]`.
-fn answer<A: Address>(family: Option<&CompiledFamily<A>>, keys: &[A], positions: &[usize], out: &mut [NextHop]) {
+/// written to `out[positions[i]]`, and its matched prefix to
+/// `matched[positions[i]]` when `matched` is given.
+fn answer<A: Address>(
+    family: Option<&CompiledFamily<A>>,
+    keys: &[A],
+    positions: &[usize],
+    out: &mut [NextHop],
+    mut matched: Option<&mut [Option<String>]>,
+) {
     let mut answers = vec![NO_ROUTE; keys.len()];
-    if let Some(family) = family {
-        family.lookup_batch(keys, &mut answers);
-    }
+    let Some(family) = family else { return };
+    family.lookup_batch(keys, &mut answers);
     for (&position, answer) in positions.iter().zip(answers) {
         if let Some(slot) = out.get_mut(position) {
-            *slot = family.map_or(NO_ROUTE, |family| family.next_hop(answer));
+            *slot = family.next_hop(answer);
+        }
+        if let Some(slot) = matched.as_deref_mut().and_then(|matched| matched.get_mut(position)) {
+            *slot = family.route(answer).map(|(prefix, _)| prefix.to_string());
         }
     }
 }
@@ -59,26 +68,34 @@ impl PyTable {
     /// Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV,
     /// MRT; gz or bz2) with routes of either family or both.
     #[staticmethod]
-    #[pyo3(signature = (path, engines = None, nexthops = None, strict = false))]
+    /// With `prefixes`, lookups can also answer the matched prefix (the
+    /// FIBs are then built over route numbers, and are larger).
+    #[pyo3(signature = (path, engines = None, nexthops = None, strict = false, prefixes = false))]
     fn load(
         py: Python<'_>,
         path: PathBuf,
         engines: Option<Vec<String>>,
         nexthops: Option<&Bound<'_, PyAny>>,
         strict: bool,
+        prefixes: bool,
     ) -> PyResult<Self> {
         let mapping = convert::mapping(nexthops)?;
         let routes = py.detach(|| load_table(path, mapping, strict))?;
-        Self::build(py, routes, engines)
+        Self::build(py, routes, engines, prefixes)
     }
 
     /// Builds from the embedded default table (synthetic, IPv4).
     #[staticmethod]
-    #[pyo3(signature = (engines = None, nexthops = None))]
-    fn default(py: Python<'_>, engines: Option<Vec<String>>, nexthops: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (engines = None, nexthops = None, prefixes = false))]
+    fn default(
+        py: Python<'_>,
+        engines: Option<Vec<String>>,
+        nexthops: Option<&Bound<'_, PyAny>>,
+        prefixes: bool,
+    ) -> PyResult<Self> {
         let mapping = convert::mapping(nexthops)?;
         let routes = py.detach(|| load::synthetic::default_table(mapping));
-        Self::build(py, routes, engines)
+        Self::build(py, routes, engines, prefixes)
     }
 
     /// Next-hop indexes (0: no route) of address strings of either family
@@ -86,7 +103,21 @@ impl PyTable {
     /// `str` or `bytes` array (parsed with the GIL released), or any other
     /// sequence of `str`; the lookups release the GIL. An element that is
     /// no address is a `ValueError` naming its index, its text and why.
-    fn lookup_batch<'py>(&self, py: Python<'py>, addrs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    /// With `prefixes` (for a table loaded with `prefixes=True`), returns
+    /// the next hops and an object array of the matched prefixes
+    /// (`"10.0.0.0/8"`, None where no route).
+    #[pyo3(signature = (addrs, prefixes = false))]
+    fn lookup_batch<'py>(
+        &self,
+        py: Python<'py>,
+        addrs: &Bound<'py, PyAny>,
+        prefixes: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let v4 = self.table.v4.as_ref().map(CompiledFamily::has_prefixes);
+        let v6 = self.table.v6.as_ref().map(CompiledFamily::has_prefixes);
+        if prefixes && [v4, v6].contains(&Some(false)) {
+            return Err(PyValueError::new_err("prefixes=True needs a table loaded with prefixes=True"));
+        }
         let text = match Text::new(addrs) {
             Ok(text) => text,
             // The package's conversion: a list, or a string array's characters.
@@ -104,11 +135,19 @@ impl PyTable {
             }
         })?;
         let mut out = vec![NO_ROUTE; text.len()];
+        let mut matched = if prefixes { vec![None; text.len()] } else { Vec::new() };
         py.detach(|| {
-            answer(self.table.family_fib::<u32>(), &keys4, &positions4, &mut out);
-            answer(self.table.family_fib::<u128>(), &keys6, &positions6, &mut out);
+            let table = &self.table;
+            answer(table.family_fib::<u32>(), &keys4, &positions4, &mut out, prefixes.then_some(&mut matched[..]));
+            answer(table.family_fib::<u128>(), &keys6, &positions6, &mut out, prefixes.then_some(&mut matched[..]));
         });
-        Ok(PyArray1::from_vec(py, out))
+        let hops = PyArray1::from_vec(py, out).into_any();
+        if !prefixes {
+            return Ok(hops);
+        }
+        let matched = matched.into_iter().map(|prefix| Ok(prefix.into_pyobject(py)?.unbind()));
+        let matched: Vec<Py<PyAny>> = matched.collect::<PyResult<_>>()?;
+        Ok((hops, PyArray1::from_vec(py, matched)).into_pyobject(py)?.into_any())
     }
 
     /// `values[i]`: what next-hop index `i` stands for, as `Fib.values`.
@@ -128,6 +167,7 @@ impl PyTable {
     fn __repr__(&self) -> String {
         let (v4, v6) = self.engines();
         let none = || "no routes".to_string();
-        format!("<fibkit.Table {}: IPv4 {}, IPv6 {}>", self.table.name, v4.unwrap_or_else(none), v6.unwrap_or_else(none))
+        let (v4, v6) = (v4.unwrap_or_else(none), v6.unwrap_or_else(none));
+        format!("<fibkit.Table {}: IPv4 {v4}, IPv6 {v6}>", self.table.name)
     }
 }

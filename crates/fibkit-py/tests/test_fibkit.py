@@ -265,6 +265,17 @@ def test_a_table_answers_a_mixed_column_as_each_family_alone(tmp_path):
         table.lookup_batch(["10.0.0.1", "nope"])
     with pytest.raises(TypeError, match=r"addrs\[0\] is not a str"):
         table.lookup_batch([1, 2])
+    with pytest.raises(ValueError, match="prefixes=True"):
+        table.lookup_batch(["10.0.0.1"], prefixes=True)
+    with_prefixes = fibkit.Table.load(path, prefixes=True)
+    hops, matched = with_prefixes.lookup_batch(shuffled, prefixes=True)
+    assert with_prefixes.values[hops].tolist() == [expected[index] for index in order]
+    networks = [ipaddress.ip_network(route) for route, _ in routes4 + routes6]
+    for text, prefix in zip(shuffled[:500], matched[:500]):
+        address = ipaddress.ip_address(text)
+        covering = [net for net in networks if net.version == address.version and address in net]
+        longest = max(covering, key=lambda net: net.prefixlen, default=None)
+        assert prefix == (None if longest is None else str(longest)), text
     only4 = fibkit.Table.default(nexthops=7)
     assert only4.engines == ("d18r", None)
     assert only4.lookup_batch(["2001:db8::1"]).tolist() == [0]

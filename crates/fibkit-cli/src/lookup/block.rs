@@ -34,7 +34,7 @@ pub struct Context<'a> {
 pub struct Problem {
     /// Its line number in the source (1-based).
     pub line: u64,
-    /// The field (or line) as it stands.
+    /// The line as it stands.
     pub text: String,
     /// Why it is not an address.
     pub reason: String,

@@ -97,13 +97,19 @@ class Table:
         engines: Optional[list[str]] = None,
         nexthops: Nexthops = None,
         strict: bool = False,
+        prefixes: bool = False,
     ) -> "Table":
         """Builds from a table file with routes of either family or both."""
     @staticmethod
-    def default(engines: Optional[list[str]] = None, nexthops: Nexthops = None) -> "Table":
+    def default(engines: Optional[list[str]] = None, nexthops: Nexthops = None, prefixes: bool = False) -> "Table":
         """Builds from the embedded default table (synthetic, IPv4)."""
-    def lookup_batch(self, addrs: Union[Sequence[str], npt.NDArray[Any]]) -> npt.NDArray[np.uint32]:
-        """Next-hop indexes (0: no route) of address strings of either family."""
+    def lookup_batch(
+        self, addrs: Union[Sequence[str], npt.NDArray[Any]], prefixes: bool = False
+    ) -> Union[npt.NDArray[np.uint32], tuple[npt.NDArray[np.uint32], npt.NDArray[np.object_]]]:
+        """Next-hop indexes (0: no route) of address strings of either family.
+
+        With ``prefixes``, also the matched prefixes (an object array, None where no route).
+        """
     @property
     def values(self) -> npt.NDArray[Any]:
         """``values[hops]`` maps next-hop indexes to the routes' values."""
