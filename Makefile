@@ -3,7 +3,8 @@
 # Python virtualenv for the bindings and the comparisons).
 CARGO ?= cargo
 PYTHON ?= python3
-# The Python bindings' virtualenv (maturin, numpy, pytest; pytricia to compare).
+# The Python bindings' virtualenv (maturin, numpy, pytest; pytricia and pyasn
+# to compare; pandas and pyarrow for the data-frame paths).
 VENV := $(CURDIR)/target/py-venv
 
 .PHONY: setup bench bench-lookup install test test-python python test-exhaustive lint
@@ -20,6 +21,7 @@ setup:
 	$(VENV)/bin/pip install -q maturin numpy pytest
 	@$(VENV)/bin/pip install -q pytricia || echo "warning: pytricia did not install: the Python tests skip their comparison with it"
 	@$(VENV)/bin/pip install -q pyasn || echo "warning: pyasn did not install: make bench-lookup needs it"
+	@$(VENV)/bin/pip install -q pandas pyarrow || echo "warning: pandas or pyarrow did not install: their Python tests skip"
 
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench

@@ -150,6 +150,12 @@ impl PyTable {
         Ok((hops, PyArray1::from_vec(py, matched)).into_pyobject(py)?.into_any())
     }
 
+    /// The route value next-hop index `index` stands for (int or address
+    /// string), or None for 0 and, with `nexthops`, for every index.
+    fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.table.next_hops.label(index).map(|label| convert::label_object(py, label)).transpose()
+    }
+
     /// `values[i]`: what next-hop index `i` stands for, as `Fib.values`.
     #[getter]
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

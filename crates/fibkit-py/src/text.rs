@@ -23,6 +23,9 @@ pub enum Text<'py> {
     Wide(Bound<'py, PyArray2<u32>>),
     /// Rows of bytes (a numpy `bytes` array's).
     Narrow(Bound<'py, PyArray2<u8>>),
+    /// An Arrow string array's buffers: N + 1 offsets into UTF-8 data
+    /// (`fibkit._text` takes them from a pyarrow array without a copy).
+    Arrow(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>),
 }
 
 impl<'py> Text<'py> {
@@ -41,6 +44,9 @@ impl<'py> Text<'py> {
         if let Ok(narrow) = object.cast::<PyArray2<u8>>() {
             return Ok(Text::Narrow(narrow.clone()));
         }
+        if let Ok((offsets, data)) = object.extract::<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>)>() {
+            return Ok(Text::Arrow(offsets, data));
+        }
         Err(PyTypeError::new_err("addrs must be a list of str, or an (N, W) uint32 or uint8 array"))
     }
 
@@ -50,6 +56,7 @@ impl<'py> Text<'py> {
             Text::List(list) => list.len(),
             Text::Wide(rows) => rows.shape().first().copied().unwrap_or(0),
             Text::Narrow(rows) => rows.shape().first().copied().unwrap_or(0),
+            Text::Arrow(offsets, _) => offsets.len().saturating_sub(1),
         }
     }
 
@@ -65,6 +72,7 @@ impl<'py> Text<'py> {
             Text::List(list) => parse_list(list, family, put),
             Text::Wide(rows) => parse_array(rows, family, put),
             Text::Narrow(rows) => parse_array(rows, family, put),
+            Text::Arrow(offsets, data) => parse_arrow(offsets, data, family, put),
         }
     }
 }
@@ -121,6 +129,32 @@ fn parse_array<C: Copy + Into<u32> + Element + Sync>(
     let readonly = rows.try_readonly().map_err(|_| PyValueError::new_err("addrs is being written elsewhere"))?;
     let chars = readonly.as_slice()?;
     rows.py().detach(|| parse_rows(chars, count, width, family, put)).map_err(Refused::into_error)
+}
+
+fn parse_arrow(
+    offsets: &Bound<'_, PyArray1<i64>>,
+    data: &Bound<'_, PyArray1<u8>>,
+    family: u8,
+    mut put: impl FnMut(usize, AnyAddr) + Send,
+) -> PyResult<()> {
+    let py = offsets.py();
+    let busy = |_| PyValueError::new_err("addrs is being written elsewhere");
+    let (offsets_view, data_view) = (offsets.try_readonly().map_err(busy)?, data.try_readonly().map_err(busy)?);
+    let (offsets, data) = (offsets_view.as_slice()?, data_view.as_slice()?);
+    let parsed = py.detach(|| {
+        offsets.windows(2).enumerate().try_for_each(|(index, bounds)| {
+            let &[start, end] = bounds else { return Ok(()) };
+            let range = usize::try_from(start).ok().zip(usize::try_from(end).ok());
+            let Some(text) = range.and_then(|(start, end)| data.get(start..end)) else {
+                let reason = format!("offsets {start}..{end} outside the {} bytes of data", data.len());
+                return Err(Refused { index, text: String::new(), reason });
+            };
+            let parsed = parse_address(text).map_err(|error| error.to_string());
+            put(index, of_family(index, || String::from_utf8_lossy(text).into_owned(), parsed, family)?);
+            Ok(())
+        })
+    });
+    parsed.map_err(Refused::into_error)
 }
 
 /// Parses `count` rows of `width` characters (NUL-padded, white space

@@ -280,3 +280,32 @@ def test_a_table_answers_a_mixed_column_as_each_family_alone(tmp_path):
     assert only4.engines == ("d18r", None)
     assert only4.lookup_batch(["2001:db8::1"]).tolist() == [0]
     assert "fibkit.Table" in repr(only4)
+
+
+def test_arrow_string_arrays_and_dataframes_are_answered_without_python_loops(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    path = tmp_path / "mixed.txt"
+    path.write_text("10.0.0.0/8 64500\n10.1.0.0/16 64501\n2001:db8::/32 2001:db8::9\n")
+    table = fibkit.Table.load(path, prefixes=True)
+    addrs = ["10.1.2.3", "2001:db8::1", "11.0.0.0", "10.200.0.1"]
+    expected = table.lookup_batch(addrs).tolist()
+    for array in (pa.array(addrs), pa.array(addrs, type=pa.large_string()), pa.chunked_array([addrs[:1], addrs[1:]]),
+                  pa.array(["x"] + addrs)[1:]):
+        assert table.lookup_batch(array).tolist() == expected
+    assert fibkit.ipv4_array(pa.array(["10.0.0.1", "10.0.0.2"])).tolist() == [0x0A000001, 0x0A000002]
+    with pytest.raises(ValueError, match=r"addrs\[1\]: null"):
+        table.lookup_batch(pa.array(["10.0.0.1", None]))
+    with pytest.raises(ValueError, match=r"addrs\[1\]: \"bad\""):
+        fibkit.ipv4_array(pa.array(["10.0.0.1", "bad"]))
+    frame = pd.DataFrame({"src": addrs, "bytes": [1, 2, 3, 4]})
+    enriched = fibkit.enrich(frame, "src", table, value="asn", prefix="route")
+    assert list(enriched.columns) == ["src", "bytes", "asn", "route"]
+    assert enriched["asn"].tolist() == [64501, "2001:db8::9", None, 64500]
+    routes = [None if pd.isna(route) else route for route in enriched["route"]]
+    assert routes == ["10.1.0.0/16", "2001:db8::/32", None, "10.0.0.0/8"]
+    path.write_text("10.0.0.0/8 64500\n10.1.0.0/16 64501\n2001:db8::/32 64502\n")
+    numbers = fibkit.enrich(frame, "src", fibkit.Table.load(path))
+    assert str(numbers["value"].dtype) == "UInt64"
+    assert numbers["value"].tolist() == [64501, 64502, pd.NA, 64500]
+    assert "asn" not in frame.columns

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._fibkit import Fib, Fib6, Table, __version__, engines, engines6, parse_addresses
 
-__all__ = ["Fib", "Fib6", "Table", "engines", "engines6", "ipv4_array", "ipv6_array", "parse_addresses", "__version__"]
+__all__ = ["Fib", "Fib6", "Table", "enrich", "engines", "engines6", "ipv4_array", "ipv6_array", "parse_addresses", "__version__"]
 
 
 def ipv4_array(addrs):
@@ -79,7 +79,7 @@ def _parsed(addrs, family):
     except TypeError:
         return None  # a list with items other than str
     except ValueError:
-        if isinstance(addrs, (list, np.ndarray)) or _all_strings(addrs):
+        if not isinstance(text, np.ndarray) or isinstance(addrs, np.ndarray) or _all_strings(addrs):
             raise
         return None  # numpy made strings of the ints among them
 
@@ -88,13 +88,62 @@ def _all_strings(addrs):
     return all(isinstance(addr, (str, bytes)) for addr in addrs)
 
 
+def _arrow_buffers(addrs):
+    """A pyarrow string array's (int64 offsets, uint8 data), or None for
+    another Arrow type; a null is a ValueError naming its index."""
+    import pyarrow as pa
+
+    if isinstance(addrs, pa.ChunkedArray):
+        addrs = addrs.combine_chunks()
+    if not isinstance(addrs, pa.Array) or not (pa.types.is_string(addrs.type) or pa.types.is_large_string(addrs.type)):
+        return None
+    if addrs.null_count:
+        first = addrs.is_null().to_numpy(zero_copy_only=False).argmax()
+        raise ValueError(f"addrs[{first}]: null (no address)")
+    _, offsets, data = addrs.buffers()
+    width = np.int32 if pa.types.is_string(addrs.type) else np.int64
+    offsets = np.frombuffer(offsets, dtype=width)[addrs.offset : addrs.offset + len(addrs) + 1].astype(np.int64)
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    return offsets, data
+
+
+def enrich(frame, column, table, value="value", prefix=None):
+    """A copy of the pandas DataFrame ``frame`` with the route of each
+    address of ``column`` (strings of either family) added: its value as
+    column ``value`` (a nullable integer column; or, where some values are
+    addresses, objects: ints and address strings; missing where no route), and with ``prefix`` (a table loaded
+    with ``prefixes=True``) the matched prefix as that column."""
+    import pandas as pd
+
+    answers = table.lookup_batch(frame[column], prefixes=prefix is not None)
+    hops, matched = answers if prefix is not None else (answers, None)
+    values = table.values[hops]
+    missing = hops == 0
+    enriched = frame.copy()
+    if values.dtype == np.uint64:
+        enriched[value] = pd.arrays.IntegerArray(values, mask=missing)
+    else:  # some values are addresses: each as the table wrote it
+        distinct, where = np.unique(hops, return_inverse=True)
+        labels = np.empty(len(distinct), dtype=object)
+        labels[:] = [table.value(hop) for hop in distinct.tolist()]
+        enriched[value] = labels[where.reshape(-1)]
+    if prefix is not None:
+        enriched[prefix] = matched
+    return enriched
+
+
 def _text(addrs):
     """Address strings as ``parse_addresses`` and ``Table.lookup_batch``
-    take them: a list as it is, a numpy ``str`` or ``bytes`` array (or
-    another sequence of ``str``) as an (N, W) array of its characters
+    take them: a list as it is, a pyarrow string array as its (offsets,
+    data) buffers (no copy of the data), a numpy ``str`` or ``bytes`` array
+    (or another sequence of ``str``) as an (N, W) array of its characters
     (uint32 code points or uint8 bytes), or None for anything else."""
     if isinstance(addrs, list):
         return addrs
+    if type(addrs).__module__.startswith("pyarrow"):
+        buffers = _arrow_buffers(addrs)
+        if buffers is not None:
+            return buffers
     array = np.asarray(addrs)
     if array.dtype.kind == "O" and _all_strings(array.ravel()):
         array = array.astype(str)

@@ -113,9 +113,14 @@ class Table:
     @property
     def values(self) -> npt.NDArray[Any]:
         """``values[hops]`` maps next-hop indexes to the routes' values."""
+    def value(self, index: int) -> Optional[Value]:
+        """The route value next-hop index ``index`` stands for, or None for 0 (and with ``nexthops``)."""
     @property
     def engines(self) -> tuple[Optional[str], Optional[str]]:
         """The engines answering IPv4 and IPv6 (None for a family without routes)."""
+
+def enrich(frame: Any, column: str, table: Table, value: str = "value", prefix: Optional[str] = None) -> Any:
+    """A copy of the DataFrame with each address's route value (and matched prefix) added."""
 
 def engines() -> list[str]:
     """Names of the IPv4 engines."""
