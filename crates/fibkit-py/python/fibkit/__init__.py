@@ -61,6 +61,32 @@ def ipv6_array(addrs):
     return np.frombuffer(packed, dtype=np.uint8).reshape(-1, 16).copy()
 
 
+def enrich(frame, column, table, value="value", prefix=None):
+    """A copy of the pandas DataFrame ``frame`` with the route of each
+    address of ``column`` (strings of either family) added: its value as
+    column ``value`` (a nullable integer column; or, where some values are
+    addresses, objects: ints and address strings; missing where no route),
+    and with ``prefix`` (a ``Table`` loaded with ``prefixes=True``) the
+    matched prefix as column ``prefix``."""
+    import pandas as pd
+
+    answers = table.lookup_batch(frame[column], prefixes=prefix is not None)
+    hops, matched = answers if prefix is not None else (answers, None)
+    values = table.values[hops]
+    missing = hops == 0
+    enriched = frame.copy()
+    if values.dtype == np.uint64:
+        enriched[value] = pd.arrays.IntegerArray(values, mask=missing)
+    else:  # some values are addresses: each as the table wrote it
+        distinct, where = np.unique(hops, return_inverse=True)
+        labels = np.empty(len(distinct), dtype=object)
+        labels[:] = [table.value(hop) for hop in distinct.tolist()]
+        enriched[value] = labels[where.reshape(-1)]
+    if prefix is not None:
+        enriched[prefix] = matched
+    return enriched
+
+
 def _sized(addrs):
     """``addrs`` itself if it has a length, else its elements in a list."""
     return addrs if hasattr(addrs, "__len__") else list(addrs)
@@ -85,7 +111,7 @@ def _parsed(addrs, family):
 
 
 def _all_strings(addrs):
-    return all(isinstance(addr, (str, bytes)) for addr in addrs)
+    return all(isinstance(addr, str) for addr in addrs)
 
 
 def _arrow_buffers(addrs):
@@ -105,31 +131,6 @@ def _arrow_buffers(addrs):
     offsets = np.frombuffer(offsets, dtype=width)[addrs.offset : addrs.offset + len(addrs) + 1].astype(np.int64)
     data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
     return offsets, data
-
-
-def enrich(frame, column, table, value="value", prefix=None):
-    """A copy of the pandas DataFrame ``frame`` with the route of each
-    address of ``column`` (strings of either family) added: its value as
-    column ``value`` (a nullable integer column; or, where some values are
-    addresses, objects: ints and address strings; missing where no route), and with ``prefix`` (a table loaded
-    with ``prefixes=True``) the matched prefix as that column."""
-    import pandas as pd
-
-    answers = table.lookup_batch(frame[column], prefixes=prefix is not None)
-    hops, matched = answers if prefix is not None else (answers, None)
-    values = table.values[hops]
-    missing = hops == 0
-    enriched = frame.copy()
-    if values.dtype == np.uint64:
-        enriched[value] = pd.arrays.IntegerArray(values, mask=missing)
-    else:  # some values are addresses: each as the table wrote it
-        distinct, where = np.unique(hops, return_inverse=True)
-        labels = np.empty(len(distinct), dtype=object)
-        labels[:] = [table.value(hop) for hop in distinct.tolist()]
-        enriched[value] = labels[where.reshape(-1)]
-    if prefix is not None:
-        enriched[prefix] = matched
-    return enriched
 
 
 def _text(addrs):
