@@ -23,7 +23,7 @@ use crate::{convert, load_table};
 /// `Table.default()` from the embedded default table. `lookup_batch(addrs)`
 /// answers strings of either family in one call; `values[hops]` gives the
 /// routes' values.
-#[pyclass(frozen, subclass, name = "Table", module = "fibkit")]
+#[pyclass(frozen, name = "Table", module = "fibkit")]
 pub struct PyTable {
     table: CompiledTable,
     /// The largest next-hop index the routes use.
@@ -50,8 +50,8 @@ fn answer<A: Address>(
     out: &mut [NextHop],
     mut matched: Option<&mut [Option<String>]>,
 ) {
-    let mut answers = vec![NO_ROUTE; keys.len()];
     let Some(family) = family else { return };
+    let mut answers = vec![NO_ROUTE; keys.len()];
     family.lookup_batch(keys, &mut answers);
     for (&position, answer) in positions.iter().zip(answers) {
         if let Some(slot) = out.get_mut(position) {
@@ -100,8 +100,9 @@ impl PyTable {
 
     /// Next-hop indexes (0: no route) of address strings of either family
     /// in one array: a list of `str` (parsed with the GIL held), a numpy
-    /// `str` or `bytes` array (parsed with the GIL released), or any other
-    /// sequence of `str`; the lookups release the GIL. An element that is
+    /// `str` or `bytes` array or a pyarrow string array (parsed with the
+    /// GIL released), or any other sequence of `str`; the lookups release
+    /// the GIL. An element that is
     /// no address is a `ValueError` naming its index, its text and why.
     /// With `prefixes` (for a table loaded with `prefixes=True`), returns
     /// the next hops and an object array of the matched prefixes
