@@ -705,8 +705,10 @@ mod tests {
             }
             let mut found = Vec::new();
             rib.for_each_exposed(outer, |range| {
-                // Every address of the interval has the one next hop.
-                for at in [range.first, range.first / 2 + range.last / 2, range.last] {
+                // Every address of the interval has the one next hop (the
+                // middle one as first + half the width: halving both ends
+                // and adding them falls before an interval of one odd address).
+                for at in [range.first, range.first + (range.last - range.first) / 2, range.last] {
                     assert_eq!(rib.lookup(at), range.next_hop, "{range:?}");
                 }
                 found.push((range.first, range.last));
