@@ -27,7 +27,7 @@ pub(super) struct EngineFigures {
 
 /// The name of the ceiling's row and results
 /// ([`fibkit::measure::ceiling`]), measured beside the engines.
-pub(super) const CEILING: &str = "ceiling";
+pub(super) const CEILING: &str = fibkit::measure::ceiling::NAME;
 
 /// Everything a bench run found, for the tables, the JSON and the plots.
 #[derive(Clone, Debug)]
@@ -72,17 +72,16 @@ pub(super) fn parameters(stats: Stats) -> Map<String, Value> {
         .collect()
 }
 
-/// Engines in report order: the selection first, then the DXR sweep's.
-/// The tables' rows: the engines in report order, then the ceiling.
+/// The tables' rows: the engines in report order (the selection first,
+/// then the DXR sweep's), then the ceiling.
 fn engine_order(report: &Report) -> Vec<&str> {
     report.engines.iter().map(|engine| engine.engine.as_str()).chain([CEILING]).collect()
 }
 
-/// The text report: build figures, then one table per test (rows: engines
-/// and batch lengths, columns: thread counts), as on the DXR page.
-/// The whole text report: [`render_preamble`], each test's table
-/// ([`render_test`]) and [`render_footer`], which `fibkit bench` prints one
-/// by one while it measures.
+/// The whole text report: [`render_preamble`] (build figures), each test's
+/// table ([`render_test`]: rows engines and batch lengths, columns thread
+/// counts, as on the DXR page) and [`render_footer`], which `fibkit bench`
+/// prints one by one while it measures.
 #[cfg(test)]
 pub(super) fn render(report: &Report) -> String {
     let mut out = render_preamble(report);

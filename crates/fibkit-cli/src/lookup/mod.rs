@@ -216,12 +216,11 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
     }
     let sources = source::sources(&args.addresses)?;
     let delimiter = args.delimiter.map(delimiter_byte).transpose()?;
-    for name in &args.engine {
-        fibkit::registry::find_any(name)?;
-    }
+    let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
+    // Every engine name checked (whatever family it serves) before the table loads.
+    options.engine::<u32>()?;
     let started = Instant::now();
     let routes: RouteTable = args.table.load()?;
-    let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
     let table = CompiledTable::build(routes, &options).with_context(|| format!("compiling {}", args.table_name()))?;
     let values = Values::new(&table)?;
     let compiled = started.elapsed();

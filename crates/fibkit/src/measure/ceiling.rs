@@ -15,6 +15,9 @@ use crate::fib::{Fib, Stats};
 use crate::mem::LookupArray;
 use crate::NextHop;
 
+/// The ceiling's name, as reports list it beside the engines.
+pub const NAME: &str = "ceiling";
+
 /// Bits of a key that index the table: 2^18 words of 4 bytes, 1 MiB.
 const INDEX_BITS: u8 = 18;
 
@@ -39,7 +42,7 @@ impl Ceiling {
 
 impl<A: Address> Fib<A> for Ceiling {
     fn name(&self) -> &str {
-        "ceiling"
+        NAME
     }
 
     #[inline]
@@ -49,12 +52,6 @@ impl<A: Address> Fib<A> for Ceiling {
         // SAFETY: the top INDEX_BITS bits of a key are below 2^INDEX_BITS,
         // the table's length.
         unsafe { *self.table.get_unchecked(index) }
-    }
-
-    fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
-        for (slot, &key) in out.iter_mut().zip(keys) {
-            *slot = self.lookup(key);
-        }
     }
 
     fn footprint(&self) -> usize {
