@@ -21,7 +21,7 @@ setup:
 	$(VENV)/bin/pip install -q maturin numpy pytest
 	@$(VENV)/bin/pip install -q pytricia || echo "warning: pytricia did not install: the Python tests skip their comparison with it"
 	@$(VENV)/bin/pip install -q pyasn || echo "warning: pyasn did not install: make bench-lookup needs it"
-	@$(VENV)/bin/pip install -q pandas pyarrow || echo "warning: pandas or pyarrow did not install: their Python tests skip"
+	@$(VENV)/bin/pip install -q pandas pyarrow "dask[dataframe,distributed]" || echo "warning: pandas, pyarrow or dask did not install: their Python tests skip"
 
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench

@@ -19,6 +19,7 @@ macro_rules! out {
 }
 
 mod bench;
+mod compile;
 mod convert;
 mod family;
 mod lookup;
@@ -49,14 +50,18 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// The route of each address (arguments, files, CSV columns, stdin).
     Lookup(lookup::LookupArgs),
+    /// Compile a table into a FIB file that `lookup` maps instead of
+    /// building.
+    Compile(compile::CompileArgs),
 }
 
 /// Which table to load and how to map its values onto next hops.
 #[derive(Args, Clone, Debug)]
 pub struct TableArgs {
     /// Routing table file (.ipasn, PREFIX NEXTHOP text, range CSV/TSV, MRT
-    /// RIB dump or update stream; .gz or .bz2). Without it, the embedded
-    /// synthetic default table is used.
+    /// RIB dump or update stream; .gz or .bz2; for `lookup` also a FIB file
+    /// of `fibkit compile`). Without it, the embedded synthetic default
+    /// table is used.
     pub table: Option<PathBuf>,
     /// Map route values onto N next hops as `value % N + 1`.
     #[arg(long, value_name = "N", value_parser = numbers::nexthops)]
@@ -134,6 +139,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Convert(args) => convert::run(&args),
         Command::Lookup(args) => lookup::run(&args),
+        Command::Compile(args) => compile::run(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -81,6 +81,21 @@ fn the_2014_table_answers_as_its_rib_at_every_prefix_boundary() {
     let table = load::load_path(&path, &LoadOptions::default()).unwrap();
     check_against_rib::<u32>(&path, &table, 200_000, &[]);
     check_against_rib::<u32>(&path, &table, 20_000, &["--engine", "poptrie18", "--threads", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    for engine in ["d16r", "poptrie18"] {
+        let compiled = compile(dir.path(), &path, &["--prefix", "--engine", engine]);
+        check_against_rib::<u32>(&compiled, &table, 20_000, &[]);
+    }
+}
+
+/// `fibkit compile TABLE -o DIR/table.fib ARGS...`, checked to succeed.
+fn compile(dir: &Path, table: &Path, args: &[&str]) -> std::path::PathBuf {
+    let compiled = dir.join("table.fib");
+    let mut all = vec!["compile", table.to_str().unwrap(), "-o", compiled.to_str().unwrap()];
+    all.extend(args);
+    let output = fibkit(&all);
+    assert!(output.status.success(), "{}", text(&output).1);
+    compiled
 }
 
 #[test]
@@ -89,6 +104,9 @@ fn the_linx_ipv6_table_answers_as_its_rib_at_every_prefix_boundary() {
     let table = load::load_path(&path, &LoadOptions::default()).unwrap();
     check_against_rib::<u128>(&path, &table, 100_000, &[]);
     check_against_rib::<u128>(&path, &table, 10_000, &["--engine", "d18r6"]);
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = compile(dir.path(), &path, &["--prefix", "--engine", "poptrie16"]);
+    check_against_rib::<u128>(&compiled, &table, 10_000, &[]);
 }
 
 #[test]

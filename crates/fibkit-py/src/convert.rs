@@ -12,7 +12,8 @@ use pyo3::types::{PyInt, PyString};
 
 use fibkit::addr::Address;
 use fibkit::load;
-use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::compiled::Values;
+use fibkit::nexthop::{Label, Mapping};
 use fibkit::NextHop;
 
 /// `object` as a Python int, if it is one or stands for one as numpy's
@@ -106,7 +107,7 @@ pub fn mapping(nexthops: Option<&Bound<'_, PyAny>>) -> PyResult<Mapping> {
 /// itself; 0 for no route. A uint64 array, unless some label is an IPv6
 /// address (128 bits): then an object array of Python ints, so that
 /// distinct addresses never share a number.
-pub fn values<'py>(py: Python<'py>, next_hops: &NextHopTable, last: NextHop) -> PyResult<Bound<'py, PyAny>> {
+pub fn values<'py>(py: Python<'py>, next_hops: &Values, last: NextHop) -> PyResult<Bound<'py, PyAny>> {
     let number = |hop: NextHop| -> u128 {
         match next_hops.mapping() {
             Mapping::Modulo(_) => u128::from(hop),

@@ -16,6 +16,7 @@
 
 mod arrays;
 mod convert;
+mod files;
 mod table;
 mod text;
 
@@ -29,9 +30,10 @@ use pyo3::types::PyDict;
 use rayon::prelude::*;
 
 use fibkit::addr::{Address, Family, Prefix};
-use fibkit::fib::{BuildOptions, Fib, Figure, Stats};
+use fibkit::compiled::{CompiledFamily, CompiledTable, Values};
+use fibkit::fib::{Fib, Figure, Stats};
 use fibkit::load::{self, LoadOptions, RouteTable};
-use fibkit::nexthop::{Mapping, NextHopTable};
+use fibkit::nexthop::Mapping;
 use fibkit::{registry, NextHop, NO_ROUTE};
 
 /// Below this many keys a batch is not split across threads.
@@ -120,6 +122,9 @@ trait PyAddress: Address + TryFrom<u128> {
     /// Puts `rib` into `table` as this family's routes.
     fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<Self>);
 
+    /// Takes this family's FIB out of a compiled table.
+    fn take_family(table: &mut CompiledTable) -> Option<CompiledFamily<Self>>;
+
     /// An address from an int or a string in the family's notation.
     fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<Self> {
         convert::address(addr)
@@ -132,6 +137,10 @@ impl PyAddress for u32 {
     fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<u32>) {
         table.v4 = rib;
     }
+
+    fn take_family(table: &mut CompiledTable) -> Option<CompiledFamily<u32>> {
+        table.v4.take()
+    }
 }
 
 impl PyAddress for u128 {
@@ -140,23 +149,51 @@ impl PyAddress for u128 {
     fn set_rib(table: &mut RouteTable, rib: fibkit::Rib<u128>) {
         table.v6 = rib;
     }
+
+    fn take_family(table: &mut CompiledTable) -> Option<CompiledFamily<u128>> {
+        table.v6.take()
+    }
 }
 
 /// The engine behind `Fib` (`A = u32`) and `Fib6` (`A = u128`).
 struct Core<A: Address> {
-    fib: Box<dyn Fib<A>>,
+    family: CompiledFamily<A>,
 }
 
 impl<A: PyAddress> Core<A> {
     /// Builds `engine` from the table's routes of family `A`.
     fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
-        let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
         let start = Instant::now();
         let rib = table.rib::<A>();
-        let fib = registry::build(engine, rib, &options).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let last = rib.iter().map(|(_, hop)| hop).max().unwrap_or(NO_ROUTE);
-        let compiled = Compiled::new(fib.name(), fib.footprint(), fib.stats(), &table, rib.len(), last, start);
-        Ok((Core { fib }, compiled))
+        let engine = registry::resolve::<A>(engine).map_err(|error| PyValueError::new_err(error.to_string()))?;
+        let family = CompiledFamily::build(engine, rib, table.next_hops.max_index(), false);
+        let family = family.map_err(|error| PyValueError::new_err(error.to_string()))?;
+        let (last, prefixes) = (rib.iter().map(|(_, hop)| hop).max().unwrap_or(NO_ROUTE), rib.len());
+        let build_ms = start.elapsed().as_secs_f64() * 1e3;
+        let compiled = Compiled::new(family.fib(), Values::new(&table.next_hops), table.name, prefixes, last, build_ms);
+        Ok((Core { family }, compiled))
+    }
+
+    /// The FIB of family `A` of an opened compiled FIB file (`file` names
+    /// it in messages; pickled by `path` if given).
+    fn from_table(mut table: CompiledTable, file: &str, path: Option<PathBuf>) -> PyResult<(Self, Compiled)> {
+        let Some(family) = A::take_family(&mut table) else {
+            let message = format!("{file}: no {} FIB in the file (fibkit.open opens both families)", A::FAMILY);
+            return Err(PyValueError::new_err(message));
+        };
+        let prefixes = match family.fib().stats().get("prefixes") {
+            Some(Figure::Count(count)) => usize::try_from(*count).unwrap_or(usize::MAX),
+            _ => 0,
+        };
+        let last = table.values.max_index();
+        let mut compiled = Compiled::new(family.fib(), table.values, table.name, prefixes, last, 0.0);
+        compiled.pickle_path = path;
+        Ok((Core { family }, compiled))
+    }
+
+    /// The FIB.
+    fn fib(&self) -> &dyn Fib<A> {
+        self.family.fib()
     }
 
     /// Builds from Python `(prefix, value)` pairs.
@@ -183,7 +220,7 @@ impl<A: PyAddress> Core<A> {
 
     /// The next-hop index of one Python address.
     fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
-        Ok(self.fib.lookup(A::from_py(addr)?))
+        Ok(self.fib().lookup(A::from_py(addr)?))
     }
 
     /// The next hops of `keys` (checked by [`arrays::keys4`] or
@@ -208,7 +245,7 @@ impl<A: PyAddress> Core<A> {
         let mut writable = result.try_readwrite().map_err(arrays::borrow_error("out"))?;
         let keys = readable.as_slice()?;
         let slots = writable.as_slice_mut()?.get_mut(..len).ok_or_else(|| PyValueError::new_err("out is too short"))?;
-        let fib = &*self.fib;
+        let fib = self.fib();
         py.detach(|| {
             if pieces == 1 {
                 run(fib, keys, slots);
@@ -226,38 +263,29 @@ impl<A: PyAddress> Core<A> {
 }
 
 /// What `Fib` and `Fib6` share: the route values behind next-hop indexes
-/// and the engine's figures, taken when it was built (a FIB never changes).
+/// and the engine's figures, taken when it was built or opened (a FIB never
+/// changes).
 #[pyclass(frozen, subclass, module = "fibkit")]
 struct Compiled {
     engine: String,
     footprint: usize,
     stats: Stats,
-    next_hops: NextHopTable,
+    values: Values,
+    /// The table's name.
+    name: String,
     /// The largest next-hop index of the FIB's routes.
     last: NextHop,
     prefixes: usize,
     build_ms: f64,
+    /// The compiled FIB file it was opened from, when pickles name it
+    /// rather than carry its bytes.
+    pickle_path: Option<PathBuf>,
 }
 
 impl Compiled {
-    fn new(
-        engine: &str,
-        footprint: usize,
-        stats: Stats,
-        table: &RouteTable,
-        prefixes: usize,
-        last: NextHop,
-        start: Instant,
-    ) -> Self {
-        Compiled {
-            engine: engine.to_string(),
-            footprint,
-            stats,
-            next_hops: table.next_hops.clone(),
-            last,
-            prefixes,
-            build_ms: start.elapsed().as_secs_f64() * 1e3,
-        }
+    fn new<A: Address>(fib: &dyn Fib<A>, values: Values, name: String, prefixes: usize, last: NextHop, build_ms: f64) -> Self {
+        let (engine, footprint, stats) = (fib.name().to_string(), fib.footprint(), fib.stats());
+        Compiled { engine, footprint, stats, values, name, last, prefixes, build_ms, pickle_path: None }
     }
 
     fn describe(&self, class: &str) -> String {
@@ -270,7 +298,7 @@ impl Compiled {
     /// The route value next-hop index `index` stands for (int or address
     /// string), or None for 0 and, with `nexthops`, for every index.
     fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.next_hops.label(index).map(|label| convert::label_object(py, label)).transpose()
+        self.values.label(index).map(|label| convert::label_object(py, label)).transpose()
     }
 
     /// `values[i]`: the number next-hop index `i` stands for, for every
@@ -282,7 +310,7 @@ impl Compiled {
     /// keeps its 128 bits, so distinct values never share a number).
     #[getter]
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::values(py, &self.next_hops, self.last)
+        convert::values(py, &self.values, self.last)
     }
 
     /// The engine's registry name.
@@ -350,6 +378,42 @@ macro_rules! fib_class {
             ) -> PyResult<Bound<'py, Self>> {
                 let (core, compiled) = Core::load(py, path, engine, nexthops, strict)?;
                 Bound::new(py, PyClassInitializer::from(compiled).add_subclass($class { core }))
+            }
+
+            /// Opens a compiled FIB file (`fibkit compile`, `save`) by
+            /// mapping it: nothing is built, and processes that open the
+            /// same file share its pages. Its routes of this family answer.
+            /// With `pickle_path`, a pickle of the object holds the path,
+            /// not the file's bytes (for workers that see the same file).
+            #[staticmethod]
+            #[pyo3(signature = (path, pickle_path = false))]
+            fn open<'py>(py: Python<'py>, path: PathBuf, pickle_path: bool) -> PyResult<Bound<'py, Self>> {
+                let table = files::open_table(py, &path)?;
+                let (core, compiled) = Core::from_table(table, &path.display().to_string(), pickle_path.then_some(path.clone()))?;
+                Bound::new(py, PyClassInitializer::from(compiled).add_subclass($class { core }))
+            }
+
+            /// Writes the FIB and its values to `path` as a compiled FIB
+            /// file (replacing it whole), for `open` and `fibkit lookup`.
+            fn save(slf: PyRef<'_, Self>, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+                let compiled = slf.as_super();
+                let file = slf.core.family.to_file(&compiled.name, &compiled.values).map_err(files::save_error)?;
+                files::write(py, file, &path)
+            }
+
+            /// Pickling: the compiled FIB file's bytes (out of band with
+            /// protocol 5), or its path (opened with `pickle_path`).
+            fn __reduce_ex__<'py>(slf: PyRef<'py, Self>, protocol: u32) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+                let py = slf.py();
+                let compiled = slf.as_super();
+                let pickled = match &compiled.pickle_path {
+                    Some(path) => files::Pickled::Path(path.clone()),
+                    None => {
+                        let file = slf.core.family.to_file(&compiled.name, &compiled.values).map_err(files::save_error)?;
+                        files::Pickled::Bytes(py.detach(|| file.to_bytes()))
+                    }
+                };
+                pickled.reduce(py, $name, protocol)
             }
 
             /// The next-hop index of `addr` (an int or a string); 0: no route.
@@ -446,6 +510,37 @@ fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 rout
     }
 });
 
+/// Restores a pickled `Fib`, `Fib6` or `Table` (see [`files`]).
+#[pyfunction]
+fn _restore<'py>(py: Python<'py>, kind: &str, data: &Bound<'py, PyAny>, by_path: bool) -> PyResult<Bound<'py, PyAny>> {
+    let (table, path) = files::unpickle(py, data, by_path)?;
+    Ok(match kind {
+        "Fib" => {
+            let (core, compiled) = Core::from_table(table, "a pickled Fib", path)?;
+            Bound::new(py, PyClassInitializer::from(compiled).add_subclass(PyFib { core }))?.into_any()
+        }
+        "Fib6" => {
+            let (core, compiled) = Core::from_table(table, "a pickled Fib6", path)?;
+            Bound::new(py, PyClassInitializer::from(compiled).add_subclass(PyFib6 { core }))?.into_any()
+        }
+        "Table" => Bound::new(py, table::PyTable::from_table(table, path))?.into_any(),
+        other => return Err(PyValueError::new_err(format!("_restore: unknown kind {other:?}"))),
+    })
+}
+
+/// Opens a compiled FIB file (`fibkit compile`, `Fib.save`,
+/// `Table.save`) as a `Table` answering both families, by mapping it:
+/// nothing is built, and processes that open the same file share its
+/// pages. With `pickle_path`, a pickle of the table holds the path, not
+/// the file's bytes. A damaged file, or one of a newer format, is a
+/// `ValueError` naming the file, the offset and the problem.
+#[pyfunction]
+#[pyo3(signature = (path, pickle_path = false))]
+fn open(py: Python<'_>, path: PathBuf, pickle_path: bool) -> PyResult<table::PyTable> {
+    let table = files::open_table(py, &path)?;
+    Ok(table::PyTable::from_table(table, pickle_path.then_some(path)))
+}
+
 /// Names of the IPv4 engines.
 #[pyfunction]
 fn engines() -> Vec<&'static str> {
@@ -468,6 +563,8 @@ fn _fibkit(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(engines, module)?)?;
     module.add_function(wrap_pyfunction!(engines6, module)?)?;
     module.add_function(wrap_pyfunction!(text::parse_addresses, module)?)?;
+    module.add_function(wrap_pyfunction!(open, module)?)?;
+    module.add_function(wrap_pyfunction!(_restore, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

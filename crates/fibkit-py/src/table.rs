@@ -13,7 +13,7 @@ use fibkit::load::{self, AnyAddr, RouteTable};
 use fibkit::{Address, NextHop, NO_ROUTE};
 
 use crate::text::Text;
-use crate::{convert, load_table};
+use crate::{convert, files, load_table};
 
 /// A routing table of both families compiled by fibkit's engines.
 ///
@@ -28,6 +28,8 @@ pub struct PyTable {
     table: CompiledTable,
     /// The largest next-hop index the routes use.
     last: NextHop,
+    /// The compiled FIB file it was opened from, when pickles name it.
+    pickle_path: Option<PathBuf>,
 }
 
 impl PyTable {
@@ -36,7 +38,13 @@ impl PyTable {
         let options = CompileOptions { engines: engines.unwrap_or_default(), prefixes };
         let table = py.detach(|| CompiledTable::build(routes, &options));
         let table = table.map_err(|error| PyValueError::new_err(error.to_string()))?;
-        Ok(PyTable { table, last: last.unwrap_or(NO_ROUTE) })
+        Ok(PyTable { table, last: last.unwrap_or(NO_ROUTE), pickle_path: None })
+    }
+
+    /// The table of an opened compiled FIB file (pickled by `path` if given).
+    pub fn from_table(table: CompiledTable, path: Option<PathBuf>) -> Self {
+        let last = table.values.max_index();
+        PyTable { table, last, pickle_path: path }
     }
 }
 
@@ -154,13 +162,33 @@ impl PyTable {
     /// The route value next-hop index `index` stands for (int or address
     /// string), or None for 0 and, with `nexthops`, for every index.
     fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.table.next_hops.label(index).map(|label| convert::label_object(py, label)).transpose()
+        self.table.values.label(index).map(|label| convert::label_object(py, label)).transpose()
     }
 
     /// `values[i]`: what next-hop index `i` stands for, as `Fib.values`.
     #[getter]
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::values(py, &self.table.next_hops, self.last)
+        convert::values(py, &self.table.values, self.last)
+    }
+
+    /// Writes both families' FIBs and the values to `path` as a compiled
+    /// FIB file (replacing it whole), for `fibkit.open` and `fibkit lookup`.
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let file = self.table.to_file().map_err(files::save_error)?;
+        files::write(py, file, &path)
+    }
+
+    /// Pickling: the compiled FIB file's bytes (out of band with protocol
+    /// 5), or its path (opened with `pickle_path`).
+    fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: u32) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let pickled = match &self.pickle_path {
+            Some(path) => files::Pickled::Path(path.clone()),
+            None => {
+                let file = self.table.to_file().map_err(files::save_error)?;
+                files::Pickled::Bytes(py.detach(|| file.to_bytes()))
+            }
+        };
+        pickled.reduce(py, "Table", protocol)
     }
 
     /// The engines answering IPv4 and IPv6 (None for a family without routes).

@@ -14,6 +14,7 @@ use std::fmt;
 
 use crate::addr::Address;
 use crate::error::BuildError;
+use crate::file::{FamilyWriter, Problem};
 use crate::measure::workload::{self, Workload};
 use crate::rib::Rib;
 use crate::NextHop;
@@ -107,17 +108,30 @@ pub trait Fib<A: Address>: Send + Sync {
     fn run_workload(&self, workload: &Workload<A>, lookups: u64) -> u64 {
         workload::run(self, workload, lookups)
     }
+
+    /// Writes the lookup structure into its family's sections of a
+    /// compiled FIB file ([`crate::file`]), for the registry's opener of
+    /// the engine to map back.
+    ///
+    /// # Errors
+    /// [`Problem::NotSavable`] for an engine without a file format (the
+    /// default).
+    fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+        let _ = file;
+        Err(crate::file::not_savable(self.name()))
+    }
 }
 
 /// Implements [`Fib`] for an engine whose inherent methods are its lookup
 /// structure's: `lookup`, `footprint`, `report` (the statistics), and
-/// `lookup_batch` when it has its own batch path. The engines keep these as
-/// inherent methods so that callers holding the concrete type need no trait
-/// in scope; this is the one place that forwards to them.
+/// `lookup_batch` when it has its own batch path, `save` when it has a file
+/// format. The engines keep these as inherent methods so that callers
+/// holding the concrete type need no trait in scope; this is the one place
+/// that forwards to them.
 ///
-/// `forward_fib!([generics] Engine, Address, |engine| name, [lookup_batch])`
+/// `forward_fib!([generics] Engine, Address, |engine| name, [lookup_batch], [save])`
 macro_rules! forward_fib {
-    ([$($generics:tt)*] $engine:ty, $address:ty, |$this:ident| $name:expr, [$($batch:ident)?]) => {
+    ([$($generics:tt)*] $engine:ty, $address:ty, |$this:ident| $name:expr, [$($batch:ident)?] $(, [$save:ident])?) => {
         impl<$($generics)*> $crate::fib::Fib<$address> for $engine {
             fn name(&self) -> &str {
                 let $this = self;
@@ -142,6 +156,12 @@ macro_rules! forward_fib {
             fn stats(&self) -> $crate::fib::Stats {
                 self.report()
             }
+
+            $(
+                fn $save(&self, file: &mut $crate::file::FamilyWriter<'_>) -> Result<(), $crate::file::Problem> {
+                    <$engine>::$save(self, file)
+                }
+            )?
         }
     };
 }

@@ -64,6 +64,7 @@ pub mod compiled;
 pub mod engines;
 pub mod error;
 pub mod fib;
+pub mod file;
 pub mod live;
 pub mod load;
 pub mod measure;

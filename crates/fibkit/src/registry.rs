@@ -30,11 +30,17 @@ use crate::addr::{Address, Family};
 use crate::engines::{dir24, dxr, dxr6, lctrie, lulea, poptrie, radix};
 use crate::error::{BuildError, UnknownEngine};
 use crate::fib::{Build, BuildOptions, Fib};
+use crate::file::{FamilyFile, FileError};
+use crate::NextHop;
 use crate::live::{FullRebuild, Updater};
 use crate::rib::Rib;
 
 /// Builds an engine of family `A` from a RIB as an incremental updater.
 pub type NewUpdater<A> = fn(&Rib<A>, &BuildOptions) -> Result<Box<dyn Updater<A>>, BuildError>;
+
+/// Opens an engine of family `A` saved in a compiled FIB file (its family's
+/// sections), checking it against the file's largest next hop.
+pub type Open<A> = fn(&FamilyFile<'_>, NextHop) -> Result<Box<dyn Fib<A>>, FileError>;
 
 /// What an engine has for one family.
 #[derive(Clone, Copy)]
@@ -43,6 +49,9 @@ pub struct Builders<A: Address> {
     pub build: Build<A>,
     /// The incremental updater; `None`: the router rebuilds per batch.
     pub updater: Option<NewUpdater<A>>,
+    /// The opener of a compiled FIB file ([`crate::file`]); `None`: the
+    /// engine cannot be saved.
+    pub open: Option<Open<A>>,
 }
 
 /// An engine in the registry.
@@ -74,12 +83,25 @@ impl Engine {
 
     /// The same, serving IPv4 through `build` (and `updater`).
     pub const fn ipv4(self, build: Build<u32>, updater: Option<NewUpdater<u32>>) -> Self {
-        Engine { ipv4: Some(Builders { build, updater }), ..self }
+        Engine { ipv4: Some(Builders { build, updater, open: None }), ..self }
     }
 
     /// The same, serving IPv6 through `build` (and `updater`).
     pub const fn ipv6(self, build: Build<u128>, updater: Option<NewUpdater<u128>>) -> Self {
-        Engine { ipv6: Some(Builders { build, updater }), ..self }
+        Engine { ipv6: Some(Builders { build, updater, open: None }), ..self }
+    }
+
+    /// The same, its IPv4 structures saved to and opened from compiled FIB
+    /// files through `open` (after [`Engine::ipv4`]).
+    pub const fn opens_ipv4(self, open: Open<u32>) -> Self {
+        let Some(builders) = self.ipv4 else { panic!("opens_ipv4 of an engine without IPv4") };
+        Engine { ipv4: Some(Builders { open: Some(open), ..builders }), ..self }
+    }
+
+    /// The same, for IPv6 (after [`Engine::ipv6`]).
+    pub const fn opens_ipv6(self, open: Open<u128>) -> Self {
+        let Some(builders) = self.ipv6 else { panic!("opens_ipv6 of an engine without IPv6") };
+        Engine { ipv6: Some(Builders { open: Some(open), ..builders }), ..self }
     }
 
     /// Its builders for family `A`, if it serves it.
@@ -123,6 +145,25 @@ impl Engine {
         (self.builders_or_error::<A>()?.build)(rib, options)
     }
 
+    /// Whether its structures of family `A` can be saved to a compiled FIB
+    /// file.
+    pub fn savable<A: Address>(&self) -> bool {
+        self.builders::<A>().is_some_and(|builders| builders.open.is_some())
+    }
+
+    /// Opens its structure of family `A` from `family`'s sections, whose
+    /// next hops go up to `max_next_hop`.
+    ///
+    /// # Errors
+    /// [`Problem::NotSavable`] if it has no file format for `A`; the
+    /// opener's [`FileError`]s for a section it refuses.
+    pub fn open<A: Address>(&self, family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fib<A>>, FileError> {
+        match self.builders::<A>().and_then(|builders| builders.open) {
+            Some(open) => open(family, max_next_hop),
+            None => Err(family.file().error(None, crate::file::not_savable(self.name))),
+        }
+    }
+
     /// Its updater for family `A`, built from `rib`: the incremental one
     /// where it has it, else a [`FullRebuild`].
     ///
@@ -145,24 +186,33 @@ impl fmt::Debug for Engine {
 
 /// fibkit's own engines, in the order reports list them.
 pub static ENGINES: &[Engine] = &[
-    Engine::new("d16r", "DXR, K = 16").ipv4(dxr::build::<16>, Some(dxr::updater::<16>)),
-    Engine::new("d17r", "DXR, K = 17").ipv4(dxr::build::<17>, Some(dxr::updater::<17>)),
-    Engine::new("d18r", "DXR, K = 18").ipv4(dxr::build::<18>, Some(dxr::updater::<18>)),
-    Engine::new("d19r", "DXR, K = 19").ipv4(dxr::build::<19>, Some(dxr::updater::<19>)),
-    Engine::new("d20r", "DXR, K = 20").ipv4(dxr::build::<20>, Some(dxr::updater::<20>)),
-    Engine::new("d21r", "DXR, K = 21").ipv4(dxr::build::<21>, Some(dxr::updater::<21>)),
-    Engine::new("d22r", "DXR, K = 22").ipv4(dxr::build::<22>, Some(dxr::updater::<22>)),
-    Engine::new("poptrie0", "Poptrie, s = 0").ipv4(poptrie::build::<u32, 0>, None).ipv6(poptrie::build::<u128, 0>, None),
+    Engine::new("d16r", "DXR, K = 16").ipv4(dxr::build::<16>, Some(dxr::updater::<16>)).opens_ipv4(dxr::open::<16>),
+    Engine::new("d17r", "DXR, K = 17").ipv4(dxr::build::<17>, Some(dxr::updater::<17>)).opens_ipv4(dxr::open::<17>),
+    Engine::new("d18r", "DXR, K = 18").ipv4(dxr::build::<18>, Some(dxr::updater::<18>)).opens_ipv4(dxr::open::<18>),
+    Engine::new("d19r", "DXR, K = 19").ipv4(dxr::build::<19>, Some(dxr::updater::<19>)).opens_ipv4(dxr::open::<19>),
+    Engine::new("d20r", "DXR, K = 20").ipv4(dxr::build::<20>, Some(dxr::updater::<20>)).opens_ipv4(dxr::open::<20>),
+    Engine::new("d21r", "DXR, K = 21").ipv4(dxr::build::<21>, Some(dxr::updater::<21>)).opens_ipv4(dxr::open::<21>),
+    Engine::new("d22r", "DXR, K = 22").ipv4(dxr::build::<22>, Some(dxr::updater::<22>)).opens_ipv4(dxr::open::<22>),
+    Engine::new("poptrie0", "Poptrie, s = 0")
+        .ipv4(poptrie::build::<u32, 0>, None)
+        .opens_ipv4(poptrie::open::<u32, 0>)
+        .ipv6(poptrie::build::<u128, 0>, None)
+        .opens_ipv6(poptrie::open::<u128, 0>),
     Engine::new("poptrie16", "Poptrie, s = 16")
         .ipv4(poptrie::build::<u32, 16>, Some(poptrie::updater::<16>))
-        .ipv6(poptrie::build::<u128, 16>, None),
+        .opens_ipv4(poptrie::open::<u32, 16>)
+        .ipv6(poptrie::build::<u128, 16>, None)
+        .opens_ipv6(poptrie::open::<u128, 16>),
     Engine::new("poptrie18", "Poptrie, s = 18")
         .ipv4(poptrie::build::<u32, 18>, Some(poptrie::updater::<18>))
-        .ipv6(poptrie::build::<u128, 18>, None),
+        .opens_ipv4(poptrie::open::<u32, 18>)
+        .ipv6(poptrie::build::<u128, 18>, None)
+        .opens_ipv6(poptrie::open::<u128, 18>),
     Engine::new("d16r6", "DXR for IPv6, K = 16").ipv6(dxr6::build::<16>, None),
     Engine::new("d18r6", "DXR for IPv6, K = 18").ipv6(dxr6::build::<18>, None),
     Engine::new("lulea", "Lulea (Degermark et al., SIGCOMM 1997)").ipv4(lulea::build, None),
-    Engine::new("dir24-8", "DIR-24-8-BASIC as DPDK's rte_lpm").ipv4(dir24::build, Some(dir24::updater)),
+    Engine::new("dir24-8", "DIR-24-8-BASIC as DPDK's rte_lpm").ipv4(dir24::build, Some(dir24::updater))
+        .opens_ipv4(dir24::open),
     Engine::new("lctrie", "LC-trie (Nilsson-Karlsson), Linux fib_trie's shape").ipv4(lctrie::build, None),
     Engine::new("radix", "the RIB's path-compressed binary trie (reference)")
         .ipv4(radix::build::<u32>, None)

@@ -27,7 +27,7 @@ mod fields;
 mod source;
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -36,7 +36,8 @@ use std::time::Instant;
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, ValueEnum};
 use fibkit::compiled::{CompileOptions, CompiledTable};
-use fibkit::load::{parse_address, RouteTable};
+use fibkit::file::is_fib_file;
+use fibkit::load::{parse_address, RouteTable, ValueChoice};
 use fibkit::nexthop::{Label, Mapping};
 use fibkit::{NextHop, NO_ROUTE};
 use rayon::prelude::*;
@@ -152,17 +153,17 @@ impl Values {
     /// The values of the table's next hops (`value_text`: the input's
     /// label, or the index with `--nexthops`).
     fn new(table: &CompiledTable) -> Result<Self> {
-        let next_hops = &table.next_hops;
-        if next_hops.mapping() != Mapping::Distinct {
+        let values = &table.values;
+        if values.mapping() != Mapping::Distinct {
             return Ok(Values::Indexes);
         }
-        let text = |hop| next_hops.value_text(hop).unwrap_or_default();
-        let json = |hop| match next_hops.label(hop) {
+        let text = |hop| values.text(hop).unwrap_or_default().to_string();
+        let json = |hop| match values.label(hop) {
             Some(Label::Addr(addr)) => format!("\"{addr}\""),
             Some(Label::Number(number)) => number.to_string(),
             None => "null".to_string(),
         };
-        let hops = 0..=next_hops.max_index();
+        let hops = 0..=values.max_index();
         Ok(Values::Labels { text: Strings::new(hops.clone().map(text))?, json: Strings::new(hops.map(json))? })
     }
 
@@ -216,12 +217,8 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
     }
     let sources = source::sources(&args.addresses)?;
     let delimiter = args.delimiter.map(delimiter_byte).transpose()?;
-    let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
-    // Every engine name checked (whatever family it serves) before the table loads.
-    options.engine::<u32>()?;
     let started = Instant::now();
-    let routes: RouteTable = args.table.load()?;
-    let table = CompiledTable::build(routes, &options).with_context(|| format!("compiling {}", args.table_name()))?;
+    let table = compiled_table(args)?;
     let values = Values::new(&table)?;
     let compiled = started.elapsed();
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -272,6 +269,37 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
         totals.summarise(compiled.as_secs_f64(), answering.elapsed().as_secs_f64(), threads);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The table to answer from: a compiled FIB file mapped as it is, or a
+/// table file (or the default table) compiled here.
+fn compiled_table(args: &LookupArgs) -> Result<CompiledTable> {
+    let fib_file = args.table.table.as_deref().filter(|path| !crate::is_stdio(path)).filter(|path| {
+        let mut magic = [0u8; 8];
+        File::open(path).and_then(|mut file| file.read_exact(&mut magic)).is_ok_and(|()| is_fib_file(&magic))
+    });
+    let Some(path) = fib_file else {
+        let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
+        // Every engine name checked (whatever family it serves) before the table loads.
+        options.engine::<u32>()?;
+        let routes: RouteTable = args.table.load()?;
+        return CompiledTable::build(routes, &options).with_context(|| format!("compiling {}", args.table_name()));
+    };
+    let table = &args.table;
+    let fixed = [
+        (!args.engine.is_empty(), "--engine"),
+        (table.nexthops.is_some(), "--nexthops"),
+        (table.peer.is_some() || table.value != ValueChoice::NextHop || table.peers, "--peer, --value and --peers"),
+    ];
+    if let Some((_, option)) = fixed.iter().find(|(given, _)| *given) {
+        bail!("{}: {option} cannot change a compiled FIB file; give them to fibkit compile", path.display());
+    }
+    let compiled = CompiledTable::open(path)?;
+    let families = [compiled.v4.as_ref().map(|family| family.has_prefixes()), compiled.v6.as_ref().map(|family| family.has_prefixes())];
+    if args.prefix && families.iter().flatten().any(|&prefixes| !prefixes) {
+        bail!("{}: compiled without the routes' prefixes; compile it with fibkit compile --prefix for --prefix", path.display());
+    }
+    Ok(compiled)
 }
 
 /// Answers a source's blocks with `answer`, a batch of them at a time on

@@ -20,9 +20,12 @@ import ipaddress
 
 import numpy as np
 
-from ._fibkit import Fib, Fib6, Table, __version__, engines, engines6, parse_addresses
+from ._fibkit import Fib, Fib6, Table, __version__, engines, engines6, open, parse_addresses
 
-__all__ = ["Fib", "Fib6", "Table", "enrich", "engines", "engines6", "ipv4_array", "ipv6_array", "parse_addresses", "__version__"]
+__all__ = [
+    "Fib", "Fib6", "Table", "enrich", "engines", "engines6", "ipv4_array", "ipv6_array", "open", "parse_addresses",
+    "__version__",
+]
 
 
 def ipv4_array(addrs):

@@ -42,6 +42,8 @@ class _Compiled:
         """The engine's figures (as ``fibkit stat --json``)."""
     def report(self) -> str:
         """The engine's report (as ``fibkit stat``)."""
+    def save(self, path: Union[str, PathLike[str]]) -> None:
+        """Writes the FIB and its values to ``path`` as a compiled FIB file."""
 
 class Fib(_Compiled):
     """An IPv4 forwarding table compiled by one of fibkit's engines."""
@@ -57,6 +59,9 @@ class Fib(_Compiled):
     @staticmethod
     def default(engine: str = "d18r", nexthops: Nexthops = None) -> "Fib":
         """Builds from the embedded default table (synthetic, one million IPv4 prefixes)."""
+    @staticmethod
+    def open(path: Union[str, PathLike[str]], pickle_path: bool = False) -> "Fib":
+        """Maps a compiled FIB file, its IPv4 FIB (with ``pickle_path``, pickles hold the path)."""
     def lookup(self, addr: Address) -> int:
         """The next-hop index of ``addr``; 0: no route."""
     def lookup_batch(
@@ -78,6 +83,9 @@ class Fib6(_Compiled):
         path: Union[str, PathLike[str]], engine: str = "poptrie18", nexthops: Nexthops = None, strict: bool = False
     ) -> "Fib6":
         """Builds from a table file, its IPv6 routes."""
+    @staticmethod
+    def open(path: Union[str, PathLike[str]], pickle_path: bool = False) -> "Fib6":
+        """Maps a compiled FIB file, its IPv6 FIB (with ``pickle_path``, pickles hold the path)."""
     def lookup(self, addr: Address) -> int:
         """The next-hop index of ``addr``; 0: no route."""
     def lookup_batch(
@@ -118,9 +126,14 @@ class Table:
     @property
     def engines(self) -> tuple[Optional[str], Optional[str]]:
         """The engines answering IPv4 and IPv6 (None for a family without routes)."""
+    def save(self, path: Union[str, PathLike[str]]) -> None:
+        """Writes both families' FIBs and the values to ``path`` as a compiled FIB file."""
 
 def enrich(frame: Any, column: str, table: Table, value: str = "value", prefix: Optional[str] = None) -> Any:
     """A copy of the DataFrame with each address's route value (and matched prefix) added."""
+
+def open(path: Union[str, PathLike[str]], pickle_path: bool = False) -> Table:
+    """Maps a compiled FIB file as a ``Table`` of both families (with ``pickle_path``, pickles hold the path)."""
 
 def engines() -> list[str]:
     """Names of the IPv4 engines."""

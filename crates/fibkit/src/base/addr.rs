@@ -30,6 +30,7 @@ pub trait Address:
     + Send
     + Sync
     + 'static
+    + crate::mem::Plain
     + BitAnd<Output = Self>
     + BitOr<Output = Self>
     + BitXor<Output = Self>

@@ -25,11 +25,19 @@
 //! 2 MiB of memory per array, never cache: lookups touch only the
 //! array's own length. `FIBKIT_HUGEPAGES=off` in the environment (read
 //! once) turns the advice off, for measuring what it brings.
+//!
+//! An array may also be a view of a mapped compiled FIB file
+//! ([`crate::file`]): [`LookupArray::mapped`] serves its elements from the
+//! file's pages (shared with every process that maps the file) and keeps
+//! the mapping alive; only [`Plain`] elements, valid for any bytes, can be
+//! read that way.
 
 use std::alloc::{self, Layout};
+use std::any::Any;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64};
+use std::sync::{Arc, OnceLock};
 
 /// Size and alignment of a huge page on x86-64 and arm64 Linux.
 const HUGE_PAGE: usize = 2 << 20;
@@ -44,16 +52,95 @@ pub fn huge_pages_enabled() -> bool {
     *ENABLED.get_or_init(|| std::env::var_os("FIBKIT_HUGEPAGES").is_none_or(|value| value != "off"))
 }
 
+/// An element type that any bytes are a valid value of, with no drop glue
+/// and a fixed little-endian layout: what a compiled FIB file stores and
+/// [`LookupArray::mapped`] reads in place.
+///
+/// # Safety
+/// Every bit pattern of `size_of::<Self>()` bytes must be a valid `Self`,
+/// the type must have no padding and no `Drop`, and [`Plain::write_le`]
+/// must write exactly the bytes a little-endian machine holds.
+pub unsafe trait Plain: Sized + Send + Sync + 'static {
+    /// Appends `elements` as little-endian bytes (atomics are loaded
+    /// `Relaxed`, one at a time).
+    fn write_le(elements: &[Self], out: &mut Vec<u8>);
+}
+
+macro_rules! plain {
+    ($($type:ty => |$element:ident| $word:expr),* $(,)?) => {
+        $(
+            // SAFETY: an integer or an atomic integer: no padding, no drop
+            // glue, every bit pattern valid; written as its little-endian bytes.
+            unsafe impl Plain for $type {
+                fn write_le(elements: &[Self], out: &mut Vec<u8>) {
+                    out.reserve(std::mem::size_of_val(elements));
+                    for $element in elements {
+                        out.extend_from_slice(&$word.to_le_bytes());
+                    }
+                }
+            }
+        )*
+    };
+}
+
+plain!(
+    u8 => |element| *element,
+    u16 => |element| *element,
+    u32 => |element| *element,
+    u64 => |element| *element,
+    u128 => |element| *element,
+    AtomicU16 => |element| element.load(std::sync::atomic::Ordering::Relaxed),
+    AtomicU32 => |element| element.load(std::sync::atomic::Ordering::Relaxed),
+    AtomicU64 => |element| element.load(std::sync::atomic::Ordering::Relaxed),
+);
+
+/// An atomic integer cell with the size, alignment and bit validity of
+/// its plain word.
+///
+/// # Safety
+/// `Self` and `Self::Word` must have the same size, alignment and valid
+/// bit patterns.
+pub unsafe trait AtomicCell: Plain {
+    /// The plain integer.
+    type Word: Copy + Ord + Into<u64>;
+}
+
+// SAFETY: the standard library documents each atomic integer as having
+// the same size and bit validity as its integer, and (on the platforms
+// where these types exist as lock-free) the same alignment.
+unsafe impl AtomicCell for AtomicU16 {
+    type Word = u16;
+}
+// SAFETY: as for `AtomicU16`.
+unsafe impl AtomicCell for AtomicU32 {
+    type Word = u32;
+}
+// SAFETY: as for `AtomicU16`.
+unsafe impl AtomicCell for AtomicU64 {
+    type Word = u64;
+}
+
+const _: () = assert!(align_of::<AtomicU64>() == align_of::<u64>() && align_of::<AtomicU32>() == align_of::<u32>());
+
+/// Where a [`LookupArray`]'s elements live.
+enum Backing {
+    /// A boxed slice's memory.
+    Boxed,
+    /// An allocation of this layout advised for huge pages.
+    Huge(Layout),
+    /// A mapped file's pages, kept mapped by the owner.
+    Mapped(#[allow(dead_code)] Arc<dyn Any + Send + Sync>),
+}
+
 /// A fixed-length array for lookups to read, on transparent huge pages
-/// when it is large (see the module docs). Dereferences to `[T]`.
+/// when it is large, or in a mapped file (see the module docs).
+/// Dereferences to `[T]`.
 pub struct LookupArray<T> {
     /// The first element (dangling for an empty array).
     start: NonNull<T>,
     /// Number of elements.
     len: usize,
-    /// The huge-page allocation's layout, or `None` if the memory is a
-    /// boxed slice's.
-    huge_layout: Option<Layout>,
+    backing: Backing,
 }
 
 // SAFETY: a `LookupArray<T>` owns its elements as a `Box<[T]>` does.
@@ -73,14 +160,35 @@ impl<T> LookupArray<T> {
                     // elements; each slot is written exactly once.
                     unsafe { start.as_ptr().add(index).write(element(index)) };
                 }
-                LookupArray { start, len, huge_layout: Some(layout) }
+                LookupArray { start, len, backing: Backing::Huge(layout) }
             }
         }
     }
 
     /// Whether the array was placed on memory advised for huge pages.
     pub fn on_huge_pages(&self) -> bool {
-        self.huge_layout.is_some()
+        matches!(self.backing, Backing::Huge(_))
+    }
+
+    /// Whether the array is a view of a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.backing, Backing::Mapped(_))
+    }
+
+    /// A view of `len` elements at `start`, inside memory that `owner`
+    /// keeps mapped (a compiled FIB file's, [`crate::file`]).
+    ///
+    /// # Safety
+    /// `start` must be aligned for `T` and point at `len * size_of::<T>()`
+    /// bytes that stay mapped, readable and writable (a private,
+    /// copy-on-write mapping) while `owner` lives, and that no other
+    /// `LookupArray` or reference covers.
+    pub unsafe fn mapped(owner: Arc<dyn Any + Send + Sync>, start: NonNull<T>, len: usize) -> Self
+    where
+        T: Plain,
+    {
+        debug_assert!(start.as_ptr().is_aligned());
+        LookupArray { start, len, backing: Backing::Mapped(owner) }
     }
 
     /// The layout of a huge-page allocation for `len` elements, or `None`
@@ -114,7 +222,20 @@ impl<T> LookupArray<T> {
         let raw = Box::into_raw(elements);
         // SAFETY: `Box::into_raw` never returns null.
         let start = unsafe { NonNull::new_unchecked(raw.cast::<T>()) };
-        LookupArray { start, len, huge_layout: None }
+        LookupArray { start, len, backing: Backing::Boxed }
+    }
+}
+
+impl<T: AtomicCell> LookupArray<T> {
+    /// The cells' words read as plain integers, for an owner holding the
+    /// array exclusively (checking a mapped file's arrays before anyone
+    /// can search them): a loop over them vectorises, one of atomic loads
+    /// does not.
+    pub fn words(&mut self) -> &[T::Word] {
+        // SAFETY: `T` and `T::Word` share size, alignment and bit validity
+        // (`AtomicCell`), and `&mut self` excludes every atomic access for
+        // the borrow's lifetime.
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr().cast::<T::Word>(), self.len) }
     }
 }
 
@@ -131,7 +252,7 @@ impl<T> From<Vec<T>> for LookupArray<T> {
             std::ptr::copy_nonoverlapping(elements.as_ptr(), start.as_ptr(), len);
             elements.set_len(0);
         }
-        LookupArray { start, len, huge_layout: Some(layout) }
+        LookupArray { start, len, backing: Backing::Huge(layout) }
     }
 }
 
@@ -161,15 +282,17 @@ impl<T> DerefMut for LookupArray<T> {
 impl<T> Drop for LookupArray<T> {
     fn drop(&mut self) {
         let elements = std::ptr::slice_from_raw_parts_mut(self.start.as_ptr(), self.len);
-        match self.huge_layout {
+        match self.backing {
             // SAFETY: the elements are initialised and dropped once, then
             // the memory is freed with the layout it was allocated with.
-            Some(layout) => unsafe {
+            Backing::Huge(layout) => unsafe {
                 std::ptr::drop_in_place(elements);
                 alloc::dealloc(self.start.as_ptr().cast(), layout);
             },
             // SAFETY: the memory came from `Box::into_raw` of this slice.
-            None => drop(unsafe { Box::from_raw(elements) }),
+            Backing::Boxed => drop(unsafe { Box::from_raw(elements) }),
+            // `Plain` elements have no drop glue; the owner unmaps.
+            Backing::Mapped(_) => {}
         }
     }
 }
@@ -179,6 +302,7 @@ impl<T: std::fmt::Debug> std::fmt::Debug for LookupArray<T> {
         f.debug_struct("LookupArray")
             .field("len", &self.len)
             .field("on_huge_pages", &self.on_huge_pages())
+            .field("mapped", &self.is_mapped())
             .finish_non_exhaustive()
     }
 }

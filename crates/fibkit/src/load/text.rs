@@ -32,6 +32,10 @@ pub(crate) enum Layout {
 /// a UTF-8 byte order mark at the start (spreadsheet exports write one) is
 /// not part of the text.
 pub(crate) fn as_text<'a>(file: &Path, bytes: &'a [u8]) -> Result<&'a str, LoadError> {
+    if crate::file::is_fib_file(bytes) {
+        let problem = "a compiled FIB file, not a table: fibkit lookup and Python's fibkit.open read it; other commands need the table it was compiled from";
+        return Err(LoadError::new(file, Position::Offset(0), problem.to_string()));
+    }
     if let Some(kind) = known_binary_format(bytes) {
         return Err(LoadError::new(
             file,

@@ -49,11 +49,13 @@
 //! hold the old `tbl24` entry ([`crate::live`]'s reclamation).
 
 mod build;
+mod file;
 mod live;
 mod lookup;
 mod stats;
 mod update;
 
+pub use file::open;
 pub use live::{updater, Dir24Updater};
 pub use update::Dir24Table;
 
@@ -171,7 +173,7 @@ impl std::fmt::Debug for Dir24 {
     }
 }
 
-forward_fib!([] Dir24, u32, |_table| "dir24-8", [lookup_batch]);
+forward_fib!([] Dir24, u32, |_table| "dir24-8", [lookup_batch], [save]);
 
 /// Registry builder for `dir24-8`.
 pub fn build(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Fib<u32>>, BuildError> {

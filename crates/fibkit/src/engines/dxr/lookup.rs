@@ -294,4 +294,4 @@ impl<const K: u32> Dxr<K> {
     }
 }
 
-forward_fib!([const K: u32] Dxr<K>, u32, |_dxr| Self::engine_name(), [lookup_batch]);
+forward_fib!([const K: u32] Dxr<K>, u32, |_dxr| Self::engine_name(), [lookup_batch], [save]);

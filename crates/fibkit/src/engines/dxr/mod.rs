@@ -102,10 +102,12 @@
 //! free space) lives in the builder and the updater, never in [`Dxr`].
 
 mod build;
+mod file;
 mod lookup;
 mod stats;
 mod update;
 
+pub use file::open;
 pub use stats::{chunk_histogram, HistogramRow, HISTOGRAM_BUCKETS};
 pub use update::{updater, DxrUpdater};
 

@@ -181,7 +181,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     }
 }
 
-forward_fib!([A: Address, L: Leaf, const S: u32] Poptrie<A, L, S>, A, |poptrie| &poptrie.summary.name, [lookup_batch]);
+forward_fib!([A: Address, L: Leaf, const S: u32] Poptrie<A, L, S>, A, |poptrie| &poptrie.summary.name, [lookup_batch], [save]);
 
 #[cfg(test)]
 mod tests {

@@ -77,11 +77,13 @@ use crate::mem::LookupArray;
 use crate::NextHop;
 
 mod build;
+mod file;
 mod lookup;
 mod stats;
 mod update;
 
 pub use build::{aggregate, build, PoptrieOptions};
+pub use file::open;
 pub use update::{updater, PoptrieUpdater};
 
 /// Bits of the key each trie level consumes (k in the paper).
@@ -157,7 +159,9 @@ impl Node {
 /// ([`update`]) can write new subtrees into free space of an array that
 /// readers are searching. A reader reaches a node only through a `direct`
 /// entry loaded with `Acquire` after the updater stored it with `Release`,
-/// so it sees the node as written.
+/// so it sees the node as written. Its fields are in the order of
+/// [`Node`]'s (`repr(C)`, no padding), as compiled FIB files store them.
+#[repr(C)]
 #[derive(Debug, Default)]
 pub struct NodeCell {
     vector: AtomicU64,
@@ -167,6 +171,20 @@ pub struct NodeCell {
 }
 
 const _: () = assert!(std::mem::size_of::<NodeCell>() == 24);
+
+// SAFETY: four atomic integers in `repr(C)` order, 8 + 8 + 4 + 4 bytes with
+// no padding: every bit pattern is a node; written field by field.
+unsafe impl crate::mem::Plain for NodeCell {
+    fn write_le(cells: &[Self], out: &mut Vec<u8>) {
+        out.reserve(cells.len() * 24);
+        for node in cells.iter().map(NodeCell::get) {
+            out.extend_from_slice(&node.vector.to_le_bytes());
+            out.extend_from_slice(&node.leafvec.to_le_bytes());
+            out.extend_from_slice(&node.base0.to_le_bytes());
+            out.extend_from_slice(&node.base1.to_le_bytes());
+        }
+    }
+}
 
 impl NodeCell {
     /// A cell holding `node`.
@@ -222,7 +240,7 @@ pub trait Leaf: Copy + Default + Eq + fmt::Debug + Send + Sync + 'static {
     const BITS: u32;
 
     /// The atomic cell a leaf array element is (read `Relaxed`).
-    type Cell: Send + Sync + fmt::Debug;
+    type Cell: crate::mem::AtomicCell<Word = Self> + fmt::Debug;
 
     /// A cell holding `leaf`.
     fn cell(leaf: Self) -> Self::Cell;

@@ -5,17 +5,25 @@
 //!  CompiledTable
 //!   +-- v4: CompiledFamily<u32>   engine (d18r by default) over the IPv4 RIB
 //!   +-- v6: CompiledFamily<u128>  engine (poptrie18 by default) over the IPv6 RIB
-//!   +-- next_hops: NextHopTable   next hop -> the input's value (an ASN, an address)
+//!   +-- values: Values            next hop -> the input's value (an ASN, an address)
 //!
 //!  CompiledFamily without prefixes:  fib answers next hops
 //!  CompiledFamily with prefixes:     fib answers route numbers n (1-based);
 //!                                    routes[n - 1] = (prefix, next hop)
 //! ```
 //!
+//! A compiled table is saved whole to a compiled FIB file and mapped back
+//! from one ([`file`], on [`crate::file`]'s format).
+//!
 //! Answering the matched prefix costs no second lookup: the FIB is built
 //! over a copy of the RIB whose values are route numbers, so one lookup
 //! gives the route, and the route gives prefix and next hop. The FIB is
 //! then larger (neighbouring prefixes with one next hop no longer merge).
+
+mod file;
+mod values;
+
+pub use values::Values;
 
 use std::any::Any;
 
@@ -23,7 +31,7 @@ use crate::addr::{Address, Family, Prefix};
 use crate::error::{BuildError, UnknownEngine};
 use crate::fib::{BuildOptions, Fib};
 use crate::load::RouteTable;
-use crate::nexthop::NextHopTable;
+use crate::mem::LookupArray;
 use crate::registry::{self, Engine};
 use crate::rib::Rib;
 use crate::{NextHop, NO_ROUTE};
@@ -39,11 +47,40 @@ pub fn default_engine(family: Family) -> &'static str {
 /// A route: its prefix and next hop.
 pub type Route<A> = (Prefix<A>, NextHop);
 
+/// The routes of a family that answers prefixes, as arrays (route `n` at
+/// index `n - 1`), built or read in place from a compiled FIB file.
+struct Routes<A: Address> {
+    addrs: LookupArray<A>,
+    lengths: LookupArray<u8>,
+    next_hops: LookupArray<NextHop>,
+}
+
+impl<A: Address> Routes<A> {
+    fn new(routes: &[Route<A>]) -> Self {
+        Routes {
+            addrs: routes.iter().map(|(prefix, _)| prefix.addr()).collect(),
+            lengths: routes.iter().map(|(prefix, _)| prefix.prefix_len()).collect(),
+            next_hops: routes.iter().map(|&(_, next_hop)| next_hop).collect(),
+        }
+    }
+
+    /// Route `index` (0-based).
+    #[inline]
+    fn get(&self, index: usize) -> Option<Route<A>> {
+        let prefix = Prefix::new(*self.addrs.get(index)?, *self.lengths.get(index)?).ok()?;
+        Some((prefix, *self.next_hops.get(index)?))
+    }
+
+    fn len(&self) -> usize {
+        self.addrs.len()
+    }
+}
+
 /// One family's FIB, and its routes when it answers prefixes.
 pub struct CompiledFamily<A: Address> {
     fib: Box<dyn Fib<A>>,
     /// With prefixes: route `n` is `routes[n - 1]`, and `fib` answers `n`.
-    routes: Option<Box<[Route<A>]>>,
+    routes: Option<Routes<A>>,
 }
 
 impl<A: Address> CompiledFamily<A> {
@@ -58,14 +95,14 @@ impl<A: Address> CompiledFamily<A> {
             let fib = engine.build(rib, &BuildOptions { max_next_hop })?;
             return Ok(CompiledFamily { fib, routes: None });
         }
-        let routes: Box<[Route<A>]> = rib.iter().collect();
+        let routes: Vec<Route<A>> = rib.iter().collect();
         let mut numbered = Rib::new();
         for (number, &(prefix, _)) in (1..).zip(routes.iter()) {
             numbered.insert(prefix, number);
         }
         let max_next_hop = NextHop::try_from(routes.len()).unwrap_or(NextHop::MAX);
         let fib = engine.build(&numbered, &BuildOptions { max_next_hop })?;
-        Ok(CompiledFamily { fib, routes: Some(routes) })
+        Ok(CompiledFamily { fib, routes: Some(Routes::new(&routes)) })
     }
 
     /// The FIB (answering next hops, or route numbers with prefixes).
@@ -101,7 +138,7 @@ impl<A: Address> CompiledFamily<A> {
     #[inline]
     pub fn route(&self, answer: u32) -> Option<Route<A>> {
         let index = (answer as usize).checked_sub(1)?;
-        self.routes.as_ref()?.get(index).copied()
+        self.routes.as_ref()?.get(index)
     }
 
     /// The next hop of `addr`.
@@ -119,7 +156,18 @@ pub struct CompiledTable {
     /// The IPv6 FIB; `None` if the table has no IPv6 route.
     pub v6: Option<CompiledFamily<u128>>,
     /// What each next hop stands for.
-    pub next_hops: NextHopTable,
+    pub values: Values,
+}
+
+impl std::fmt::Debug for CompiledTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledTable")
+            .field("name", &self.name)
+            .field("v4", &self.v4.as_ref().map(|family| family.fib().name()))
+            .field("v6", &self.v6.as_ref().map(|family| family.fib().name()))
+            .field("values", &self.values.max_index())
+            .finish()
+    }
 }
 
 /// How to compile a table.
@@ -159,7 +207,7 @@ impl CompiledTable {
         let max_next_hop = table.next_hops.max_index();
         let v4 = Self::family(&table, options, max_next_hop)?;
         let v6 = Self::family(&table, options, max_next_hop)?;
-        Ok(CompiledTable { name: table.name, v4, v6, next_hops: table.next_hops })
+        Ok(CompiledTable { name: table.name, v4, v6, values: Values::new(&table.next_hops) })
     }
 
     fn family<A: Address>(

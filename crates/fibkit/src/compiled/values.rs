@@ -1,0 +1,172 @@
+//! The values behind a compiled table's next hops, kept as text ready to
+//! write: built from a [`NextHopTable`], or read in place from a compiled
+//! FIB file without building anything.
+//!
+//! ```text
+//!  offsets: | 0 | 5 | 9 | 22 | ...     (max_index + 1 entries)
+//!  text:    |15169|3356|195.66.226.74| ...
+//!            hop 1 hop 2 hop 3         text of hop i: text[offsets[i - 1] .. offsets[i]]
+//! ```
+
+use std::borrow::Cow;
+
+use crate::file::{FibFile, FileError, FileWriter, Problem};
+use crate::mem::LookupArray;
+use crate::nexthop::{Label, Mapping, NextHopTable};
+use crate::{NextHop, NO_ROUTE};
+
+/// Section of the mapping: kind (0 distinct, 1 modulo) and `n`.
+const MAPPING: &str = "values.mapping";
+/// Section of the text offsets.
+const OFFSETS: &str = "values.offsets";
+/// Section of the texts.
+const TEXT: &str = "values.text";
+
+/// What each next hop of a compiled table stands for.
+pub struct Values {
+    mapping: Mapping,
+    /// With [`Mapping::Distinct`]: `offsets[i]` ends the text of next hop
+    /// `i` and starts that of `i + 1`; `offsets[0] == 0`.
+    offsets: LookupArray<u32>,
+    /// The values' texts, one after the other (ASCII).
+    text: LookupArray<u8>,
+}
+
+impl Values {
+    /// The values of `next_hops`, as their texts.
+    ///
+    /// # Panics
+    /// If the texts exceed 4 GiB.
+    pub fn new(next_hops: &NextHopTable) -> Self {
+        let mut offsets = vec![0u32];
+        let mut text = Vec::new();
+        if next_hops.mapping() == Mapping::Distinct {
+            for hop in 1..=next_hops.max_index() {
+                if let Some(label) = next_hops.label(hop) {
+                    text.extend_from_slice(label.to_string().as_bytes());
+                }
+                offsets.push(u32::try_from(text.len()).expect("values of more than 4 GiB of text"));
+            }
+        }
+        Values { mapping: next_hops.mapping(), offsets: offsets.into(), text: text.into() }
+    }
+
+    /// The mapping from values to next hops.
+    pub fn mapping(&self) -> Mapping {
+        self.mapping
+    }
+
+    /// The largest next hop that has a value.
+    pub fn max_index(&self) -> NextHop {
+        match self.mapping {
+            Mapping::Distinct => (self.offsets.len() - 1) as NextHop,
+            Mapping::Modulo(n) => n,
+        }
+    }
+
+    /// The input's text of next hop `hop` ([`Mapping::Distinct`] only):
+    /// `None` for [`NO_ROUTE`] and for an index past the last.
+    #[inline]
+    pub fn text(&self, hop: NextHop) -> Option<&str> {
+        let index = (hop as usize).checked_sub(1)?;
+        let (&start, &end) = (self.offsets.get(index)?, self.offsets.get(index + 1)?);
+        std::str::from_utf8(self.text.get(start as usize..end as usize)?).ok()
+    }
+
+    /// The value of a route whose next hop is `hop`, as text that loads
+    /// back to the same table ([`NextHopTable::value_text`]).
+    pub fn value_text(&self, hop: NextHop) -> Option<Cow<'_, str>> {
+        match self.mapping {
+            Mapping::Distinct => self.text(hop).map(Cow::Borrowed),
+            Mapping::Modulo(n) => (hop != NO_ROUTE && hop <= n).then(|| Cow::Owned(hop.to_string())),
+        }
+    }
+
+    /// The input's label of next hop `hop` ([`NextHopTable::label`]):
+    /// `None` for [`NO_ROUTE`], with [`Mapping::Modulo`], and for a text
+    /// that is neither a number nor an address (only a hostile file has
+    /// one).
+    pub fn label(&self, hop: NextHop) -> Option<Label> {
+        if self.mapping != Mapping::Distinct {
+            return None;
+        }
+        let text = self.text(hop)?;
+        if let Ok(number) = text.parse::<u64>() {
+            return Some(Label::Number(number));
+        }
+        text.parse().ok().map(Label::Addr)
+    }
+
+    /// Writes the values into `file`.
+    pub(super) fn save(&self, file: &mut FileWriter) {
+        let mapping = match self.mapping {
+            Mapping::Distinct => [0, 0],
+            Mapping::Modulo(n) => [1, u64::from(n)],
+        };
+        file.array::<u64>(MAPPING, &mapping);
+        file.array(OFFSETS, &self.offsets);
+        file.array(TEXT, &self.text);
+    }
+
+    /// Reads the values of `file`, checking that every next hop's text
+    /// lies inside the texts and that the texts are printable ASCII.
+    pub(super) fn open(file: &FibFile) -> Result<Self, FileError> {
+        let mapping = file.array::<u64>(MAPPING)?;
+        let offsets = file.array::<u32>(OFFSETS)?;
+        let text = file.array::<u8>(TEXT)?;
+        let bad = |section: &str, size, index, value, problem| Err(file.element_error(section, size, index, value, problem));
+        let mapping = match *mapping {
+            [0, 0] => Mapping::Distinct,
+            [1, n] if n > 0 && n <= u64::from(u32::MAX) => Mapping::Modulo(n as u32),
+            [kind, n] => return bad(MAPPING, 8, 0, kind << 32 | n, "neither distinct values (0, 0) nor value % n + 1 (1, n)"),
+            _ => {
+                let problem = Problem::Section { name: MAPPING.to_string(), problem: "not two numbers".to_string() };
+                return Err(file.error(None, problem));
+            }
+        };
+        if offsets.first() != Some(&0) {
+            return bad(OFFSETS, 4, 0, offsets.first().copied().unwrap_or_default().into(), "the first text does not start at 0");
+        }
+        // Branch-free passes first (vectorised), positions only on failure.
+        if offsets.windows(2).fold(false, |descending, pair| descending | (pair[1] < pair[0])) {
+            let index = offsets.windows(2).position(|pair| pair[1] < pair[0]).unwrap_or_default();
+            return bad(OFFSETS, 4, index + 1, offsets[index + 1].into(), "a text ends before it starts");
+        }
+        if offsets.last().map(|&end| end as usize) != Some(text.len()) {
+            return bad(OFFSETS, 4, offsets.len() - 1, offsets[offsets.len() - 1].into(), "the texts do not end with the text section");
+        }
+        if mapping != Mapping::Distinct && offsets.len() > 1 {
+            return bad(OFFSETS, 4, 1, offsets.len() as u64, "values % n + 1 have no texts");
+        }
+        if !text.iter().fold(true, |printable, byte| printable & byte.is_ascii_graphic()) {
+            let index = text.iter().position(|byte| !byte.is_ascii_graphic()).unwrap_or_default();
+            return bad(TEXT, 1, index, text[index].into(), "not printable ASCII");
+        }
+        Ok(Values { mapping, offsets, text })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_answer_as_the_next_hop_table() {
+        let mut next_hops = NextHopTable::new(Mapping::Distinct);
+        next_hops.intern(Label::Number(15169));
+        next_hops.intern(Label::Addr("2001:db8::1".parse().unwrap()));
+        next_hops.intern(Label::Addr("192.0.2.1".parse().unwrap()));
+        next_hops.intern(Label::Addr("::ffff:192.0.2.1".parse().unwrap()));
+        let values = Values::new(&next_hops);
+        assert_eq!(values.max_index(), 4);
+        for hop in 0..=5 {
+            assert_eq!(values.label(hop), next_hops.label(hop), "{hop}");
+            assert_eq!(values.value_text(hop).map(String::from), next_hops.value_text(hop), "{hop}");
+        }
+        let modulo = NextHopTable::new(Mapping::Modulo(7));
+        let values = Values::new(&modulo);
+        assert_eq!((values.max_index(), values.label(3)), (7, None));
+        assert_eq!(values.value_text(7).as_deref(), Some("7"));
+        assert_eq!(values.value_text(8), None);
+    }
+}

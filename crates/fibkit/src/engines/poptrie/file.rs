@@ -1,0 +1,102 @@
+//! Poptrie in a compiled FIB file ([`crate::file`]).
+//!
+//! | section | elements | what |
+//! |---|---|---|
+//! | `params` | 8 `u64` | leaf width in bits (16 or 32), routes, aggregated (0/1), prefixes after aggregation, boundary points, direct leaves, levels, build seconds (`f64` bits) |
+//! | `direct` | `u32` | 2^s direct entries (none for s = 0) |
+//! | `nodes` | 24 bytes | [`Node`]s: `vector`, `leafvec` (`u64`), `base0`, `base1` (`u32`) |
+//! | `leaves` | `u16` or `u32` | next hops |
+//!
+//! Opening checks what the build asserts ([`Poptrie::bad_index`]) of every
+//! node, so every index a lookup computes lies inside its array and every
+//! walk ends, and that every next hop is one the file's values know.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use super::{BuildSummary, Leaf, Node, Poptrie};
+use crate::addr::Address;
+use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
+use crate::fib::Fib;
+use crate::NextHop;
+
+/// Parameters a Poptrie writes.
+const PARAMS: usize = 8;
+
+impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+    /// Writes the arrays and the build's figures into `file`.
+    ///
+    /// # Errors
+    /// None: every Poptrie can be saved.
+    pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+        let summary = &self.summary;
+        file.params(&[
+            L::BITS.into(),
+            self.routes.load(Ordering::Relaxed) as u64,
+            summary.aggregated.into(),
+            summary.prefixes_aggregated as u64,
+            summary.boundaries as u64,
+            summary.direct_leaves as u64,
+            summary.levels.into(),
+            summary.build_seconds.to_bits(),
+        ]);
+        file.array("direct", &self.direct);
+        file.array("nodes", &self.nodes);
+        file.array("leaves", &self.leaves);
+        Ok(())
+    }
+
+    /// Maps the arrays of `family`, checking every index and next hop.
+    fn open_arrays(family: &FamilyFile<'_>, params: &[u64], max_next_hop: NextHop) -> Result<Self, FileError> {
+        let param = |index: usize| params.get(index).copied().unwrap_or_default();
+        let count = |index: usize| usize::try_from(param(index)).map_err(|_| family.bad_param(index, param(index), "too large"));
+        let summary = BuildSummary {
+            name: Self::engine_name(),
+            aggregated: param(2) != 0,
+            prefixes: count(1)?,
+            prefixes_aggregated: count(3)?,
+            boundaries: count(4)?,
+            direct_leaves: count(5)?,
+            levels: u32::try_from(param(6)).map_err(|_| family.bad_param(6, param(6), "too large"))?,
+            build_seconds: f64::from_bits(param(7)),
+        };
+        let mut leaves = family.array::<L::Cell>("leaves")?;
+        let words = leaves.words();
+        // The largest first (vectorised), the position only on failure.
+        if words.iter().fold(0, |largest, leaf| largest.max(leaf.next_hop())) > max_next_hop {
+            let index = words.iter().position(|leaf| leaf.next_hop() > max_next_hop).unwrap_or_default();
+            return Err(family.bad::<L>("leaves", index, words[index].next_hop().into(), "next hop beyond the file's values"));
+        }
+        let mut poptrie = Poptrie {
+            direct: family.array("direct")?,
+            nodes: family.array("nodes")?,
+            leaves,
+            routes: AtomicUsize::new(summary.prefixes),
+            batches: AtomicU64::new(0),
+            summary,
+            family: PhantomData,
+        };
+        if let Some(bad) = poptrie.bad_index(poptrie.nodes.len(), max_next_hop) {
+            let size = if bad.array == "direct" { 4 } else { size_of::<Node>() };
+            return Err(family.file().element_error(&family.name(bad.array), size, bad.index, bad.value, bad.problem));
+        }
+        Ok(poptrie)
+    }
+}
+
+/// Registry opener of `poptrieS` of either family: the arrays of
+/// `family`, whose next hops go up to `max_next_hop`.
+///
+/// # Errors
+/// [`FileError`] naming the section, the element and the problem for a
+/// leaf width other than 16 or 32 bits, a missing or short section, an
+/// index out of its array, children before their parent, or a next hop
+/// past `max_next_hop`.
+pub fn open<A: Address, const S: u32>(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fib<A>>, FileError> {
+    let params = family.params(PARAMS)?;
+    Ok(match params[0] {
+        16 => Box::new(Poptrie::<A, u16, S>::open_arrays(family, &params, max_next_hop)?),
+        32 => Box::new(Poptrie::<A, u32, S>::open_arrays(family, &params, max_next_hop)?),
+        width => return Err(family.bad_param(0, width, "leaves are 16 or 32 bits wide")),
+    })
+}

@@ -1,0 +1,215 @@
+use std::sync::atomic::AtomicU32;
+
+use super::*;
+use crate::compiled::{CompileOptions, CompiledTable};
+use crate::load::RouteTable;
+use crate::measure::verify;
+use crate::nexthop::{Label, Mapping};
+use crate::random::{XorShift32, XorShift64Pair};
+use crate::Prefix;
+
+/// A random table of `count` IPv4 and `count / 4` IPv6 routes (lengths 8
+/// to 32, and 16 to 64), values from a few hundred ASNs, nested prefixes
+/// and a default route among them.
+fn table(count: usize, seed: u64) -> RouteTable {
+    let mut table = RouteTable::new("random table", Mapping::Distinct);
+    let (mut bits, mut wide) = (XorShift32::new(seed), XorShift64Pair::new(seed));
+    for index in 0..count {
+        let hop = table.next_hops.intern(Label::Number(64_500 + u64::from(bits.next() % 300)));
+        let prefix_len = if index == 0 { 0 } else { 8 + (bits.next() % 25) as u8 };
+        table.v4.insert(Prefix::truncating(bits.next(), prefix_len), hop);
+        if index % 4 == 0 {
+            let prefix_len = 16 + (bits.next() % 49) as u8;
+            table.v6.insert(Prefix::truncating(wide.next() >> 3 | 1 << 125, prefix_len), hop);
+        }
+    }
+    table
+}
+
+fn compiled(engine: &str, prefixes: bool, count: usize) -> CompiledTable {
+    let options = CompileOptions { engines: vec![engine.to_string()], prefixes };
+    CompiledTable::build(table(count, 7), &options).unwrap()
+}
+
+fn bytes_of(compiled: &CompiledTable) -> Vec<u8> {
+    compiled.to_file().unwrap().to_bytes()
+}
+
+fn open(bytes: &[u8]) -> Result<CompiledTable, FileError> {
+    CompiledTable::from_file(&FibFile::from_bytes(bytes, "test.fib")?)
+}
+
+#[test]
+fn sections_come_back_in_place_with_the_header_fields() {
+    let mut writer = FileWriter::new();
+    writer.source_modified = 1_400_000_000;
+    writer.section("source", b"table.txt".to_vec());
+    writer.array::<u64>("numbers", &[1, u64::MAX, 3]);
+    writer.array::<AtomicU32>("atomics", &[AtomicU32::new(9), AtomicU32::new(10)]);
+    let bytes = writer.to_bytes();
+    assert_eq!(&bytes[..8], &MAGIC);
+    assert!(is_fib_file(&bytes) && !is_fib_file(b"10.0.0.0/8 1\n"));
+    let file = FibFile::from_bytes(&bytes, "x.fib").unwrap();
+    assert_eq!(file.section_names().collect::<Vec<_>>(), ["source", "numbers", "atomics"]);
+    assert_eq!(file.source_modified, 1_400_000_000);
+    assert!(file.created > 1_700_000_000);
+    assert_eq!(file.section("source").unwrap(), Some(&b"table.txt"[..]));
+    let numbers = file.array::<u64>("numbers").unwrap();
+    assert!(numbers.is_mapped());
+    assert_eq!(*numbers, [1, u64::MAX, 3]);
+    assert_eq!(numbers.as_ptr() as usize % ALIGN, 0);
+    let atomics = file.array::<u32>("atomics").unwrap();
+    assert_eq!(*atomics, [9, 10]);
+    let twice = file.array::<u32>("atomics").unwrap_err().to_string();
+    assert!(twice.contains("read twice"), "{twice}");
+    let error = FibFile::from_bytes(&bytes, "x.fib").unwrap().array::<u128>("numbers").unwrap_err();
+    assert!(matches!(error.problem, Problem::SectionLength { element: 16, .. }), "{error}");
+    assert_eq!(file.array::<u8>("nonesuch").unwrap_err().problem, Problem::MissingSection("nonesuch".into()));
+}
+
+#[test]
+fn every_savable_engine_answers_as_before_after_a_round_trip() {
+    for engine in crate::registry::engines() {
+        for prefixes in [false, true] {
+            if !engine.savable::<u32>() && !engine.savable::<u128>() {
+                let error = compiled(engine.name, prefixes, 300).to_file().unwrap_err().to_string();
+                assert!(error.contains(&format!("engine {} cannot be saved", engine.name)) && error.contains("d16r, "), "{error}");
+                continue;
+            }
+            let built = compiled(engine.name, prefixes, 3000);
+            let opened = open(&bytes_of(&built)).unwrap_or_else(|error| panic!("{}: {error}", engine.name));
+            assert_eq!(opened.name, "random table");
+            let routes = table(3000, 7);
+            for hop in 0..=built.values.max_index() + 1 {
+                assert_eq!(opened.values.value_text(hop), built.values.value_text(hop));
+            }
+            let (before, after) = (built.v4.as_ref().unwrap(), opened.v4.as_ref().unwrap());
+            assert_eq!(after.fib().name(), before.fib().name());
+            assert_eq!(after.has_prefixes(), prefixes);
+            let answers: Vec<(u32, u32)> = routes.v4.ranges(0, u32::MAX).iter().map(|range| (range.first, before.fib().lookup(range.first))).collect();
+            for (key, answer) in answers {
+                assert_eq!(after.fib().lookup(key), answer, "{} at {key:#x}", engine.name);
+                assert_eq!(after.route(answer), before.route(answer));
+            }
+            if !prefixes {
+                let report = verify::boundaries(after.fib(), &routes.v4);
+                assert!(report.passed(), "{}: {report:?}", engine.name);
+            }
+            if engine.savable::<u128>() && !prefixes {
+                let report = verify::boundaries(opened.v6.as_ref().unwrap().fib(), &routes.v6);
+                assert!(report.passed(), "{} IPv6: {report:?}", engine.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_flipped_byte_and_every_truncation_is_refused() {
+    let bytes = bytes_of(&compiled("poptrie0", true, 40));
+    assert!(bytes.len() < 8192, "{} bytes", bytes.len());
+    open(&bytes).unwrap();
+    for position in 0..bytes.len() {
+        let mut damaged = bytes.clone();
+        damaged[position] ^= 0xff;
+        let error = open(&damaged).err().unwrap_or_else(|| panic!("byte {position} flipped was taken"));
+        assert!(error.to_string().starts_with("test.fib: "), "{error}");
+    }
+    for length in 0..bytes.len() {
+        let error = open(&bytes[..length]).err().unwrap_or_else(|| panic!("truncated to {length} was taken"));
+        let expected = if length < 8 { Problem::NotFibFile } else { error.problem.clone() };
+        assert_eq!(error.problem, expected);
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(open(&longer).unwrap_err().problem, Problem::Length { .. }));
+}
+
+#[test]
+fn a_newer_version_is_refused_with_a_clear_message() {
+    let mut bytes = bytes_of(&compiled("d16r", false, 100));
+    bytes[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
+    let error = open(&bytes).unwrap_err();
+    assert_eq!((error.offset, &error.problem), (Some(8), &Problem::NewerVersion { found: VERSION + 1 }));
+    assert!(error.to_string().contains("is newer than this fibkit reads"), "{error}");
+    let text = FibFile::from_bytes(b"10.0.0.0/8 64500\n", "table.txt").err().unwrap();
+    assert_eq!(text.to_string(), "table.txt: offset 0: not a compiled FIB file (it does not start with fibkit's magic)");
+}
+
+/// Bytes changed on purpose and resealed pass the checksums: the openers'
+/// own checks must refuse what the lookups cannot follow, or give a FIB
+/// whose every lookup stays in bounds.
+#[test]
+fn damaged_files_with_valid_checksums_never_panic() {
+    for (engine, count) in [("d16r", 3000), ("poptrie16", 3000), ("poptrie0", 300)] {
+        let bytes = bytes_of(&compiled(engine, engine == "poptrie0", count));
+        let mut bits = XorShift32::new(99);
+        let (mut refused, mut taken) = (0, 0);
+        for _ in 0..300 {
+            let mut damaged = bytes.clone();
+            for _ in 0..1 + bits.next() % 4 {
+                let position = 64 + bits.next() as usize % (damaged.len() - 64);
+                damaged[position] = bits.next() as u8;
+            }
+            reseal(&mut damaged);
+            match open(&damaged) {
+                Err(error) => {
+                    refused += 1;
+                    assert!(error.to_string().starts_with("test.fib: "), "{error}");
+                }
+                Ok(table) => {
+                    taken += 1;
+                    let v4 = table.v4.as_ref().unwrap();
+                    let mut keys: Vec<u32> = (0..2000).map(|_| bits.next()).collect();
+                    keys.push(u32::MAX);
+                    let mut answers = vec![0; keys.len()];
+                    v4.lookup_batch(&keys, &mut answers);
+                    for (&key, &answer) in keys.iter().zip(&answers) {
+                        assert_eq!(v4.fib().lookup(key), answer);
+                        let _ = (v4.route(answer), table.values.value_text(v4.next_hop(answer)), table.values.label(answer));
+                    }
+                }
+            }
+        }
+        assert!(refused > 0 && taken > 0, "{engine}: {refused} refused, {taken} taken");
+    }
+}
+
+#[test]
+fn hostile_direct_entries_are_named_with_their_offset() {
+    let bytes = bytes_of(&compiled("d16r", false, 3000));
+    let file = FibFile::from_bytes(&bytes, "t.fib").unwrap();
+    let direct_at = file.section_offset("v4.direct").unwrap() as usize;
+    let direct = file.array::<u32>("v4.direct").unwrap();
+    let chunk = direct.iter().position(|&entry| entry & 0xff != 0 && entry & 0xff != 0xff).unwrap();
+    let entry = direct[chunk];
+    for (hostile, problem) in [
+        (entry | 3 << 8, "format 3 is no range table"),
+        ((entry & 0x3ff) | 0x3f_ffff << 10, "the chunk's fragments are not inside its range table"),
+        (0xff | 0x3f_ffff << 10, "the chunk's header entry is past the end of its range table"),
+        (0x3f_ffff << 10, "next hop beyond the file's values"),
+    ] {
+        let mut damaged = bytes.clone();
+        damaged[direct_at + 4 * chunk..][..4].copy_from_slice(&hostile.to_le_bytes());
+        reseal(&mut damaged);
+        let error = open(&damaged).unwrap_err();
+        assert_eq!(error.offset, Some((direct_at + 4 * chunk) as u64));
+        let expected = format!("test.fib: offset {}: v4.direct[{chunk}] = {hostile:#x}: {problem}", direct_at + 4 * chunk);
+        assert_eq!(error.to_string(), expected);
+    }
+}
+
+#[test]
+fn every_byte_is_covered_by_a_checksum_whatever_the_table_length() {
+    for count in 1..=3 {
+        let mut writer = FileWriter::new();
+        for index in 0..count {
+            writer.array::<u16>(&format!("s{index}"), &[index; 5]);
+        }
+        let bytes = writer.to_bytes();
+        for position in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[position] ^= 0x10;
+            assert!(FibFile::from_bytes(&damaged, "t").is_err(), "{count} sections: byte {position} flipped was taken");
+        }
+    }
+}
