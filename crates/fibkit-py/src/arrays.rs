@@ -56,11 +56,22 @@ pub fn keys4<'py>(object: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArrayDyn<
 /// IPv6 keys: an (N, 16) uint8 array (one address a row, network byte
 /// order), readable as a slice of N * 16 bytes.
 pub fn keys6<'py>(object: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArrayDyn<u8>>> {
-    let array = typed::<u8>(object, "addrs", "an (N, 16) uint8 array")?;
+    let array = typed::<u8>(object, "addrs", "an (N, 16) uint8 array or an (N, 2) uint64 array")?;
     if !matches!(array.shape(), [_, 16]) {
         return Err(PyValueError::new_err(format!("addrs must have shape (N, 16), got {}", shape(array.shape()))));
     }
     readable(array)
+}
+
+/// IPv6 keys as two uint64 columns: an (N, 2) uint64 array (one address a
+/// row: its high 64 bits, then its low 64 bits, as numbers), readable as a
+/// slice of N * 2 words; `None` if `object` is no uint64 array.
+pub fn keys6_halves<'py>(object: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyArrayDyn<u64>>>> {
+    let Ok(array) = typed::<u64>(object, "addrs", "an (N, 2) uint64 array") else { return Ok(None) };
+    if !matches!(array.shape(), [_, 2]) {
+        return Err(PyValueError::new_err(format!("addrs of uint64 must have shape (N, 2), got {}", shape(array.shape()))));
+    }
+    readable(array).map(Some)
 }
 
 /// The output array: `out` if given (checked: uint32, 1-dimensional, at

@@ -487,8 +487,9 @@ struct PyFib6 {
 
 fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 routes.", {
     /// Next-hop indexes of an (N, 16) uint8 array of addresses (network
-    /// byte order), into `out` if given (a uint32 array of at least N
-    /// slots); the GIL is released.
+    /// byte order) or an (N, 2) uint64 array (each address's high and low
+    /// 64 bits), into `out` if given (a uint32 array of at least N slots);
+    /// the GIL is released.
     #[pyo3(signature = (addrs, out = None, threads = None))]
     fn lookup_batch<'py>(
         &self,
@@ -497,18 +498,29 @@ fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 rout
         out: Option<&Bound<'py, PyAny>>,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        if let Some(halves) = arrays::keys6_halves(addrs)? {
+            return self.core.lookup_array(py, halves, 2, out, threads, |fib, words, slots| {
+                lookup6(fib, words, 2, slots, |row| row.iter().fold(0u128, |wide, &word| wide << 64 | u128::from(word)));
+            });
+        }
         self.core.lookup_array(py, arrays::keys6(addrs)?, 16, out, threads, |fib, bytes, slots| {
-            let mut keys = [0u128; V6_STEP];
-            for (rows, slots) in bytes.chunks(16 * V6_STEP).zip(slots.chunks_mut(V6_STEP)) {
-                let keys = keys.get_mut(..slots.len()).unwrap_or_default();
-                for (key, row) in keys.iter_mut().zip(rows.chunks_exact(16)) {
-                    *key = row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte));
-                }
-                fib.lookup_batch(keys, slots);
-            }
+            lookup6(fib, bytes, 16, slots, |row| row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte)));
         })
     }
 });
+
+/// Looks up IPv6 keys given as rows of `width` elements of `rows`, each
+/// made a key by `key`, `V6_STEP` at a time through a stack buffer.
+fn lookup6<T>(fib: &dyn Fib<u128>, rows: &[T], width: usize, slots: &mut [NextHop], key: impl Fn(&[T]) -> u128) {
+    let mut keys = [0u128; V6_STEP];
+    for (rows, slots) in rows.chunks(width * V6_STEP).zip(slots.chunks_mut(V6_STEP)) {
+        let keys = keys.get_mut(..slots.len()).unwrap_or_default();
+        for (slot, row) in keys.iter_mut().zip(rows.chunks_exact(width)) {
+            *slot = key(row);
+        }
+        fib.lookup_batch(keys, slots);
+    }
+}
 
 /// Restores a pickled `Fib`, `Fib6` or `Table` (see [`files`]).
 #[pyfunction]

@@ -232,7 +232,7 @@ def test_wrong_ipv4_key_dtypes_name_both_dtypes(given):
 @pytest.mark.parametrize("given", [np.float64, np.uint32, np.int8])
 def test_wrong_ipv6_key_dtypes_name_both_dtypes(given):
     name = np.dtype(given).name
-    with pytest.raises(TypeError, match=rf"^addrs must be an \(N, 16\) uint8 array, got {name}$"):
+    with pytest.raises(TypeError, match=rf"^addrs must be an \(N, 16\) uint8 array or an \(N, 2\) uint64 array, got {name}$"):
         fib6().lookup_batch(np.zeros((4, 16), dtype=given))
 
 
@@ -243,6 +243,8 @@ def test_keys_of_the_wrong_shape_or_type():
         fib4().lookup_batch([1, 2, 3])
     with pytest.raises(ValueError, match=r"addrs must have shape \(N, 16\), got \(16,\)"):
         fib6().lookup_batch(np.zeros(16, dtype=np.uint8))
+    with pytest.raises(ValueError, match=r"addrs of uint64 must have shape \(N, 2\), got \(4, 3\)"):
+        fib6().lookup_batch(np.zeros((4, 3), dtype=np.uint64))
 
 
 @pytest.mark.parametrize("make", [fib4, fib6])

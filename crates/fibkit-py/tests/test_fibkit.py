@@ -91,6 +91,9 @@ def test_every_ipv6_engine_matches_the_reference(engine):
     for key, hop in zip(keys, hops.tolist()):
         assert fib.value(hop) == reference.lookup(key), f"{engine}: {ipaddress.IPv6Address(key)}"
         assert fib.lookup(str(ipaddress.IPv6Address(key))) == hop
+    halves = np.array([[key >> 64, key & (2**64 - 1)] for key in keys], dtype=np.uint64)
+    assert fib.lookup_batch(halves).tolist() == hops.tolist()
+    assert fib.lookup_batch(np.asfortranarray(halves)).tolist() == hops.tolist()
 
 
 def test_values_map_indexes_back_to_route_values():
@@ -298,6 +301,14 @@ def test_arrow_string_arrays_and_dataframes_are_answered_without_python_loops(tm
         table.lookup_batch(pa.array(["10.0.0.1", None]))
     with pytest.raises(ValueError, match=r"addrs\[1\]: \"bad\""):
         fibkit.ipv4_array(pa.array(["10.0.0.1", "bad"]))
+    # pandas string columns: Arrow-backed ones read in place, others converted by pandas.
+    for dtype in ("string[pyarrow]", "string[python]", object):
+        series = pd.Series(addrs, dtype=dtype)
+        assert table.lookup_batch(series).tolist() == expected, dtype
+        if dtype == "string[pyarrow]":
+            assert isinstance(fibkit._text(series), tuple)
+    with pytest.raises(ValueError, match=r"addrs\[1\]: null"):
+        table.lookup_batch(pd.Series(["10.0.0.1", None], dtype="string[pyarrow]"))
     frame = pd.DataFrame({"src": addrs, "bytes": [1, 2, 3, 4]})
     enriched = fibkit.enrich(frame, "src", table, value="asn", prefix="route")
     assert list(enriched.columns) == ["src", "bytes", "asn", "route"]

@@ -138,14 +138,23 @@ def _arrow_buffers(addrs):
 
 def _text(addrs):
     """Address strings as ``parse_addresses`` and ``Table.lookup_batch``
-    take them: a list as it is, a pyarrow string array as its (offsets,
-    data) buffers (no copy of the data), a numpy ``str`` or ``bytes`` array
+    take them: a list as it is, a pyarrow string array (or a pandas string
+    Series or array) as its (offsets, data) buffers (no copy of the data for
+    an Arrow-backed one), a numpy ``str`` or ``bytes`` array
     (or another sequence of ``str``) as an (N, W) array of its characters
     (uint32 code points or uint8 bytes), or None for anything else."""
     if isinstance(addrs, list):
         return addrs
     if type(addrs).__module__.startswith("pyarrow"):
         buffers = _arrow_buffers(addrs)
+        if buffers is not None:
+            return buffers
+    # A pandas Series or array of strings backed by Arrow (pandas' default
+    # string dtype, and what Dask reads from Parquet): its Arrow array, in
+    # place; a Python-backed one is converted by pandas in C.
+    to_arrow = getattr(getattr(addrs, "array", addrs), "__arrow_array__", None)
+    if to_arrow is not None:
+        buffers = _arrow_buffers(to_arrow())
         if buffers is not None:
             return buffers
     array = np.asarray(addrs)

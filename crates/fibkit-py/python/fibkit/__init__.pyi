@@ -90,11 +90,12 @@ class Fib6(_Compiled):
         """The next-hop index of ``addr``; 0: no route."""
     def lookup_batch(
         self,
-        addrs: npt.NDArray[np.uint8],
+        addrs: Union[npt.NDArray[np.uint8], npt.NDArray[np.uint64]],
         out: Optional[npt.NDArray[np.uint32]] = None,
         threads: Optional[int] = None,
     ) -> npt.NDArray[np.uint32]:
-        """Next-hop indexes of an (N, 16) uint8 array of addresses (network byte order), the GIL released."""
+        """Next-hop indexes of an (N, 16) uint8 array of addresses (network byte order) or an (N, 2) uint64
+        array (high and low 64 bits), the GIL released."""
 
 class Table:
     """A routing table of both families, for columns that mix IPv4 and IPv6 addresses."""

@@ -53,6 +53,12 @@
 //! | `v4.params` | `u64`s the engine defines (counts, widths), then its arrays `v4.*` |
 //! | `v4.route_addr`, `v4.route_len`, `v4.route_hop` | with prefixes: route `n`'s prefix and next hop at index `n - 1` |
 //!
+//! A mapped file must not change under its readers: fibkit replaces a file
+//! by writing a new one and renaming it over the old ([`FileWriter::write`]),
+//! which leaves processes that mapped the old one reading the old bytes;
+//! overwriting a mapped file in place (`cp new.fib old.fib`) is not safe,
+//! as for every memory-mapped format.
+//!
 //! Each engine documents its own sections beside its layout (`file.rs` in
 //! its folder), and checks on opening every index its lookup follows, so a
 //! damaged or hostile file is an error ([`FileError`]) naming the file, the

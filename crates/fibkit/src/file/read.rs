@@ -115,12 +115,10 @@ impl FibFile {
         // SAFETY: a private (copy-on-write) mapping: writes never reach the
         // file, and FIB files are replaced by renaming, never rewritten in
         // place (`FileWriter::write`), so the bytes do not change under us.
+        // Pages are faulted in as the checks read them, by both threads of
+        // `CompiledTable::open` at once (faster than populating the whole
+        // mapping first, measured), read-only: they stay the page cache's.
         let mut map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(io)?;
-        // The page tables filled for reading in one call (the checksum reads
-        // every page): no copy is made, the pages stay the page cache's.
-        // Older kernels refuse the advice; the reads then fault the pages in.
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::PopulateRead);
         let (base, len) = (NonNull::new(map.as_mut_ptr()).ok_or_else(|| io(std::io::Error::other("null mapping")))?, map.len());
         Self::checked(name, Arc::new(map), base, len)
     }

@@ -213,3 +213,30 @@ fn every_byte_is_covered_by_a_checksum_whatever_the_table_length() {
         }
     }
 }
+
+/// The `fib_file` fuzz target's seeds (`fuzz/seeds/fib_file`): small
+/// compiled tables of the engines with a file format, with and without
+/// prefixes. `FIBKIT_WRITE_SEEDS=1` (re)writes them; without it the test
+/// checks that they are what this fibkit writes.
+#[test]
+fn fuzz_seeds_are_current() {
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/fib_file");
+    for (name, engine, prefixes, count) in [
+        ("poptrie0_prefixes", "poptrie0", true, 60),
+        ("poptrie0", "poptrie0", false, 200),
+        ("d16r", "d16r", false, 400),
+    ] {
+        // IPv6 by poptrie0 (d16r is IPv4 only): no direct array, a small seed.
+        let options = CompileOptions { engines: vec![engine.to_string(), "poptrie0".to_string()], prefixes };
+        let mut file = CompiledTable::build(table(count, 7), &options).unwrap().to_file().unwrap();
+        file.created = Some(1_700_000_000);
+        let seed = file.to_bytes();
+        let path = seeds.join(name);
+        if std::env::var_os("FIBKIT_WRITE_SEEDS").is_some() {
+            std::fs::create_dir_all(&seeds).unwrap();
+            std::fs::write(&path, &seed).unwrap();
+        }
+        let stored = std::fs::read(&path).unwrap_or_default();
+        assert!(stored == seed, "{} is not current: run with FIBKIT_WRITE_SEEDS=1", path.display());
+    }
+}

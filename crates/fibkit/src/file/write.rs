@@ -18,6 +18,9 @@ pub struct FileWriter {
     sections: Vec<(String, Vec<u8>)>,
     /// The source table's modification time (Unix seconds; 0: unknown).
     pub source_modified: u64,
+    /// The time to record as the file's creation (Unix seconds); `None`:
+    /// now. Fixed, two writes of one table give the same bytes.
+    pub created: Option<u64>,
 }
 
 impl FileWriter {
@@ -64,7 +67,8 @@ impl FileWriter {
             file[offset..offset + bytes.len()].copy_from_slice(bytes);
         }
         let payload = payload_checksum(&file[table_end..]);
-        let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
+        let now = || SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
+        let created = self.created.unwrap_or_else(now);
         file[..8].copy_from_slice(&MAGIC);
         file[8..12].copy_from_slice(&VERSION.to_le_bytes());
         file[12..16].copy_from_slice(&(self.sections.len() as u32).to_le_bytes());

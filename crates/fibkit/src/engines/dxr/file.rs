@@ -10,7 +10,11 @@
 //! one of the three, its fragments (after the header entry of a chunk of
 //! more than 254) lie inside their range table and number at least one, and
 //! every next hop, resolved directly or in a fragment, is one the file's
-//! values know.
+//! values know. That is what a lookup follows; the order of a chunk's
+//! fragments is not checked (a check per chunk would cost more than the
+//! rest of the opening): a chunk out of order, which only a file forged
+//! with valid checksums can hold, answers with one of its own fragments,
+//! not necessarily the same one in the scalar and the batch lookup.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -454,7 +454,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             boundaries: prepared.points.len(),
             direct_leaves,
             levels,
-            build_seconds: prepared.start.elapsed().as_secs_f64(),
+            build_seconds: Some(prepared.start.elapsed().as_secs_f64()),
         };
         let used = [builder.nodes.len(), builder.leaves.len()];
         let extra = |used: usize| if slack { used / 4 + 4096 } else { 0 };

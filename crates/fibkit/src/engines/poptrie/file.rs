@@ -2,7 +2,7 @@
 //!
 //! | section | elements | what |
 //! |---|---|---|
-//! | `params` | 8 `u64` | leaf width in bits (16 or 32), routes, aggregated (0/1), prefixes after aggregation, boundary points, direct leaves, levels, build seconds (`f64` bits) |
+//! | `params` | 7 `u64` | leaf width in bits (16 or 32), routes, aggregated (0/1), prefixes after aggregation, boundary points, direct leaves, levels |
 //! | `direct` | `u32` | 2^s direct entries (none for s = 0) |
 //! | `nodes` | 24 bytes | [`Node`]s: `vector`, `leafvec` (`u64`), `base0`, `base1` (`u32`) |
 //! | `leaves` | `u16` or `u32` | next hops |
@@ -21,7 +21,7 @@ use crate::fib::Fib;
 use crate::NextHop;
 
 /// Parameters a Poptrie writes.
-const PARAMS: usize = 8;
+const PARAMS: usize = 7;
 
 impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// Writes the arrays and the build's figures into `file`.
@@ -38,7 +38,6 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             summary.boundaries as u64,
             summary.direct_leaves as u64,
             summary.levels.into(),
-            summary.build_seconds.to_bits(),
         ]);
         file.array("direct", &self.direct);
         file.array("nodes", &self.nodes);
@@ -58,7 +57,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             boundaries: count(4)?,
             direct_leaves: count(5)?,
             levels: u32::try_from(param(6)).map_err(|_| family.bad_param(6, param(6), "too large"))?,
-            build_seconds: f64::from_bits(param(7)),
+            build_seconds: None,
         };
         let mut leaves = family.array::<L::Cell>("leaves")?;
         let words = leaves.words();

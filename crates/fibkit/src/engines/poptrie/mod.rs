@@ -314,8 +314,10 @@ pub struct BuildSummary {
     /// Deepest level of internal nodes (the root or a direct-pointed node
     /// is level 1).
     pub levels: u32,
-    /// Wall-clock build time, RIB to arrays, in seconds.
-    pub build_seconds: f64,
+    /// Wall-clock build time, RIB to arrays, in seconds (`None` for a
+    /// structure opened from a compiled FIB file, which does not keep it:
+    /// two compilations of one table give the same file).
+    pub build_seconds: Option<f64>,
 }
 
 /// A compiled Poptrie for addresses `A` (u32 or u128), leaves `L` (u16 or

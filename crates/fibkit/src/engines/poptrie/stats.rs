@@ -177,8 +177,10 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             .count("bytes_nodes", bytes_nodes as u64)
             .count("bytes_leaves", bytes_leaves as u64)
             .count("bytes_total", bytes_total as u64)
-            .real("build_ms", summary.build_seconds * 1e3)
             .text("popcnt", popcnt);
+        if let Some(seconds) = summary.build_seconds {
+            stats.real("build_ms", seconds * 1e3);
+        }
 
         let mut report = String::new();
         let _ = writeln!(
@@ -235,7 +237,11 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             kib(bytes_total),
             kib(bytes_total) / 1024.0,
         );
-        let _ = writeln!(report, "  compilation     {:>11.2} ms", summary.build_seconds * 1e3);
+        match summary.build_seconds {
+            Some(seconds) => writeln!(report, "  compilation     {:>11.2} ms", seconds * 1e3),
+            None => writeln!(report, "  compilation     {:>11}", "(opened from a compiled FIB file)"),
+        }
+        .ok();
         let _ = write!(report, "  popcnt          {:>11}", popcnt);
         if batches > 0 {
             let _ = write!(
