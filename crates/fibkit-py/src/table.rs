@@ -4,13 +4,16 @@
 
 use std::path::PathBuf;
 
-use numpy::PyArray1;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 use fibkit::compiled::{CompileOptions, CompiledFamily, CompiledTable};
 use fibkit::load::{self, AnyAddr, RouteTable};
-use fibkit::{Address, NextHop, NO_ROUTE};
+use fibkit::{Address, Family, NextHop, Prefix, NO_ROUTE};
 
 use crate::text::Text;
 use crate::{convert, files, load_table};
@@ -48,6 +51,54 @@ impl PyTable {
     }
 }
 
+/// A matched prefix of either family: its network as an IPv6 address (an
+/// IPv4 one mapped, `::ffff:a.b.c.d`) and its length in its own family.
+#[derive(Clone, Copy)]
+struct Matched {
+    network: u128,
+    prefix_len: u8,
+    ipv4: bool,
+}
+
+impl Matched {
+    fn new<A: Address>(prefix: Prefix<A>) -> Self {
+        let (addr, prefix_len) = (prefix.addr().to_u128(), prefix.prefix_len());
+        match A::FAMILY {
+            Family::Ipv4 => Matched { network: 0xffff << 32 | addr, prefix_len, ipv4: true },
+            Family::Ipv6 => Matched { network: addr, prefix_len, ipv4: false },
+        }
+    }
+
+    /// `10.0.0.0/8`, `2001:db8::/32`.
+    fn text(&self) -> String {
+        match self.ipv4 {
+            true => format!("{}/{}", Ipv4Addr::from(self.network as u32), self.prefix_len),
+            false => format!("{}/{}", Ipv6Addr::from(self.network), self.prefix_len),
+        }
+    }
+}
+
+/// How `lookup_batch` answers the matched prefixes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prefixes {
+    None,
+    Strings,
+    Arrays,
+}
+
+impl Prefixes {
+    fn new(prefixes: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(flag) = prefixes.extract::<bool>() {
+            return Ok(if flag { Prefixes::Strings } else { Prefixes::None });
+        }
+        match prefixes.extract::<String>().as_deref() {
+            Ok("strings") => Ok(Prefixes::Strings),
+            Ok("arrays") => Ok(Prefixes::Arrays),
+            _ => Err(PyValueError::new_err(format!("prefixes must be False, True, \"strings\" or \"arrays\", got {prefixes}"))),
+        }
+    }
+}
+
 /// The answers of `keys` in `family` (all no route without one), each
 /// written to `out[positions[i]]`, and its matched prefix to
 /// `matched[positions[i]]` when `matched` is given.
@@ -56,7 +107,7 @@ fn answer<A: Address>(
     keys: &[A],
     positions: &[usize],
     out: &mut [NextHop],
-    mut matched: Option<&mut [Option<String>]>,
+    mut matched: Option<&mut [Option<Matched>]>,
 ) {
     let Some(family) = family else { return };
     let mut answers = vec![NO_ROUTE; keys.len()];
@@ -66,9 +117,25 @@ fn answer<A: Address>(
             *slot = family.next_hop(answer);
         }
         if let Some(slot) = matched.as_deref_mut().and_then(|matched| matched.get_mut(position)) {
-            *slot = family.route(answer).map(|(prefix, _)| prefix.to_string());
+            *slot = family.route(answer).map(|(prefix, _)| Matched::new(prefix));
         }
     }
+}
+
+/// The matched prefixes as `lookup_batch` returns them: an object array of
+/// strings (None where no route), or an (N, 16) uint8 array of networks
+/// (network byte order, IPv4 ones mapped) and an int16 array of lengths
+/// (-1 where no route).
+fn matched_arrays<'py>(py: Python<'py>, matched: Vec<Option<Matched>>, form: Prefixes) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if form == Prefixes::Strings {
+        let texts = matched.into_iter().map(|prefix| Ok(prefix.map(|prefix| prefix.text()).into_pyobject(py)?.unbind()));
+        let texts: Vec<Py<PyAny>> = texts.collect::<PyResult<_>>()?;
+        return Ok(vec![PyArray1::from_vec(py, texts).into_any()]);
+    }
+    let networks: Vec<u8> = matched.iter().flat_map(|prefix| prefix.map_or(0, |prefix| prefix.network).to_be_bytes()).collect();
+    let lengths: Vec<i16> = matched.iter().map(|prefix| prefix.map_or(-1, |prefix| i16::from(prefix.prefix_len))).collect();
+    let networks = PyArray1::from_vec(py, networks).reshape([matched.len(), 16])?.into_any();
+    Ok(vec![networks, PyArray1::from_vec(py, lengths).into_any()])
 }
 
 #[pymethods]
@@ -113,15 +180,20 @@ impl PyTable {
     /// the GIL. An element that is
     /// no address is a `ValueError` naming its index, its text and why.
     /// With `prefixes` (for a table loaded with `prefixes=True`), returns
-    /// the next hops and an object array of the matched prefixes
-    /// (`"10.0.0.0/8"`, None where no route).
-    #[pyo3(signature = (addrs, prefixes = false))]
+    /// the next hops and the matched prefixes: `True` or `"strings"`, an
+    /// object array of strings (`"10.0.0.0/8"`, None where no route);
+    /// `"arrays"`, an (N, 16) uint8 array of the networks (network byte
+    /// order; an IPv4 network mapped, `::ffff:a.b.c.d`) and an int16 array
+    /// of the prefix lengths in their own family (-1 where no route).
+    #[pyo3(signature = (addrs, prefixes = None))]
     fn lookup_batch<'py>(
         &self,
         py: Python<'py>,
         addrs: &Bound<'py, PyAny>,
-        prefixes: bool,
+        prefixes: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let form = prefixes.map_or(Ok(Prefixes::None), Prefixes::new)?;
+        let prefixes = form != Prefixes::None;
         let v4 = self.table.v4.as_ref().map(CompiledFamily::has_prefixes);
         let v6 = self.table.v6.as_ref().map(CompiledFamily::has_prefixes);
         if prefixes && [v4, v6].contains(&Some(false)) {
@@ -154,9 +226,9 @@ impl PyTable {
         if !prefixes {
             return Ok(hops);
         }
-        let matched = matched.into_iter().map(|prefix| Ok(prefix.into_pyobject(py)?.unbind()));
-        let matched: Vec<Py<PyAny>> = matched.collect::<PyResult<_>>()?;
-        Ok((hops, PyArray1::from_vec(py, matched)).into_pyobject(py)?.into_any())
+        let mut answers = vec![hops];
+        answers.extend(matched_arrays(py, matched, form)?);
+        Ok(PyTuple::new(py, answers)?.into_any())
     }
 
     /// The route value next-hop index `index` stands for (int or address

@@ -272,6 +272,17 @@ def test_a_table_answers_a_mixed_column_as_each_family_alone(tmp_path):
         table.lookup_batch(["10.0.0.1"], prefixes=True)
     with_prefixes = fibkit.Table.load(path, prefixes=True)
     hops, matched = with_prefixes.lookup_batch(shuffled, prefixes=True)
+    same_hops, networks, lengths = with_prefixes.lookup_batch(shuffled, prefixes="arrays")
+    assert same_hops.tolist() == hops.tolist() and networks.shape == (len(shuffled), 16) and lengths.dtype == np.int16
+    for text, network, length in zip(matched, networks, lengths.tolist()):
+        if text is None:
+            assert length == -1 and not network.any()
+            continue
+        address = ipaddress.IPv6Address(network.tobytes())
+        address = address.ipv4_mapped or address
+        assert text == f"{address}/{length}"
+    with pytest.raises(ValueError, match="prefixes must be False, True"):
+        with_prefixes.lookup_batch(shuffled, prefixes="tuples")
     assert with_prefixes.values[hops].tolist() == [expected[index] for index in order]
     networks = [ipaddress.ip_network(route) for route, _ in routes4 + routes6]
     for text, prefix in zip(shuffled[:500], matched[:500]):

@@ -113,11 +113,17 @@ class Table:
     def default(engines: Optional[list[str]] = None, nexthops: Nexthops = None, prefixes: bool = False) -> "Table":
         """Builds from the embedded default table (synthetic, IPv4)."""
     def lookup_batch(
-        self, addrs: Union[Sequence[str], npt.NDArray[Any]], prefixes: bool = False
-    ) -> Union[npt.NDArray[np.uint32], tuple[npt.NDArray[np.uint32], npt.NDArray[np.object_]]]:
+        self, addrs: Union[Sequence[str], npt.NDArray[Any]], prefixes: Union[bool, str, None] = None
+    ) -> Union[
+        npt.NDArray[np.uint32],
+        tuple[npt.NDArray[np.uint32], npt.NDArray[np.object_]],
+        tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8], npt.NDArray[np.int16]],
+    ]:
         """Next-hop indexes (0: no route) of address strings of either family.
 
-        With ``prefixes``, also the matched prefixes (an object array, None where no route).
+        With ``prefixes`` (True or ``"strings"``), also the matched prefixes (an object array, None where no
+        route); with ``"arrays"``, the networks as an (N, 16) uint8 array (IPv4 ones mapped) and the lengths as
+        int16 (-1 where no route).
         """
     @property
     def values(self) -> npt.NDArray[Any]:

@@ -19,6 +19,9 @@ use crate::NextHop;
 /// Section of the table's name.
 const SOURCE: &str = "source";
 
+/// A table's IPv4 and IPv6 FIBs.
+type Families = (Option<CompiledFamily<u32>>, Option<CompiledFamily<u128>>);
+
 /// A file holding the table's name and values, for the families to add.
 fn file_of(name: &str, values: &Values) -> FileWriter {
     let mut file = FileWriter::new();
@@ -106,11 +109,12 @@ impl CompiledTable {
     /// engine the registry lacks, or a section an engine's opener refuses.
     pub fn open(path: &Path) -> Result<Self, FileError> {
         let file = FibFile::open_unverified(path)?;
-        // The payload checksum beside the engines' checks (a damaged
-        // payload is reported as such, whatever the engines found).
-        let (verified, table) = rayon::join(|| file.verify_payload(), || Self::from_file(&file));
-        verified?;
-        table
+        let max_next_hop = Values::max_index_in(&file)?;
+        // The payload checksum and the values' checks beside the engines'
+        // (a damaged payload is reported as such, whatever the others found).
+        let (values, families) =
+            rayon::join(|| file.verify_payload().and_then(|()| Values::open(&file)), || Self::families(&file, max_next_hop));
+        Self::assemble(&file, values?, families?)
     }
 
     /// Opens the table of a FIB file.
@@ -118,11 +122,21 @@ impl CompiledTable {
     /// # Errors
     /// As [`CompiledTable::open`].
     pub fn from_file(file: &FibFile) -> Result<Self, FileError> {
-        let name = file.section(SOURCE)?.map(|bytes| String::from_utf8_lossy(bytes).into_owned()).unwrap_or_default();
         let values = Values::open(file)?;
-        let max_next_hop = values.max_index();
+        let families = Self::families(file, values.max_index())?;
+        Self::assemble(file, values, families)
+    }
+
+    /// Both families' FIBs in `file`, whose next hops go up to `max_next_hop`.
+    fn families(file: &FibFile, max_next_hop: NextHop) -> Result<Families, FileError> {
         let v4 = file.family::<u32>().map(|family| CompiledFamily::open(&family, max_next_hop)).transpose()?;
         let v6 = file.family::<u128>().map(|family| CompiledFamily::open(&family, max_next_hop)).transpose()?;
+        Ok((v4, v6))
+    }
+
+    /// The table of `file` from its values and families.
+    fn assemble(file: &FibFile, values: Values, (v4, v6): Families) -> Result<Self, FileError> {
+        let name = file.section(SOURCE)?.map(|bytes| String::from_utf8_lossy(bytes).into_owned()).unwrap_or_default();
         Ok(CompiledTable { name, v4, v6, values })
     }
 }

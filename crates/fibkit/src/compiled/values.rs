@@ -111,19 +111,10 @@ impl Values {
     /// Reads the values of `file`, checking that every next hop's text
     /// lies inside the texts and that the texts are printable ASCII.
     pub(super) fn open(file: &FibFile) -> Result<Self, FileError> {
-        let mapping = file.array::<u64>(MAPPING)?;
+        let mapping = Self::mapping_in(file)?;
         let offsets = file.array::<u32>(OFFSETS)?;
         let text = file.array::<u8>(TEXT)?;
         let bad = |section: &str, size, index, value, problem| Err(file.element_error(section, size, index, value, problem));
-        let mapping = match *mapping {
-            [0, 0] => Mapping::Distinct,
-            [1, n] if n > 0 && n <= u64::from(u32::MAX) => Mapping::Modulo(n as u32),
-            [kind, n] => return bad(MAPPING, 8, 0, kind << 32 | n, "neither distinct values (0, 0) nor value % n + 1 (1, n)"),
-            _ => {
-                let problem = Problem::Section { name: MAPPING.to_string(), problem: "not two numbers".to_string() };
-                return Err(file.error(None, problem));
-            }
-        };
         if offsets.first() != Some(&0) {
             return bad(OFFSETS, 4, 0, offsets.first().copied().unwrap_or_default().into(), "the first text does not start at 0");
         }
@@ -143,6 +134,37 @@ impl Values {
             return bad(TEXT, 1, index, text[index].into(), "not printable ASCII");
         }
         Ok(Values { mapping, offsets, text })
+    }
+}
+
+impl Values {
+    /// The mapping `file` stores.
+    fn mapping_in(file: &FibFile) -> Result<Mapping, FileError> {
+        let bytes = file.section(MAPPING)?.unwrap_or_default();
+        let word = |index: usize| bytes.get(index * 8..index * 8 + 8).map(|word| u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        match (bytes.len(), word(0), word(1)) {
+            (16, Some(0), Some(0)) => Ok(Mapping::Distinct),
+            (16, Some(1), Some(n)) if n > 0 && n <= u64::from(u32::MAX) => Ok(Mapping::Modulo(n as u32)),
+            (16, Some(kind), Some(n)) => {
+                let problem = "neither distinct values (0, 0) nor value % n + 1 (1, n)";
+                Err(file.element_error(MAPPING, 8, 0, kind << 32 | n, problem))
+            }
+            _ => Err(file.error(None, Problem::Section { name: MAPPING.to_string(), problem: "not two numbers".to_string() })),
+        }
+    }
+
+    /// The largest next hop with a value in `file`, read from the section
+    /// sizes alone (the sections are checked by [`Values::open`]), so that
+    /// the engines' checks can run beside it.
+    pub(super) fn max_index_in(file: &FibFile) -> Result<NextHop, FileError> {
+        match Self::mapping_in(file)? {
+            Mapping::Modulo(n) => Ok(n),
+            Mapping::Distinct => {
+                let texts = file.section_length(OFFSETS).unwrap_or_default() / 4;
+                NextHop::try_from(texts.saturating_sub(1))
+                    .map_err(|_| file.error(file.section_offset(OFFSETS), Problem::Section { name: OFFSETS.to_string(), problem: "more than 2^32 values".to_string() }))
+            }
+        }
     }
 }
 

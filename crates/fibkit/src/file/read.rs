@@ -250,6 +250,11 @@ impl FibFile {
         self.sections.iter().map(|section| section.name.as_str())
     }
 
+    /// The length of section `name` in bytes.
+    pub fn section_length(&self, name: &str) -> Option<u64> {
+        self.sections.iter().find(|section| section.name == name).map(|section| section.length)
+    }
+
     /// Where section `name` starts in the file.
     pub fn section_offset(&self, name: &str) -> Option<u64> {
         self.sections.iter().find(|section| section.name == name).map(|section| section.offset)
