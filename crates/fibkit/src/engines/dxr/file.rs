@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::{Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FORMAT_WIDE, FRAGS_MASK, FRAGS_XL};
 use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
+use rayon::prelude::*;
 use crate::NextHop;
 
 impl<const K: u32> Dxr<K> {
@@ -49,6 +50,9 @@ struct Tables<'a> {
 /// Direct entries tested at once before any is looked at one by one.
 const BLOCK: usize = 1024;
 
+/// Direct entries a thread checks at a time (D16R's table is one piece).
+const PIECE: usize = 1 << 16;
+
 impl Tables<'_> {
     /// Checks every direct entry and next hop (see the module docs).
     fn check<const K: u32>(&self, family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<(), FileError> {
@@ -72,17 +76,27 @@ impl Tables<'_> {
             (frags == 0) & (base > largest) | (frags != 0) & ((frags == FRAGS_XL as i32) | (base + frags > table))
         };
         // Header entries (counts, not fragments) by table, to skip in the
-        // next-hop scan.
-        let mut headers: [Vec<usize>; 3] = Default::default();
-        for (block, entries) in self.direct.chunks(BLOCK).enumerate() {
-            if !entries.iter().fold(false, |any, &entry| any | suspect(entry)) {
-                continue;
-            }
-            for (lane, &entry) in entries.iter().enumerate().filter(|&(_, &entry)| suspect(entry)) {
-                self.check_entry(family, block * BLOCK + lane, entry, max_next_hop)?;
-                if entry & FRAGS_MASK == FRAGS_XL {
-                    headers[((entry >> FORMAT_SHIFT) & 3) as usize].push((entry >> BASE_SHIFT) as usize);
+        // next-hop scan; a large direct table in pieces on every core.
+        let check_piece = |(piece, entries): (usize, &[u32])| -> Result<[Vec<usize>; 3], FileError> {
+            let mut headers: [Vec<usize>; 3] = Default::default();
+            for (block, entries) in entries.chunks(BLOCK).enumerate() {
+                if !entries.iter().fold(false, |any, &entry| any | suspect(entry)) {
+                    continue;
                 }
+                for (lane, &entry) in entries.iter().enumerate().filter(|&(_, &entry)| suspect(entry)) {
+                    self.check_entry(family, piece * PIECE + block * BLOCK + lane, entry, max_next_hop)?;
+                    if entry & FRAGS_MASK == FRAGS_XL {
+                        headers[((entry >> FORMAT_SHIFT) & 3) as usize].push((entry >> BASE_SHIFT) as usize);
+                    }
+                }
+            }
+            Ok(headers)
+        };
+        let pieces: Vec<_> = self.direct.par_chunks(PIECE).enumerate().map(check_piece).collect();
+        let mut headers: [Vec<usize>; 3] = Default::default();
+        for piece in pieces {
+            for (all, found) in headers.iter_mut().zip(piece?) {
+                all.extend(found);
             }
         }
         let [long_headers, short_headers, wide_headers] = &mut headers;
