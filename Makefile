@@ -22,6 +22,7 @@ setup:
 	@$(VENV)/bin/pip install -q pytricia || echo "warning: pytricia did not install: the Python tests skip their comparison with it"
 	@$(VENV)/bin/pip install -q pyasn || echo "warning: pyasn did not install: make bench-lookup needs it"
 	@$(VENV)/bin/pip install -q pandas pyarrow "dask[dataframe,distributed]" || echo "warning: pandas, pyarrow or dask did not install: their Python tests skip"
+	@$(VENV)/bin/pip install -q ray || echo "warning: ray did not install: the README's Ray example is skipped"
 
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench
