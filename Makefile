@@ -23,6 +23,10 @@ setup:
 	@$(VENV)/bin/pip install -q pyasn || echo "warning: pyasn did not install: make bench-lookup needs it"
 	@$(VENV)/bin/pip install -q pandas pyarrow "dask[dataframe,distributed]" || echo "warning: pandas, pyarrow or dask did not install: their Python tests skip"
 	@$(VENV)/bin/pip install -q ray || echo "warning: ray did not install: the README's Ray example is skipped"
+	@command -v java >/dev/null || { command -v apt-get >/dev/null && \
+	  { apt-get install -y -q openjdk-17-jre-headless || { apt-get update -q && apt-get install -y -q openjdk-17-jre-headless; }; }; } || \
+	  echo "warning: no Java: the README's Spark example is skipped"
+	@$(VENV)/bin/pip install -q pyspark || echo "warning: pyspark did not install: the README's Spark example is skipped"
 
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench

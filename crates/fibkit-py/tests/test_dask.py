@@ -68,7 +68,7 @@ def test_two_worker_processes_enrich_as_one_process_does(cluster, data):
     assert len(result) == ROWS
     assert_same_rows(result, expected)
     assert result["asn"].notna().sum() > 0 and result["route"].notna().sum() > 0
-    opens = cluster.run(fibkit.dask._opens_so_far)
+    opens = cluster.run(fibkit._open_count)
     assert len(opens) == 2 and all(count == 1 for count in opens.values()), opens
 
 

@@ -3,6 +3,7 @@
 import contextlib
 import importlib.util
 import io
+import shutil
 import pathlib
 import re
 
@@ -18,10 +19,14 @@ def python_blocks():
 
 
 def missing_modules(block):
-    """The top-level modules ``block`` imports that are not installed."""
+    """The top-level modules ``block`` imports that are not installed (and
+    Java, for Spark)."""
     imported = re.findall(r"^(?:import|from) ([\w.]+(?:, [\w.]+)*)", block, re.M)
     names = {name.split(".")[0] for line in imported for name in line.split(", ")}
-    return sorted(name for name in names if importlib.util.find_spec(name) is None)
+    missing = sorted(name for name in names if importlib.util.find_spec(name) is None)
+    if "pyspark" in names and "pyspark" not in missing and shutil.which("java") is None:
+        missing.append("pyspark")
+    return missing
 
 
 def run_block(block, directory, monkeypatch):
@@ -57,6 +62,8 @@ def test_the_readme_python_examples_run_as_written(tmp_path, monkeypatch):
             assert "asn" in printed and len(namespace["enriched"]) == 3000
         if "ray.put" in block:  # the default table has no IPv6 route
             assert printed.split()[-1] == "0]"
+        if "mapInArrow" in block:
+            assert "|2001:db8::1|NULL|" in printed
     assert [missing for _, missing in skipped] in ([], [["ray"], ["pyspark"]], [["ray"]], [["pyspark"]]), skipped
 
 

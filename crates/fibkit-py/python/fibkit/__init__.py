@@ -17,15 +17,43 @@ mixes them:
 """
 
 import ipaddress
+import os
+import threading
 
 import numpy as np
 
 from ._fibkit import Fib, Fib6, Table, __version__, engines, engines6, open, parse_addresses
 
 __all__ = [
-    "Fib", "Fib6", "Table", "enrich", "engines", "engines6", "ipv4_array", "ipv6_array", "open", "parse_addresses",
-    "__version__",
+    "Fib", "Fib6", "Table", "enrich", "engines", "engines6", "ipv4_array", "ipv6_array", "open", "open_once",
+    "parse_addresses", "__version__",
 ]
+
+_opened = {}
+_opened_lock = threading.Lock()
+_opens = 0
+
+
+def open_once(path):
+    """The ``Table`` of the compiled FIB file ``path``, opened (mapped) the
+    first time this process asks for it and kept for every later call; a
+    file replaced since (another modification time or size) is opened
+    again. For tasks that run many times in one worker process (Dask,
+    Spark, Ray), so that each process maps the file once."""
+    global _opens
+    status = os.stat(path)
+    key = (os.path.abspath(path), status.st_mtime_ns, status.st_size)
+    with _opened_lock:
+        table = _opened.get(key)
+        if table is None:
+            table = _opened[key] = open(path)
+            _opens += 1
+    return table
+
+
+def _open_count():
+    """How many files ``open_once`` has opened in this process (tests)."""
+    return _opens
 
 
 def ipv4_array(addrs):

@@ -142,6 +142,9 @@ def enrich(frame: Any, column: str, table: Table, value: str = "value", prefix: 
 def open(path: Union[str, PathLike[str]], pickle_path: bool = False) -> Table:
     """Maps a compiled FIB file as a ``Table`` of both families (with ``pickle_path``, pickles hold the path)."""
 
+def open_once(path: Union[str, PathLike[str]]) -> Table:
+    """``open(path)`` once per process (again if the file changed), for tasks that run many times in one worker."""
+
 def engines() -> list[str]:
     """Names of the IPv4 engines."""
 

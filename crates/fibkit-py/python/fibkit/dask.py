@@ -8,9 +8,9 @@ file that each worker process maps once.
 
 The graph holds only the file's name: no table is pickled into a task.
 A worker opens the file the first time one of its tasks needs it
-(``fibkit.open`` maps it: nothing is built, and the worker processes of a
-machine share its pages) and keeps it for the tasks after; a file replaced
-on disk (another modification time or size) is opened again. Workers that
+(``fibkit.open_once``: mapped, nothing built, the worker processes of a
+machine sharing its pages) and keeps it for the tasks after; a file
+replaced on disk (another modification time or size) is opened again. Workers that
 see the client's file system use the path as given; others get the file
 from ``upload``, which sends it once to every worker (distributed's
 ``UploadFile`` plugin) into the worker's local directory, where tasks look
@@ -18,35 +18,10 @@ for it by name when the path does not exist on the worker.
 """
 
 import os
-import threading
 
 import fibkit
 
 __all__ = ["enrich", "upload"]
-
-_opened = {}
-_lock = threading.Lock()
-_opens = 0
-
-
-def _table(path):
-    """The table of the compiled FIB file ``path``, opened once per process
-    (again if the file changed)."""
-    global _opens
-    status = os.stat(path)
-    key = (os.path.abspath(path), status.st_mtime_ns, status.st_size)
-    with _lock:
-        table = _opened.get(key)
-        if table is None:
-            table = _opened[key] = fibkit.open(path)
-            _opens += 1
-    return table
-
-
-def _opens_so_far():
-    """How many files this process has opened through ``_table`` (tests)."""
-    return _opens
-
 
 def _resolve(path):
     """``path`` if it exists here, else the file of that name ``upload``
@@ -65,7 +40,7 @@ def _resolve(path):
 
 
 def _enrich_partition(frame, column, path, value, prefix):
-    return fibkit.enrich(frame, column, _table(_resolve(path)), value=value, prefix=prefix)
+    return fibkit.enrich(frame, column, fibkit.open_once(_resolve(path)), value=value, prefix=prefix)
 
 
 def enrich(frame, column, fib_file, value="value", prefix=None):
@@ -79,7 +54,7 @@ def enrich(frame, column, fib_file, value="value", prefix=None):
     ``Table.save``), readable here (the output's columns are taken from it)
     and on the workers, or sent to them with ``upload``."""
     path = os.fspath(fib_file)
-    meta = fibkit.enrich(frame._meta, column, _table(path), value=value, prefix=prefix)
+    meta = fibkit.enrich(frame._meta, column, fibkit.open_once(path), value=value, prefix=prefix)
     return frame.map_partitions(_enrich_partition, column, path, value, prefix, meta=meta)
 
 
