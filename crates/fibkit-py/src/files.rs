@@ -42,29 +42,24 @@ pub fn write(py: Python<'_>, file: FileWriter, path: &Path) -> PyResult<()> {
     py.detach(|| file.write(path)).map_err(file_error)
 }
 
-/// Where a pickle's table comes from.
-pub enum Pickled {
-    /// A compiled FIB file's bytes.
-    Bytes(Vec<u8>),
-    /// The path of a compiled FIB file.
-    Path(PathBuf),
-}
-
-impl Pickled {
-    /// What `obj.__reduce_ex__(protocol)` returns for an object of class
-    /// `kind`: `_restore` and its arguments.
-    pub fn reduce<'py>(self, py: Python<'py>, kind: &str, protocol: u32) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let restore = py.import("fibkit._fibkit")?.getattr("_restore")?;
-        let arguments = match self {
-            Pickled::Path(path) => (kind, path.into_pyobject(py)?.into_any(), true).into_pyobject(py)?.into_any(),
-            Pickled::Bytes(bytes) => {
-                let bytes = PyBytes::new(py, &bytes).into_any();
-                let data = if protocol >= 5 { py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))? } else { bytes };
-                (kind, data, false).into_pyobject(py)?.into_any()
-            }
-        };
-        Ok((restore, arguments))
+/// What `obj.__reduce_ex__(protocol)` returns for an object of class
+/// `kind`: `_restore` and its arguments, the object's `pickle_path` if it
+/// has one, else the bytes of its compiled FIB file (`file`).
+pub fn reduce<'py>(
+    py: Python<'py>,
+    kind: &str,
+    pickle_path: Option<&Path>,
+    file: impl FnOnce() -> Result<FileWriter, Problem>,
+    protocol: u32,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let restore = py.import("fibkit._fibkit")?.getattr("_restore")?;
+    if let Some(path) = pickle_path {
+        return Ok((restore, (kind, path.into_pyobject(py)?.into_any(), true).into_pyobject(py)?.into_any()));
     }
+    let file = file().map_err(save_error)?;
+    let bytes = PyBytes::new(py, &py.detach(|| file.to_bytes())).into_any();
+    let data = if protocol >= 5 { py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))? } else { bytes };
+    Ok((restore, (kind, data, false).into_pyobject(py)?.into_any()))
 }
 
 /// The table a pickle holds: `data` is a path (`by_path`) or the bytes of

@@ -404,16 +404,9 @@ macro_rules! fib_class {
             /// Pickling: the compiled FIB file's bytes (out of band with
             /// protocol 5), or its path (opened with `pickle_path`).
             fn __reduce_ex__<'py>(slf: PyRef<'py, Self>, protocol: u32) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-                let py = slf.py();
                 let compiled = slf.as_super();
-                let pickled = match &compiled.pickle_path {
-                    Some(path) => files::Pickled::Path(path.clone()),
-                    None => {
-                        let file = slf.core.family.to_file(&compiled.name, &compiled.values).map_err(files::save_error)?;
-                        files::Pickled::Bytes(py.detach(|| file.to_bytes()))
-                    }
-                };
-                pickled.reduce(py, $name, protocol)
+                let file = || slf.core.family.to_file(&compiled.name, &compiled.values);
+                files::reduce(slf.py(), $name, compiled.pickle_path.as_deref(), file, protocol)
             }
 
             /// The next-hop index of `addr` (an int or a string); 0: no route.

@@ -253,14 +253,7 @@ impl PyTable {
     /// Pickling: the compiled FIB file's bytes (out of band with protocol
     /// 5), or its path (opened with `pickle_path`).
     fn __reduce_ex__<'py>(&self, py: Python<'py>, protocol: u32) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let pickled = match &self.pickle_path {
-            Some(path) => files::Pickled::Path(path.clone()),
-            None => {
-                let file = self.table.to_file().map_err(files::save_error)?;
-                files::Pickled::Bytes(py.detach(|| file.to_bytes()))
-            }
-        };
-        pickled.reduce(py, "Table", protocol)
+        files::reduce(py, "Table", self.pickle_path.as_deref(), || self.table.to_file(), protocol)
     }
 
     /// The engines answering IPv4 and IPv6 (None for a family without routes).
