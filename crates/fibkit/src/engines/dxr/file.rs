@@ -73,7 +73,9 @@ impl Tables<'_> {
             // which does not vectorise); format 3 has no table, length 0.
             let mask = |format_is: bool| -i32::from(format_is);
             let table = long & mask(format == FORMAT_LONG) | short & mask(format == FORMAT_SHORT) | wide & mask(format == FORMAT_WIDE);
-            (frags == 0) & (base > largest) | (frags != 0) & ((frags == FRAGS_XL as i32) | (base + frags > table))
+            // A next hop (no fragments) is the base: `base + frags` tests both.
+            let limit = largest & mask(frags == 0) | table & !mask(frags == 0);
+            (base + frags > limit) | (frags == FRAGS_XL as i32)
         };
         // Header entries (counts, not fragments) by table, to skip in the
         // next-hop scan; a large direct table in pieces on every core.
