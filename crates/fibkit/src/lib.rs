@@ -12,7 +12,7 @@
 //!             mem (huge-page arrays)  simd (kernels)                 <- import nothing above
 //!  fib.rs     trait Fib<A>: lookup, lookup_batch, stats          error.rs  typed BuildError
 //!  live/      trait Updater<A>, Limbo (reclamation), FreeSpace, FullRebuild
-//!  engines/   dxr dxr6 poptrie lulea dir24 lctrie radix           <- base, fib, error, live
+//!  engines/   dxr dxr6 poptrie lulea dir24 lctrie sail treebitmap radix <- base, fib, error, live
 //!  registry   Engine: name, summary, families, builders, updater  <- the only file naming engines
 //!  router     Router<A> / Reader<A>: one writer, lock-free readers <- fib, live, registry
 //!  load/      text, range CSV, MRT, update streams, key files, the synthetic table
@@ -43,6 +43,11 @@
 //!   DRAM-bound baseline;
 //! - [`engines::lctrie`]: the level- and path-compressed trie of Linux's
 //!   `fib_trie`;
+//! - [`engines::sail`]: SAIL_L (Yang et al.), three levels at /16, /24
+//!   and /32, at most three loads and no search;
+//! - [`engines::treebitmap`]: Tree BitMap (Eatherton, Varghese, Dittia),
+//!   16-ary and 64-ary nodes of internal and external bitmaps, for IPv4 and
+//!   IPv6;
 //! - [`engines::radix`]: the RIB's own path-compressed trie, the reference.
 //!
 //! ```

@@ -27,7 +27,8 @@ use std::fmt;
 use std::sync::RwLock;
 
 use crate::addr::{Address, Family};
-use crate::engines::{dir24, dxr, dxr6, lctrie, lulea, poptrie, radix};
+use crate::engines::poptrie::{BasicNodeCell, NodeCell};
+use crate::engines::{dir24, dxr, dxr6, lctrie, lulea, poptrie, radix, sail, treebitmap};
 use crate::error::{BuildError, UnknownEngine};
 use crate::fib::{Build, BuildOptions, Fib};
 use crate::file::{FamilyFile, FileError};
@@ -63,6 +64,10 @@ pub struct Engine {
     pub summary: &'static str,
     /// For a third-party library: the crate that registered it.
     pub peer: Option<&'static str>,
+    /// For a variant of another engine (a paper's ablation, a wider
+    /// field): that engine's name. Default selections (`fibkit bench`
+    /// without `--engines`) leave variants out; `all` takes them.
+    pub variant_of: Option<&'static str>,
     /// Its IPv4 builders, if it serves IPv4.
     pub ipv4: Option<Builders<u32>>,
     /// Its IPv6 builders, if it serves IPv6.
@@ -73,12 +78,17 @@ impl Engine {
     /// An engine serving no family yet (add them with [`Engine::ipv4`] and
     /// [`Engine::ipv6`]).
     pub const fn new(name: &'static str, summary: &'static str) -> Self {
-        Engine { name, summary, peer: None, ipv4: None, ipv6: None }
+        Engine { name, summary, peer: None, variant_of: None, ipv4: None, ipv6: None }
     }
 
     /// The same, as a third-party library registered by crate `source`.
     pub const fn peer_of(self, source: &'static str) -> Self {
         Engine { peer: Some(source), ..self }
+    }
+
+    /// The same, as a variant of engine `base`.
+    pub const fn variant_of(self, base: &'static str) -> Self {
+        Engine { variant_of: Some(base), ..self }
     }
 
     /// The same, serving IPv4 through `build` (and `updater`).
@@ -208,12 +218,47 @@ pub static ENGINES: &[Engine] = &[
         .opens_ipv4(poptrie::open::<u32, 18>)
         .ipv6(poptrie::build::<u128, 18>, None)
         .opens_ipv6(poptrie::open::<u128, 18>),
+    Engine::new("poptrie0-leafvec", "Poptrie, s = 0, leafvec without route aggregation (Table 2)")
+        .ipv4(poptrie::build_variant::<u32, 0, NodeCell, false>, None)
+        .ipv6(poptrie::build_variant::<u128, 0, NodeCell, false>, None)
+        .variant_of("poptrie0"),
+    Engine::new("poptrie16-leafvec", "Poptrie, s = 16, leafvec without route aggregation (Table 2)")
+        .ipv4(poptrie::build_variant::<u32, 16, NodeCell, false>, None)
+        .ipv6(poptrie::build_variant::<u128, 16, NodeCell, false>, None)
+        .variant_of("poptrie16"),
+    Engine::new("poptrie18-leafvec", "Poptrie, s = 18, leafvec without route aggregation (Table 2)")
+        .ipv4(poptrie::build_variant::<u32, 18, NodeCell, false>, None)
+        .ipv6(poptrie::build_variant::<u128, 18, NodeCell, false>, None)
+        .variant_of("poptrie18"),
+    Engine::new("poptrie0-basic", "Poptrie, s = 0, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)")
+        .ipv4(poptrie::build_variant::<u32, 0, BasicNodeCell, false>, None)
+        .ipv6(poptrie::build_variant::<u128, 0, BasicNodeCell, false>, None)
+        .variant_of("poptrie0"),
+    Engine::new("poptrie16-basic", "Poptrie, s = 16, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)")
+        .ipv4(poptrie::build_variant::<u32, 16, BasicNodeCell, false>, None)
+        .ipv6(poptrie::build_variant::<u128, 16, BasicNodeCell, false>, None)
+        .variant_of("poptrie16"),
+    Engine::new("poptrie18-basic", "Poptrie, s = 18, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)")
+        .ipv4(poptrie::build_variant::<u32, 18, BasicNodeCell, false>, None)
+        .ipv6(poptrie::build_variant::<u128, 18, BasicNodeCell, false>, None)
+        .variant_of("poptrie18"),
     Engine::new("d16r6", "DXR for IPv6, K = 16").ipv6(dxr6::build::<16>, None),
     Engine::new("d18r6", "DXR for IPv6, K = 18").ipv6(dxr6::build::<18>, None),
     Engine::new("lulea", "Lulea (Degermark et al., SIGCOMM 1997)").ipv4(lulea::build, None),
     Engine::new("dir24-8", "DIR-24-8-BASIC as DPDK's rte_lpm").ipv4(dir24::build, Some(dir24::updater))
         .opens_ipv4(dir24::open),
     Engine::new("lctrie", "LC-trie (Nilsson-Karlsson), Linux fib_trie's shape").ipv4(lctrie::build, None),
+    Engine::new("sail", "SAIL_L (Yang et al., SIGCOMM 2014): levels 16/24/32, 15-bit chunk IDs and next hops")
+        .ipv4(sail::build::<u16>, None),
+    Engine::new("sail-wide", "SAIL_L with 32-bit entries (31-bit chunk IDs and next hops)")
+        .ipv4(sail::build::<u32>, None)
+        .variant_of("sail"),
+    Engine::new("treebitmap16", "Tree BitMap (Eatherton et al.), 16-ary (stride 4)")
+        .ipv4(treebitmap::build::<u32, 4>, None)
+        .ipv6(treebitmap::build::<u128, 4>, None),
+    Engine::new("treebitmap64", "Tree BitMap (Eatherton et al.), 64-ary (stride 6)")
+        .ipv4(treebitmap::build::<u32, 6>, None)
+        .ipv6(treebitmap::build::<u128, 6>, None),
     Engine::new("radix", "the RIB's path-compressed binary trie (reference)")
         .ipv4(radix::build::<u32>, None)
         .ipv6(radix::build::<u128>, None),
@@ -335,6 +380,11 @@ mod tests {
         assert!(resolve::<u32>("d16r").unwrap().incremental::<u32>());
         assert!(!resolve::<u128>("poptrie18").unwrap().incremental::<u128>());
         assert!(resolve::<u128>("d16r6").is_ok() && resolve::<u32>("d16r6").is_err());
+        // A variant's engine exists and serves what the variant does.
+        for engine in ENGINES.iter().filter(|engine| engine.variant_of.is_some()) {
+            let base = find(engine.variant_of.unwrap()).unwrap_or_else(|| panic!("{}'s base", engine.name));
+            assert!(base.variant_of.is_none() && engine.families().iter().all(|&family| base.serves(family)), "{}", engine.name);
+        }
     }
 
     #[test]

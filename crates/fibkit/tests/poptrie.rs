@@ -17,6 +17,20 @@ use proptest::prelude::*;
 
 const NAMES: [&str; 3] = ["poptrie0", "poptrie16", "poptrie18"];
 
+/// The full engines and the rows of the paper's Table 2: leafvec without
+/// route aggregation, and basic (neither).
+const ALL: [&str; 9] = [
+    "poptrie0",
+    "poptrie16",
+    "poptrie18",
+    "poptrie0-leafvec",
+    "poptrie16-leafvec",
+    "poptrie18-leafvec",
+    "poptrie0-basic",
+    "poptrie16-basic",
+    "poptrie18-basic",
+];
+
 // ---------------------------------------------------------------- helpers
 
 /// 128 random bits from four xorshift draws.
@@ -140,7 +154,7 @@ proptest! {
         // route wholly covered by more specific ones never reaches a leaf).
         let mut widest = NO_ROUTE;
         rib.for_each_run(0, u32::MAX, |_, next_hop| widest = widest.max(next_hop));
-        for name in NAMES {
+        for name in ALL {
             // The largest next hop drawn, 2^31 - 1, still fits a direct entry.
             let fib = registry::build(name, &rib, &BuildOptions::default()).unwrap();
             prop_assert_eq!(fib.name(), name);
@@ -167,7 +181,7 @@ proptest! {
             }
         }
         let addrs = probes(&rib, extra);
-        for name in NAMES {
+        for name in ALL {
             let fib = registry::build(name, &rib, &BuildOptions::default()).unwrap();
             prop_assert_eq!(fib.name(), name);
             let mismatch = first_mismatch(&rib, &addrs, |addr| fib.lookup(addr));
@@ -293,7 +307,7 @@ fn check_ipv4_table(mapping: Mapping, expect_leaf_bits: u64) {
     let rib = table.v4;
     assert_eq!(rib.len(), 512_621);
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    for name in NAMES {
+    for name in ALL {
         let fib = registry::build(name, &rib, &options).unwrap();
         let boundaries = verify::boundaries(&*fib, &rib);
         assert!(boundaries.passed(), "{name} ({mapping}): {boundaries:?}");
@@ -301,7 +315,8 @@ fn check_ipv4_table(mapping: Mapping, expect_leaf_bits: u64) {
         assert!(random.passed(), "{name} ({mapping}): {random:?}");
         let stats = fib.stats();
         assert_eq!(count(&stats, "leaf_bits"), expect_leaf_bits);
-        assert!(count(&stats, "prefixes_aggregated") < rib.len() as u64);
+        let aggregated = if NAMES.contains(&name) { rib.len() - 1 } else { rib.len() };
+        assert!(count(&stats, "prefixes_aggregated") <= aggregated as u64, "{name}");
         eprintln!("{}\n", stats.report);
     }
 }
@@ -322,7 +337,7 @@ fn linx_ipv6_table() {
     let Some(table) = common::linx_ipv6() else { return };
     let rib = table.v6;
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    for name in NAMES {
+    for name in ALL {
         let fib = registry::build(name, &rib, &options).unwrap();
         let checked = common::check_ipv6(name, &*fib, &rib, 500_000);
         eprintln!("{name}: {checked} boundaries checked\n{}\n", fib.stats().report);
@@ -337,11 +352,46 @@ fn routeviews_2014_exhaustive() {
     let Some(table) = routeviews_2014(Mapping::Modulo(239)) else { return };
     let rib = table.v4;
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    for name in NAMES {
+    for name in ALL {
         let fib = registry::build(name, &rib, &options).unwrap();
         let report = verify::exhaustive(&*fib, &rib);
         assert_eq!(report.checked, 1 << 32);
         assert!(report.passed(), "{name}: {report:?}");
+    }
+}
+
+/// The paper's Table 2 on the 2014 table: the three variants share the
+/// trie of the unaggregated routes; basic keeps a leaf per leaf slot in
+/// 16-byte nodes, leafvec one per run in 24-byte nodes, and route
+/// aggregation shrinks the trie; only the full engines save to files.
+#[test]
+fn table_2_variants_on_the_2014_table() {
+    let Some(table) = routeviews_2014(Mapping::Modulo(239)) else { return };
+    let options = BuildOptions::default();
+    for s in [0, 16, 18] {
+        let stats = |variant: &str| registry::build(&format!("poptrie{s}{variant}"), &table.v4, &options).unwrap().stats();
+        let (basic, leafvec, full) = (stats("-basic"), stats("-leafvec"), stats(""));
+        let figure = |stats: &fibkit::fib::Stats, key| count(stats, key);
+        assert_eq!(figure(&basic, "internal_nodes"), figure(&leafvec, "internal_nodes"), "s = {s}");
+        // Every slot of every node is a leaf but those holding children:
+        // one child per node but the roots (the direct entries' or s = 0's).
+        let inodes = figure(&basic, "internal_nodes");
+        let roots = if s == 0 { 1 } else { figure(&basic, "direct_nodes") };
+        assert_eq!(figure(&basic, "leaves"), 64 * inodes - (inodes - roots), "s = {s}");
+        assert_eq!(figure(&basic, "bytes_nodes"), 16 * inodes);
+        assert_eq!(figure(&leafvec, "bytes_nodes"), 24 * inodes);
+        assert!(figure(&leafvec, "leaves") * 10 < figure(&basic, "leaves"), "s = {s}");
+        assert!(figure(&full, "internal_nodes") < inodes && figure(&full, "bytes_total") < figure(&leafvec, "bytes_total"));
+        assert!(basic.report.contains("basic (a leaf per leaf slot)") && basic.report.contains("route aggregation off"));
+        assert_eq!(basic.get("leafvec"), Some(&Figure::Text("off".into())));
+        for variant in ["-basic", "-leafvec"] {
+            let name = format!("poptrie{s}{variant}");
+            let fib = registry::build(&name, &table.v4, &options).unwrap();
+            let mut file = fibkit::file::FileWriter::new();
+            let refused = fib.save(&mut file.family::<u32>()).unwrap_err();
+            assert!(refused.to_string().contains(&name), "{refused}");
+            assert!(!registry::find(&name).unwrap().savable::<u32>());
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use fibkit::Family;
 use fibkit::addr::Prefix4;
+use fibkit::error::{BuildError, Limit};
 use fibkit::fib::BuildOptions;
 use fibkit::registry;
 use fibkit::rib::Rib4;
@@ -107,8 +108,14 @@ proptest! {
         let rib = rib_from(&ops);
         let options = BuildOptions { max_next_hop: 200_000 };
         let ranges = rib.ranges(0, u32::MAX);
+        let largest = rib.iter().map(|(_, next_hop)| next_hop).max().unwrap_or_default();
         for spec in registry::engines_of(Family::Ipv4) {
-            let fib = spec.build(&rib, &options).map_err(|error| TestCaseError::fail(error.to_string()))?;
+            let fib = match spec.build(&rib, &options) {
+                Ok(fib) => fib,
+                // SAIL's 15-bit next hops (sail-wide, checked too, takes them).
+                Err(BuildError::Limit(refused)) if spec.name == "sail" && refused.limit == Limit::NextHop && largest > 0x7fff => continue,
+                Err(error) => return Err(TestCaseError::fail(error.to_string())),
+            };
             for range in &ranges {
                 for addr in [range.first, range.last, range.first.wrapping_add((range.last - range.first) / 2)] {
                     prop_assert_eq!(fib.lookup(addr), range.next_hop, "{} at {:#010x}", spec.name, addr);

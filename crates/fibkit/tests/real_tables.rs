@@ -7,6 +7,7 @@
 mod common;
 
 use fibkit::Family;
+use fibkit::error::{BuildError, Limit};
 use fibkit::fib::BuildOptions;
 use fibkit::registry;
 use fibkit::load::RouteTable;
@@ -16,7 +17,14 @@ use fibkit::measure::verify::{self, Space};
 fn check_every_engine(table: &RouteTable, random: u64) {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     for spec in registry::engines_of(Family::Ipv4) {
-        let fib = spec.build(&table.v4, &options).unwrap_or_else(|error| panic!("{error}"));
+        let fib = match spec.build(&table.v4, &options) {
+            Ok(fib) => fib,
+            // SAIL's 15-bit next hops cannot hold the origin ASNs (sail-wide's can).
+            Err(BuildError::Limit(refused)) if spec.name == "sail" && refused.limit == Limit::NextHop && options.max_next_hop > 0x7fff => {
+                continue
+            }
+            Err(error) => panic!("{error}"),
+        };
         let report = verify::boundaries(fib.as_ref(), &table.v4);
         assert!(report.checked > 400_000, "{}: only {} boundaries", spec.name, report.checked);
         assert!(report.passed(), "{} boundaries: {:?}", spec.name, report.first);

@@ -128,13 +128,14 @@ pub(super) fn dxr_k(name: &str) -> Option<u32> {
 
 /// The engines run without `--engines`: D16R, D18R, D20R, every other
 /// engine of the registry outside the DXR family (the registered peers
-/// last); for IPv6 every IPv6 engine.
+/// last); for IPv6 every IPv6 engine; in both, no variant of another
+/// engine (the Poptrie paper's Table 2 rows, `sail-wide`).
 pub(super) fn default_engines(family: Family) -> Vec<&'static Engine> {
-    let engines = registry::engines_of(family);
+    let engines = registry::engines_of(family).into_iter().filter(|engine| engine.variant_of.is_none());
     if family == Family::Ipv6 {
-        return engines;
+        return engines.collect();
     }
-    engines.into_iter().filter(|engine| dxr_k(engine.name).is_none() || DEFAULT_DXR.contains(&engine.name)).collect()
+    engines.filter(|engine| dxr_k(engine.name).is_none() || DEFAULT_DXR.contains(&engine.name)).collect()
 }
 
 #[cfg(test)]

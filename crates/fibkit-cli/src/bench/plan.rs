@@ -258,8 +258,9 @@ mod tests {
     #[test]
     fn ipv6_plans_use_the_ipv6_registry_and_key_space() {
         let six = plan6(&["--plot", "x.png"]).unwrap();
-        let ipv6 = names(&registry::engines_of(Family::Ipv6));
+        let ipv6 = names(&registry::engines_of(Family::Ipv6).into_iter().filter(|engine| engine.variant_of.is_none()).collect::<Vec<_>>());
         assert_eq!(names(&six.engines), ipv6);
+        assert!(!ipv6.iter().any(|name| name.ends_with("-basic")), "variants only with --engines all");
         assert_eq!(six.work.len(), ipv6.len(), "no IPv4 DXR sweep for --plot");
         assert_eq!(six.space.to_string(), "2000::/3");
         let workload = six.workload(TestName::Rnd, 64, 9);

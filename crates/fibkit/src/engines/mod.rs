@@ -7,3 +7,5 @@ pub mod lctrie;
 pub mod lulea;
 pub mod poptrie;
 pub mod radix;
+pub mod sail;
+pub mod treebitmap;

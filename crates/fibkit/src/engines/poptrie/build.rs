@@ -12,7 +12,8 @@
 //! 2. **Arrays, depth first.** The direct array (2^S blocks) or the root
 //!    node; each node classifies its 64 slots against the points (no point
 //!    strictly inside the slot: a leaf, else an internal child), appends its
-//!    leaves (one per run of equal next hops, the *leafvec*) and the block
+//!    leaves (one per run of equal next hops, the *leafvec*; for the basic
+//!    layout one per leaf slot) and the block
 //!    of its children, then fills each child from the child's own range of
 //!    points. `Builder::fill_node` builds any subtree from its first
 //!    address, its level and the points of its range alone (the RIB's runs
@@ -33,7 +34,7 @@ use crate::{NextHop, NO_ROUTE};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 
-use super::{BuildSummary, Leaf, Node, NodeCell, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
+use super::{BuildSummary, Leaf, Node, NodeCell, NodeLayout, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
 
 /// Options of the Poptrie builder beyond [`BuildOptions`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -319,6 +320,9 @@ struct Builder<'p, A: Address, L: Leaf> {
     nodes: Vec<Node>,
     leaves: Vec<L>,
     levels: u32,
+    /// One leaf per run of equal next hops (else one per leaf slot, the
+    /// basic Poptrie's, with every leaf slot marked in `leafvec`).
+    leafvec: bool,
 }
 
 impl<A: Address, L: Leaf> Builder<'_, A, L> {
@@ -346,13 +350,21 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
             self.points.advance(&mut point, slot_first);
             if self.points.holds_through(point, slot_last) {
                 let next_hop = self.points.hops[point];
-                if previous != Some(next_hop) {
-                    leafvec |= 1u64 << (group << pad);
-                    let leaf = L::from_next_hop(next_hop).ok_or_else(|| {
+                let leaf = || {
+                    L::from_next_hop(next_hop).ok_or_else(|| {
                         let field = format!("{}-bit leaves", L::BITS);
                         LimitExceeded::unnamed(Limit::NextHop, field, next_hop.into(), (1u64 << L::BITS) - 1)
-                    })?;
-                    self.leaves.push(leaf);
+                    })
+                };
+                if !self.leafvec {
+                    // Algorithm 1: a leaf per slot, the 2^pad of a group too.
+                    let slots = 1usize << pad;
+                    leafvec |= (u64::MAX >> (64 - slots)) << (group << pad);
+                    let leaf = leaf()?;
+                    self.leaves.extend(std::iter::repeat_n(leaf, slots));
+                } else if previous != Some(next_hop) {
+                    leafvec |= 1u64 << (group << pad);
+                    self.leaves.push(leaf()?);
                     previous = Some(next_hop);
                 }
             } else {
@@ -412,16 +424,31 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
     }
 }
 
-impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// Builds from `rib` with leaves of type `L`; fails if a next hop does
     /// not fit `L` (or, with S > 0, 31 bits).
     pub fn build(rib: &Rib<A>, options: &PoptrieOptions) -> Result<Self, BuildError> {
         Self::assemble(Prepared::new(rib, options))
     }
 
-    /// The registry name for these parameters.
+    /// The registry name of the full engine with these parameters.
     pub fn engine_name() -> String {
         format!("poptrie{S}")
+    }
+
+    /// The registry name of these parameters with route aggregation on or
+    /// off: `poptrieS` (the full engine), `poptrieS-leafvec` (no route
+    /// aggregation), `poptrieS-basic` (no leafvec and no route
+    /// aggregation: the paper's Table 2 rows), and for the one combination
+    /// the paper does not measure, `poptrieS-basic-aggregated`.
+    pub fn variant_name(aggregated: bool) -> String {
+        let variant = match (N::LEAFVEC, aggregated) {
+            (true, true) => "",
+            (true, false) => "-leafvec",
+            (false, false) => "-basic",
+            (false, true) => "-basic-aggregated",
+        };
+        format!("poptrie{S}{variant}")
     }
 
     pub(crate) fn assemble(prepared: Prepared<A>) -> Result<Self, BuildError> {
@@ -434,9 +461,9 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     pub(crate) fn assemble_with_slack(prepared: Prepared<A>, slack: bool) -> Result<(Self, [usize; 2]), BuildError> {
         const { assert!(S <= 24, "the direct array has at most 2^24 entries") };
         assert!(S < u32::from(A::BITS));
-        let name = Self::engine_name();
+        let name = Self::variant_name(prepared.aggregated);
         let mut builder =
-            Builder::<A, L> { points: &prepared.points, nodes: Vec::new(), leaves: Vec::new(), levels: 0 };
+            Builder::<A, L> { points: &prepared.points, nodes: Vec::new(), leaves: Vec::new(), levels: 0, leafvec: N::LEAFVEC };
         let mut direct_leaves = 0;
         let direct = if S == 0 {
             builder.nodes.push(Node::default());
@@ -459,8 +486,8 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         let used = [builder.nodes.len(), builder.leaves.len()];
         let extra = |used: usize| if slack { used / 4 + 4096 } else { 0 };
         let mut nodes = Vec::with_capacity(used[0] + extra(used[0]));
-        nodes.extend(builder.nodes.into_iter().map(NodeCell::new));
-        nodes.resize_with(used[0] + extra(used[0]), NodeCell::default);
+        nodes.extend(builder.nodes.into_iter().map(N::new));
+        nodes.resize_with(used[0] + extra(used[0]), N::default);
         let mut leaves = Vec::with_capacity(used[1] + extra(used[1]));
         leaves.extend(builder.leaves.into_iter().map(L::cell));
         leaves.resize_with(used[1] + extra(used[1]), || L::cell(L::default()));
@@ -514,7 +541,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             let problem = if direct[index] & DIRECT_LEAF != 0 { "next hop beyond the file's values" } else { "node index out of range" };
             return bad("direct", index, direct[index].into(), problem);
         }
-        for (index, node) in self.nodes.iter().take(used).map(NodeCell::get).enumerate() {
+        for (index, node) in self.nodes.iter().take(used).map(N::get).enumerate() {
             if node.vector & node.leafvec != 0 {
                 return bad("nodes", index, node.leafvec, "leafvec marks an internal slot");
             }
@@ -570,7 +597,7 @@ pub(crate) fn build_slot<A: Address, L: Leaf>(
     nodes.clear();
     leaves.clear();
     let mut builder =
-        Builder::<A, L> { points, nodes: std::mem::take(nodes), leaves: std::mem::take(leaves), levels: 0 };
+        Builder::<A, L> { points, nodes: std::mem::take(nodes), leaves: std::mem::take(leaves), levels: 0, leafvec: true };
     builder.nodes.push(Node::default());
     let outcome = builder.fill_node(0, first, s, 0, 1);
     *nodes = builder.nodes;
@@ -587,11 +614,22 @@ pub(super) fn direct_limit(limit: Limit, value: u64) -> LimitExceeded {
 /// the top S bits): 16-bit leaves while every next hop (the table's and
 /// `options.max_next_hop`) fits, 32-bit otherwise.
 pub fn build<A: Address, const S: u32>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
-    let prepared = Prepared::new(rib, &PoptrieOptions::default());
+    build_variant::<A, S, NodeCell, true>(rib, options)
+}
+
+/// Registry builder for `poptrieS-leafvec` (`N` = [`NodeCell`], no
+/// `AGGREGATE`) and `poptrieS-basic` ([`super::BasicNodeCell`], no
+/// `AGGREGATE`): as [`build`], with nodes `N` and route aggregation
+/// `AGGREGATE`.
+pub fn build_variant<A: Address, const S: u32, N: NodeLayout, const AGGREGATE: bool>(
+    rib: &Rib<A>,
+    options: &BuildOptions,
+) -> Result<Box<dyn Fib<A>>, BuildError> {
+    let prepared = Prepared::new(rib, &PoptrieOptions { aggregate: AGGREGATE });
     Ok(if prepared.needs_wide_leaves(options) {
-        Box::new(Poptrie::<A, u32, S>::assemble(prepared)?)
+        Box::new(Poptrie::<A, u32, S, N>::assemble(prepared)?)
     } else {
-        Box::new(Poptrie::<A, u16, S>::assemble(prepared)?)
+        Box::new(Poptrie::<A, u16, S, N>::assemble(prepared)?)
     })
 }
 

@@ -14,7 +14,7 @@
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use super::{BuildSummary, Leaf, Node, Poptrie};
+use super::{BuildSummary, Leaf, Node, NodeLayout, Poptrie};
 use crate::addr::Address;
 use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
@@ -23,13 +23,18 @@ use crate::NextHop;
 /// Parameters a Poptrie writes.
 const PARAMS: usize = 7;
 
-impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// Writes the arrays and the build's figures into `file`.
     ///
     /// # Errors
-    /// None: every Poptrie can be saved.
+    /// [`Problem::NotSavable`] for the variants of the paper's Table 2
+    /// (`poptrieS-leafvec`, `poptrieS-basic`): only the full engines have
+    /// a file format.
     pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
         let summary = &self.summary;
+        if summary.name != Self::engine_name() {
+            return Err(crate::file::not_savable(&summary.name));
+        }
         file.params(&[
             L::BITS.into(),
             self.routes.load(Ordering::Relaxed) as u64,
@@ -44,6 +49,9 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         file.array("leaves", &self.leaves);
         Ok(())
     }
+}
+
+impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
 
     /// Maps the arrays of `family`, checking every index and next hop.
     fn open_arrays(family: &FamilyFile<'_>, params: &[u64], max_next_hop: NextHop) -> Result<Self, FileError> {

@@ -11,7 +11,7 @@ use crate::NextHop;
 
 use std::sync::atomic::Ordering;
 
-use super::{Leaf, NodeCell, Poptrie, DIRECT_LEAF, K};
+use super::{Leaf, NodeLayout, Poptrie, DIRECT_LEAF, K};
 use crate::simd::{self, GROUP, LANES};
 
 /// The top 6 bits of `key`.
@@ -20,7 +20,7 @@ fn chunk<A: Address>(key: A) -> u32 {
     (key >> (u32::from(A::BITS) - K)).to_u128() as u32
 }
 
-impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// Longest-prefix match for `addr`: its next hop, or [`crate::NO_ROUTE`].
     #[inline]
     pub fn lookup(&self, addr: A) -> NextHop {
@@ -61,7 +61,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     }
 
     #[inline(always)]
-    fn node(&self, index: usize) -> &NodeCell {
+    fn node(&self, index: usize) -> &N {
         debug_assert!(index < self.nodes.len());
         // SAFETY: node indexes come from a `direct` entry, `base1` plus a
         // count of at most the node's children, or 0 for S = 0;
@@ -74,15 +74,15 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     #[inline(always)]
     fn leaf(&self, index: usize) -> L {
         debug_assert!(index < self.leaves.len());
-        // SAFETY: `index` is `base0` plus the count of leafvec bits through a
-        // leaf slot, at least 1 (the first leaf slot is always marked) and
+        // SAFETY: `index` is `base0` plus the count of leafvec bits (the
+        // basic layout: of leaf slots) through a leaf slot, at least 1 (the first leaf slot is always marked) and
         // at most the node's leaf count; `check_indexes` asserted both and
         // that the node's leaves lie inside `leaves`.
         L::load(unsafe { self.leaves.get_unchecked(index) })
     }
 }
 
-impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
     ///
     /// With direct pointing (s > 0), keys go in groups of 32 through two
@@ -181,7 +181,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     }
 }
 
-forward_fib!([A: Address, L: Leaf, const S: u32] Poptrie<A, L, S>, A, |poptrie| &poptrie.summary.name, [lookup_batch], [save]);
+forward_fib!([A: Address, L: Leaf, const S: u32, N: NodeLayout] Poptrie<A, L, S, N>, A, |poptrie| &poptrie.summary.name, [lookup_batch], [save]);
 
 #[cfg(test)]
 mod tests {

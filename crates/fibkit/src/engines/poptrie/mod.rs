@@ -6,6 +6,13 @@
 //! pointing on the top `s` bits (section 3.4, `S` below, a const generic)
 //! and route aggregation (on by default, [`PoptrieOptions`]).
 //!
+//! The rows of the paper's Table 2 are engines too, at s = 0, 16 and 18:
+//! `poptrieS-leafvec` (leafvec, no route aggregation) and `poptrieS-basic`
+//! (neither: Algorithm 1's 16-byte nodes, [`BasicNodeCell`], one leaf per
+//! leaf slot). The node layout is a type parameter ([`NodeLayout`]); the
+//! builder, the lookups and the stats serve both; only the full engines
+//! update in place and save to files.
+//!
 //! # Layout
 //!
 //! ```text
@@ -38,6 +45,7 @@
 //! | [`Node::leafvec`] | 63..0 | bit v: slot v is a leaf that starts a new run of equal next hops |
 //! | [`Node::base0`] | 31..0 | index into `leaves` of the node's first leaf |
 //! | [`Node::base1`] | 31..0 | index into `nodes` of the node's first internal child |
+//! | [`BasicNodeCell`] | 16 bytes | `vector`, `base0`, `base1` as above, no `leafvec`: leaf slot v's leaf is `leaves[base0 + popcount(!vector & bits 0..=v) - 1]` |
 //! | `leaves[j]` | 15..0 or 31..0 | a next-hop index, [`crate::NO_ROUTE`] for none |
 //!
 //! # Population count
@@ -82,7 +90,7 @@ mod lookup;
 mod stats;
 mod update;
 
-pub use build::{aggregate, build, PoptrieOptions};
+pub use build::{aggregate, build, build_variant, PoptrieOptions};
 pub use file::open;
 pub use update::{updater, PoptrieUpdater};
 
@@ -234,6 +242,113 @@ impl NodeCell {
     }
 }
 
+/// A node as the node array stores it: [`NodeCell`] (with `leafvec`) or
+/// [`BasicNodeCell`] (without). Both are read with `Relaxed` loads.
+pub trait NodeLayout: crate::mem::Plain + Default + fmt::Debug {
+    /// Whether leaves are one per run of equal next hops (`leafvec`), or
+    /// one per leaf slot.
+    const LEAFVEC: bool;
+
+    /// A cell holding `node` (for the basic layout, whose `leafvec` is
+    /// implied, every leaf slot must be marked in it).
+    fn new(node: Node) -> Self;
+
+    /// The node (for the basic layout, with every leaf slot marked in
+    /// `leafvec`, which is what its leaf index counts).
+    fn get(&self) -> Node;
+
+    /// Whether slot `v` holds an internal child.
+    fn is_internal(&self, v: u32) -> bool;
+
+    /// Index in the node array of the internal child in slot `v`.
+    fn child_index(&self, v: u32) -> usize;
+
+    /// Index in the leaf array of the leaf in slot `v`.
+    fn leaf_index(&self, v: u32) -> usize;
+}
+
+impl NodeLayout for NodeCell {
+    const LEAFVEC: bool = true;
+
+    fn new(node: Node) -> Self {
+        NodeCell::new(node)
+    }
+
+    fn get(&self) -> Node {
+        NodeCell::get(self)
+    }
+
+    #[inline(always)]
+    fn is_internal(&self, v: u32) -> bool {
+        NodeCell::is_internal(self, v)
+    }
+
+    #[inline(always)]
+    fn child_index(&self, v: u32) -> usize {
+        NodeCell::child_index(self, v)
+    }
+
+    #[inline(always)]
+    fn leaf_index(&self, v: u32) -> usize {
+        NodeCell::leaf_index(self, v)
+    }
+}
+
+/// The basic Poptrie's node (section 3.1 of the paper, Algorithm 1): 16
+/// bytes, no `leafvec`; a node's leaves are one per leaf slot, so slot v's
+/// leaf is counted by the zeros of `vector` through v.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct BasicNodeCell {
+    vector: AtomicU64,
+    base0: AtomicU32,
+    base1: AtomicU32,
+}
+
+const _: () = assert!(std::mem::size_of::<BasicNodeCell>() == 16);
+
+// SAFETY: three atomic integers in `repr(C)` order, 8 + 4 + 4 bytes with
+// no padding: every bit pattern is a node; written field by field.
+unsafe impl crate::mem::Plain for BasicNodeCell {
+    fn write_le(cells: &[Self], out: &mut Vec<u8>) {
+        out.reserve(cells.len() * 16);
+        for node in cells.iter().map(NodeLayout::get) {
+            out.extend_from_slice(&node.vector.to_le_bytes());
+            out.extend_from_slice(&node.base0.to_le_bytes());
+            out.extend_from_slice(&node.base1.to_le_bytes());
+        }
+    }
+}
+
+impl NodeLayout for BasicNodeCell {
+    const LEAFVEC: bool = false;
+
+    fn new(node: Node) -> Self {
+        debug_assert_eq!(node.leafvec, !node.vector, "a basic node has a leaf per leaf slot");
+        BasicNodeCell { vector: AtomicU64::new(node.vector), base0: AtomicU32::new(node.base0), base1: AtomicU32::new(node.base1) }
+    }
+
+    fn get(&self) -> Node {
+        let vector = self.vector.load(Ordering::Relaxed);
+        Node { vector, leafvec: !vector, base0: self.base0.load(Ordering::Relaxed), base1: self.base1.load(Ordering::Relaxed) }
+    }
+
+    #[inline(always)]
+    fn is_internal(&self, v: u32) -> bool {
+        self.vector.load(Ordering::Relaxed) & (1u64 << v) != 0
+    }
+
+    #[inline(always)]
+    fn child_index(&self, v: u32) -> usize {
+        self.base1.load(Ordering::Relaxed) as usize + ones_through(self.vector.load(Ordering::Relaxed), v) as usize - 1
+    }
+
+    #[inline(always)]
+    fn leaf_index(&self, v: u32) -> usize {
+        self.base0.load(Ordering::Relaxed) as usize + ones_through(!self.vector.load(Ordering::Relaxed), v) as usize - 1
+    }
+}
+
 /// A next-hop index as a leaf stores it: `u16` or `u32`.
 pub trait Leaf: Copy + Default + Eq + fmt::Debug + Send + Sync + 'static {
     /// Width in bits.
@@ -321,17 +436,18 @@ pub struct BuildSummary {
 }
 
 /// A compiled Poptrie for addresses `A` (u32 or u128), leaves `L` (u16 or
-/// u32) and `S` bits of direct pointing.
+/// u32), `S` bits of direct pointing and nodes `N` ([`NodeCell`] with
+/// leafvec, [`BasicNodeCell`] without).
 ///
 /// The arrays are atomic words (see [`NodeCell`]): `direct` entries are
 /// loaded with `Acquire`, nodes and leaves with `Relaxed`, all plain loads
 /// on x86-64; [`PoptrieUpdater`] replaces the subtrees of direct entries
 /// while readers search.
-pub struct Poptrie<A: Address, L: Leaf, const S: u32> {
+pub struct Poptrie<A: Address, L: Leaf, const S: u32, N: NodeLayout = NodeCell> {
     /// 2^S entries (empty for S = 0); see the module doc for the encoding.
     direct: LookupArray<AtomicU32>,
     /// Internal nodes; for S = 0 the root is `nodes[0]`.
-    nodes: LookupArray<NodeCell>,
+    nodes: LookupArray<N>,
     /// Next-hop indexes.
     leaves: LookupArray<L::Cell>,
     summary: BuildSummary,
@@ -343,7 +459,7 @@ pub struct Poptrie<A: Address, L: Leaf, const S: u32> {
     family: PhantomData<A>,
 }
 
-impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// A copy of the direct-pointing array (empty for S = 0).
     pub fn direct(&self) -> Vec<u32> {
         self.direct.iter().map(|entry| entry.load(Ordering::Relaxed)).collect()
@@ -352,7 +468,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// A copy of the internal nodes (free space of an updatable structure
     /// included).
     pub fn nodes(&self) -> Vec<Node> {
-        self.nodes.iter().map(NodeCell::get).collect()
+        self.nodes.iter().map(N::get).collect()
     }
 
     /// A copy of the leaves (free space of an updatable structure included).
@@ -368,12 +484,12 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// Bytes of the lookup structure: direct array, nodes and leaves.
     pub fn footprint(&self) -> usize {
         self.direct.len() * std::mem::size_of::<u32>()
-            + self.nodes.len() * std::mem::size_of::<NodeCell>()
+            + self.nodes.len() * std::mem::size_of::<N>()
             + self.leaves.len() * std::mem::size_of::<L::Cell>()
     }
 }
 
-impl<A: Address, L: Leaf, const S: u32> fmt::Debug for Poptrie<A, L, S> {
+impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> fmt::Debug for Poptrie<A, L, S, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Poptrie")
             .field("name", &self.summary.name)

@@ -9,7 +9,7 @@ use crate::addr::Address;
 use crate::fib::Stats;
 
 use super::build::Boundaries;
-use super::{ones_through, Leaf, Node, Poptrie, DIRECT_LEAF, DIRECT_MAX, K};
+use super::{ones_through, Leaf, NodeLayout, Poptrie, DIRECT_LEAF, DIRECT_MAX, K};
 
 /// What a walk of the live structure finds below the `direct` entries (or
 /// the root): the nodes and leaves readers can reach (free space and
@@ -58,7 +58,7 @@ fn grouped(value: usize) -> String {
     out
 }
 
-impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
+impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// Appends the maximal runs of the subtree rooted at `nodes[index]`,
     /// whose slots start at `first`, `offset` key bits down, at depth
     /// `level`, to `points`, and counts its nodes and leaves: one point per
@@ -147,12 +147,13 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         let batches = self.batches.load(Ordering::Relaxed);
         let family = if A::BITS == 32 { "IPv4" } else { "IPv6" };
         let bytes_direct = self.direct.len() * std::mem::size_of::<u32>();
-        let bytes_nodes = self.nodes.len() * std::mem::size_of::<Node>();
+        let bytes_nodes = self.nodes.len() * std::mem::size_of::<N>();
         let bytes_leaves = self.leaves.len() * std::mem::size_of::<L>();
         let bytes_total = self.footprint();
         let direct_nodes = self.direct.len() - direct_leaves;
         let popcnt = if HARDWARE_POPCNT { "hardware" } else { "software" };
         let aggregation = if summary.aggregated { "on" } else { "off" };
+        let leaf_scheme = if N::LEAFVEC { "leafvec" } else { "basic (a leaf per leaf slot)" };
         let mut stats = Stats::default();
         stats
             .text("engine", summary.name.as_str())
@@ -161,6 +162,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             .count("direct_bits", u64::from(S))
             .count("leaf_bits", u64::from(L::BITS))
             .text("route_aggregation", aggregation)
+            .text("leafvec", if N::LEAFVEC { "on" } else { "off" })
             .count("prefixes", prefixes as u64)
             .count("prefixes_aggregated", summary.prefixes_aggregated as u64)
             .count("boundaries", boundaries as u64)
@@ -185,7 +187,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         let mut report = String::new();
         let _ = writeln!(
             report,
-            "{}: Poptrie ({family}), k = {K}, s = {S}, leafvec, {}-bit leaves, route aggregation {aggregation}",
+            "{}: Poptrie ({family}), k = {K}, s = {S}, {leaf_scheme}, {}-bit leaves, route aggregation {aggregation}",
             summary.name,
             L::BITS,
         );
@@ -217,7 +219,7 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
             report,
             "  # of inodes     {:>11} x {} B = {:>9.2} KiB (up to {} levels){}",
             grouped(self.nodes.len()),
-            std::mem::size_of::<Node>(),
+            std::mem::size_of::<N>(),
             kib(bytes_nodes),
             census.levels,
             free(self.nodes.len(), census.nodes),

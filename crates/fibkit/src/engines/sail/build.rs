@@ -1,0 +1,117 @@
+//! Building: chunks where longer routes lie, then one walk over the RIB's
+//! address ranges filling every entry that holds a next hop.
+
+use super::{Sail, Word, CHUNK_ENTRIES, LEVEL16_ENTRIES};
+use crate::error::{Limit, LimitExceeded};
+use crate::mem::LookupArray;
+use crate::rib::Rib4;
+use crate::NextHop;
+
+/// No chunk (in the builder's chunk maps).
+const NONE: u32 = u32::MAX;
+
+impl<W: Word> Sail<W> {
+    /// Builds the three levels from `rib`.
+    ///
+    /// Pivot pushing without pushing prefixes one by one: a level-16 entry
+    /// without a chunk lies inside one address range of the RIB (no route
+    /// longer than /16 splits its /16), and so does a level-24 entry
+    /// without a chunk; so one walk over the ranges writes each of them
+    /// once with its range's next hop, the longest covering prefix's, and
+    /// every `N32` entry likewise.
+    ///
+    /// # Errors
+    /// [`LimitExceeded`] ([`Limit::Chunks`]) when a level needs more chunks
+    /// than an entry's chunk ID holds, or ([`Limit::NextHop`]) when a next
+    /// hop is larger than an entry holds.
+    pub fn build(rib: &Rib4) -> Result<Self, LimitExceeded> {
+        // The /16s and /24s holding longer routes, in address order.
+        let mut split16 = vec![false; LEVEL16_ENTRIES];
+        let mut split24 = Vec::new();
+        for (prefix, _) in rib.iter() {
+            if prefix.prefix_len() > 16 {
+                split16[(prefix.addr() >> 16) as usize] = true;
+            }
+            if prefix.prefix_len() > 24 {
+                split24.push(prefix.addr() >> 8);
+            }
+        }
+        split24.sort_unstable();
+        split24.dedup();
+
+        // Chunk IDs in address order, checked against the entry width.
+        let mut chunk16 = vec![NONE; LEVEL16_ENTRIES];
+        let mut chunks_24 = 0u32;
+        for (slot, _) in chunk16.iter_mut().zip(&split16).filter(|(_, &split)| split) {
+            *slot = chunks_24;
+            chunks_24 += 1;
+        }
+        let too_many = |level, count: usize| {
+            let field = format!("the {}-bit chunk ID of a level-{level} entry", W::BITS - 1);
+            Err(refuse::<W>(Limit::Chunks, field, count as u64, u64::from(W::FLAG)))
+        };
+        if chunks_24 > W::FLAG {
+            return too_many(16, chunks_24 as usize);
+        }
+        if split24.len() > W::FLAG as usize {
+            return too_many(24, split24.len());
+        }
+        // For each level-24 entry, its level-32 chunk (or NONE).
+        let mut chunk24 = vec![NONE; chunks_24 as usize * CHUNK_ENTRIES];
+        for (id, &slash24) in split24.iter().enumerate() {
+            // A /24 holding longer routes lies in a /16 that does.
+            let id16 = chunk16[(slash24 >> 8) as usize] as usize;
+            chunk24[id16 * CHUNK_ENTRIES + (slash24 & 0xff) as usize] = id as u32;
+        }
+
+        let mut bcn16 = vec![W::default(); LEVEL16_ENTRIES + 1];
+        let mut bcn24 = vec![W::default(); chunk24.len()];
+        let mut n32 = vec![W::default(); split24.len() * CHUNK_ENTRIES];
+        for (entry, &id) in bcn16.iter_mut().zip(&chunk16).filter(|(_, &id)| id != NONE) {
+            *entry = W::of(W::FLAG | id);
+        }
+        for (entry, &id) in bcn24.iter_mut().zip(&chunk24).filter(|(_, &id)| id != NONE) {
+            *entry = W::of(W::FLAG | id);
+        }
+        let mut largest: NextHop = 0;
+        rib.for_each_range(0, u32::MAX, |range| {
+            largest = largest.max(range.next_hop);
+            let hop = W::of(range.next_hop & W::VALUE);
+            for slash16 in range.first >> 16..=range.last >> 16 {
+                let id = chunk16[slash16 as usize];
+                if id == NONE {
+                    bcn16[slash16 as usize] = hop;
+                    continue;
+                }
+                // The range's /24s inside this /16.
+                let first24 = (range.first >> 8).max(slash16 << 8);
+                let last24 = (range.last >> 8).min(slash16 << 8 | 0xff);
+                for slash24 in first24..=last24 {
+                    let index = (id as usize) * CHUNK_ENTRIES + (slash24 & 0xff) as usize;
+                    let id32 = chunk24[index];
+                    if id32 == NONE {
+                        bcn24[index] = hop;
+                        continue;
+                    }
+                    let first = range.first.max(slash24 << 8);
+                    let last = range.last.min(slash24 << 8 | 0xff);
+                    let base = id32 as usize * CHUNK_ENTRIES;
+                    n32[base + (first & 0xff) as usize..=base + (last & 0xff) as usize].fill(hop);
+                }
+            }
+        });
+        if largest > W::VALUE {
+            let field = format!("the {}-bit next hop of an entry", W::BITS - 1);
+            return Err(refuse::<W>(Limit::NextHop, field, largest.into(), W::VALUE.into()));
+        }
+        Ok(Sail { bcn16: LookupArray::from(bcn16), bcn24: LookupArray::from(bcn24), n32: LookupArray::from(n32), prefixes: rib.len() })
+    }
+}
+
+/// `W`'s engine refusing a table: `value` is beyond `max`; `sail-wide`
+/// takes what `sail` cannot if its wider field holds `value`.
+fn refuse<W: Word>(limit: Limit, field: String, value: u64, max: u64) -> LimitExceeded {
+    let refused = LimitExceeded::new(W::NAME, limit, field, value, max);
+    let wide_max = if limit == Limit::NextHop { <u32 as Word>::VALUE } else { <u32 as Word>::FLAG };
+    if W::BITS < 32 && value <= u64::from(wide_max) { refused.instead("the sail-wide engine") } else { refused }
+}

@@ -1,0 +1,148 @@
+//! SAIL (`sail`, `sail-wide`): Yang et al., "Guarantee IP Lookup Performance
+//! with FIB Explosion" (SIGCOMM 2014), in its lookup-oriented form SAIL_L,
+//! as the Poptrie paper (sections 4.3-4.8) measured it against Poptrie.
+//!
+//! Three levels at prefix lengths 16, 24 and 32. Every route is pushed to
+//! the next of the three levels ("pivot pushing", the longest covering
+//! prefix filling the gaps), and each level is one array whose entries hold
+//! either a next hop or the ID of a 256-entry chunk of the next level
+//! (SAIL's "splitting lookup": next-hop and chunk-ID arrays in one):
+//!
+//! ```text
+//!  addr: | 16 bits (a) | 8 bits (b) | 8 bits (c) |
+//!
+//!  BCN16[a] --next hop--> answer
+//!     |
+//!     +--chunk C16--> BCN24[C16 * 256 + b] --next hop--> answer
+//!                        |
+//!                        +--chunk C24--> N32[C24 * 256 + c] = answer
+//! ```
+//!
+//! A level-16 entry holds a chunk ID exactly when a route longer than /16
+//! lies in its /16, and a level-24 entry exactly when a route longer than
+//! /24 lies in its /24: which chunks exist depends on the routes, not on
+//! their next hops, as in the paper. Chunk IDs are given in address order.
+//! A lookup is at most three dependent loads, with no search.
+//!
+//! # Entries
+//!
+//! `BCN16` and `BCN24` entries are one word `W`: 16 bits in `sail` (the
+//! paper's layout), 32 in `sail-wide`. `N32` entries are next hops of the
+//! same width.
+//!
+//! | bits (`sail`) | bits (`sail-wide`) | field |
+//! |---|---|---|
+//! | 15 | 31 | chunk flag: the rest is a chunk ID, not a next hop |
+//! | 14..0 | 30..0 | next hop, or the chunk's ID (`C16`, `C24`) |
+//!
+//! So `sail` takes at most 2^15 chunks at level 24 (the Poptrie paper's
+//! section 4.8: `C16[i]` is encoded in the 15 bits of `BCN[i]`, which its
+//! SYN2 tables exceed), 2^15 at level 32 and next hops up to 2^15 - 1;
+//! a table beyond any of these is a [`crate::error::LimitExceeded`] naming
+//! the count and the limit. `sail-wide` lifts them to 2^31, at twice the
+//! bytes. The 2014 RouteViews table (512,621 routes) needs 20,323 level-24
+//! and 1,982 level-32 chunks (11.0 MiB with 16-bit entries), inside
+//! `sail`'s limits with the DXR paper's 239 next hops; with its 46,823
+//! origin ASNs as next hops only `sail-wide` (22.0 MiB) takes it.
+//!
+//! # Updates
+//!
+//! None in place: the router rebuilds the structure for every batch, as
+//! for Luleå. SAIL_L's chunk IDs could be appended in any order, but a
+//! route of length 17 to 24 rewrites up to 256 entries of a shared chunk
+//! and one of 0 to 16 up to 65,536 level-16 entries plus the pushed
+//! entries of every chunk below it, which readers would see half done
+//! without the copy-and-publish that a rebuild already is (about a tenth
+//! of a second for a full table).
+//!
+//! What lookups read is all there is: [`Sail`] holds the three arrays and
+//! the route count; the builder's state (chunk maps) is dropped after the
+//! build.
+
+mod build;
+mod lookup;
+mod stats;
+
+use crate::error::BuildError;
+use crate::fib::{forward_fib, BuildOptions, Fib};
+use crate::mem::LookupArray;
+use crate::rib::Rib4;
+
+/// An entry word of SAIL's arrays: `u16` (`sail`) or `u32` (`sail-wide`).
+pub trait Word: Copy + Default + Send + Sync + Into<u32> + 'static {
+    /// The engine's registry name.
+    const NAME: &'static str;
+    /// Bits of the word.
+    const BITS: u32;
+    /// The chunk flag (the top bit).
+    const FLAG: u32 = 1 << (Self::BITS - 1);
+    /// The largest next hop or chunk ID an entry holds.
+    const VALUE: u32 = Self::FLAG - 1;
+    /// The word holding `value` (at most [`Word::FLAG`] `| VALUE`).
+    fn of(value: u32) -> Self;
+}
+
+impl Word for u16 {
+    const NAME: &'static str = "sail";
+    const BITS: u32 = 16;
+
+    fn of(value: u32) -> Self {
+        debug_assert!(value <= u32::from(u16::MAX));
+        value as u16
+    }
+}
+
+impl Word for u32 {
+    const NAME: &'static str = "sail-wide";
+    const BITS: u32 = 32;
+
+    fn of(value: u32) -> Self {
+        value
+    }
+}
+
+const _: () = assert!(<u16 as Word>::FLAG == 0x8000 && <u16 as Word>::VALUE == 0x7fff);
+const _: () = assert!(<u32 as Word>::FLAG == 0x8000_0000);
+
+/// Entries of a chunk (levels 24 and 32).
+pub const CHUNK_ENTRIES: usize = 256;
+/// Entries of level 16.
+pub const LEVEL16_ENTRIES: usize = 1 << 16;
+
+/// A SAIL_L lookup structure of `W` entries: what lookups read.
+pub struct Sail<W: Word> {
+    /// `BCN16`: one entry per /16, plus one padding entry (the batch path's
+    /// 16-bit gathers read 4 bytes from the last entry's).
+    bcn16: LookupArray<W>,
+    /// `BCN24`: the level-24 chunks, 256 entries each.
+    bcn24: LookupArray<W>,
+    /// `N32`: the level-32 chunks, 256 next hops each.
+    n32: LookupArray<W>,
+    /// Routes of the RIB it was built from.
+    prefixes: usize,
+}
+
+impl<W: Word> std::fmt::Debug for Sail<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sail")
+            .field("name", &W::NAME)
+            .field("prefixes", &self.prefixes)
+            .field("chunks_24", &self.chunks_24())
+            .field("chunks_32", &self.chunks_32())
+            .finish()
+    }
+}
+
+forward_fib!([W: Word] Sail<W>, u32, |_sail| W::NAME, [lookup_batch]);
+
+/// Registry builder of `sail` (`W = u16`) and `sail-wide` (`W = u32`).
+///
+/// # Errors
+/// [`BuildError::Limit`] for a table needing more chunks at level 24 or
+/// 32, or a larger next hop, than an entry of `W` holds.
+pub fn build<W: Word>(rib: &Rib4, _options: &BuildOptions) -> Result<Box<dyn Fib<u32>>, BuildError> {
+    Ok(Box::new(Sail::<W>::build(rib)?))
+}
+
+#[cfg(test)]
+mod tests;

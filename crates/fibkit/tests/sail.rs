@@ -1,0 +1,47 @@
+//! SAIL on the 2014 RouteViews table: its levels, its 15-bit limits, and
+//! the exhaustive 2^32 sweeps (ignored: `make test-exhaustive`). The
+//! differential tests of every engine (properties.rs, real_tables.rs,
+//! batch.rs) cover `sail` and `sail-wide` too.
+
+mod common;
+
+use fibkit::error::{BuildError, Limit};
+use fibkit::fib::{BuildOptions, Figure};
+use fibkit::measure::verify;
+use fibkit::nexthop::Mapping;
+use fibkit::registry;
+
+#[test]
+fn the_2014_table_fits_sail_with_239_next_hops() {
+    let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
+    let fib = registry::build("sail", &table.v4, &BuildOptions::default()).unwrap();
+    let stats = fib.stats();
+    // Chunks where routes longer than /16 and /24 lie: 20,323 of the 2^15
+    // level-24 chunk IDs that SAIL's 15 bits allow.
+    assert_eq!(stats.get("chunks_24"), Some(&Figure::Count(20_323)), "{}", stats.report);
+    assert_eq!(stats.get("chunks_32"), Some(&Figure::Count(1_982)), "{}", stats.report);
+    assert_eq!(fib.footprint(), (65_537 + (20_323 + 1_982) * 256) * 2);
+    assert!(stats.report.contains("level 24: 20323 chunks of 256"), "{}", stats.report);
+}
+
+#[test]
+fn origin_asns_need_sail_wide() {
+    let Some(table) = common::routeviews_2014(Mapping::Distinct) else { return };
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let Err(BuildError::Limit(refused)) = registry::build("sail", &table.v4, &options) else { panic!("sail took 46,823 next hops") };
+    assert_eq!((refused.limit, refused.value, refused.max), (Limit::NextHop, 46_823, 32_767));
+    let wide = registry::build("sail-wide", &table.v4, &options).unwrap();
+    assert!(verify::boundaries(wide.as_ref(), &table.v4).passed());
+}
+
+#[test]
+#[ignore = "all 2^32 addresses for sail and sail-wide: run with `make test-exhaustive`"]
+fn sail_exhaustive() {
+    let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
+    for name in ["sail", "sail-wide"] {
+        let fib = registry::build(name, &table.v4, &BuildOptions::default()).unwrap();
+        let report = verify::exhaustive(fib.as_ref(), &table.v4);
+        assert_eq!(report.checked, 1 << 32);
+        assert!(report.passed(), "{name}: {} wrong, first {:?}", report.mismatches, report.first);
+    }
+}
