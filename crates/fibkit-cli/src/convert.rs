@@ -1,5 +1,6 @@
 //! `fibkit convert`: a table (MRT or any other input format) written as
-//! `PREFIX NEXTHOP` text; and the `--peers` listing of MRT files.
+//! `PREFIX NEXTHOP` text, as it is or grown into the Poptrie paper's
+//! synthetic tables (`--grow`); and the `--peers` listing of MRT files.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -8,7 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use fibkit::load::{self, LoadOptions, PeerList, RouteTable};
+use fibkit::load::{self, Growth, LoadOptions, PeerList, RouteTable};
+use fibkit::nexthop::{Mapping, NextHopTable};
 
 use crate::TableArgs;
 
@@ -17,14 +19,45 @@ use crate::TableArgs;
 pub struct ConvertArgs {
     #[command(flatten)]
     table: TableArgs,
+    /// Grow the IPv4 routes into the Poptrie paper's synthetic table
+    /// (section 4.8): `syn1` splits each route shorter than /16 in 4 and
+    /// of /16 to /23 in 2; `syn2` those shorter than /16 in 8, /16 to /19
+    /// in 4, /20 to /23 in 2. Part i of a route to next hop n gets n + i x
+    /// (largest next hop + 1); the values written are then the next-hop
+    /// indexes (load the output without `--nexthops`).
+    #[arg(long, value_name = "syn1|syn2", value_parser = parse_growth)]
+    grow: Option<Growth>,
     /// Where to write the text (standard output without it, or with `-`).
     #[arg(value_name = "OUT")]
     output: Option<PathBuf>,
 }
 
+fn parse_growth(text: &str) -> Result<Growth, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "syn1" => Ok(Growth::Syn1),
+        "syn2" => Ok(Growth::Syn2),
+        _ => Err(format!("{text:?} is neither syn1 nor syn2")),
+    }
+}
+
 /// Runs `fibkit convert`.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
-    let table = args.table.load()?;
+    let mut table = args.table.load()?;
+    if let Some(growth) = args.grow {
+        let (grown, stride) = load::grow(&table.v4, growth)?;
+        eprintln!(
+            "{}: {} IPv4 routes grown to {} ({}: part i of a route to n goes to n + i x {stride})",
+            table.name,
+            table.v4.len(),
+            grown.len(),
+            growth.name()
+        );
+        let largest = grown.iter().map(|(_, next_hop)| next_hop).max().unwrap_or_default();
+        table.name = format!("{} grown to {}", table.name, growth.name());
+        table.v4 = grown;
+        // Values as the indexes themselves (`Modulo` writes an index).
+        table.next_hops = NextHopTable::new(Mapping::Modulo(largest.max(table.next_hops.max_index()).max(1)));
+    }
     match args.output.as_deref().filter(|&path| !crate::is_stdio(path)) {
         Some(path) => {
             let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;

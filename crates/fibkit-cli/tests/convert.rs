@@ -44,6 +44,38 @@ fn convert_writes_text_that_loads_back() {
 }
 
 #[test]
+fn grow_writes_the_papers_synthetic_tables() {
+    let dir = scratch("grow");
+    let input = dir.join("in.txt");
+    std::fs::write(&input, "10.0.0.0/8 64500\n10.0.0.0/16 64501\n192.168.1.0/24 64502\n").unwrap();
+    let input = input.to_str().unwrap();
+    // Values are next-hop indexes: 64500 -> 1, 64501 -> 2, 64502 -> 3;
+    // part i of a route to n goes to n + 4i.
+    let (ok, stdout, stderr) = fibkit(&["convert", "--grow", "syn1", input]);
+    assert!(ok, "{stderr}");
+    let want = ["10.0.0.0/10 1", "10.0.0.0/17 2", "10.0.128.0/17 6", "10.64.0.0/10 5", "10.128.0.0/10 9", "10.192.0.0/10 13", "192.168.1.0/24 3"];
+    assert_eq!(stdout.lines().skip(1).collect::<Vec<_>>(), want, "{stdout}");
+    assert!(stderr.contains("3 IPv4 routes grown to 7 (SYN1: part i of a route to n goes to n + i x 4)"), "{stderr}");
+    let (ok, stdout, _) = fibkit(&["convert", "--grow", "SYN2", input]);
+    assert!(ok && stdout.lines().count() == 1 + 8 + 4 + 1, "{stdout}");
+    let (ok, _, stderr) = fibkit(&["convert", "--grow", "syn3", input]);
+    assert!(!ok && stderr.contains("\"syn3\" is neither syn1 nor syn2"), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_2014_table_grows_as_the_papers_tables_did() {
+    let Some(table) = shared_data("routeviews-2014-05-13.ipasn.gz") else { return };
+    // The paper: 531,489 routes to 764,847 (SYN1) and 885,645 (SYN2).
+    for (growth, routes) in [("syn1", 748_074), ("syn2", 867_596)] {
+        let (ok, stdout, stderr) = fibkit(&["convert", "--nexthops", "239", "--grow", growth, table.to_str().unwrap()]);
+        assert!(ok, "{stderr}");
+        assert_eq!(stdout.lines().count(), 1 + routes, "{growth}");
+        assert!(stderr.contains(&format!("512621 IPv4 routes grown to {routes}")), "{stderr}");
+    }
+}
+
+#[test]
 fn mrt_sample_converts_and_lists_its_peers() {
     let Some(bview) = shared_data("mrt/bview.20140112.1600_3samples.bz2") else { return };
     let bview = bview.to_str().unwrap();

@@ -99,6 +99,7 @@ pub(crate) use compressed::{decompress, Decompressed};
 
 mod address_text;
 mod compressed;
+mod grow;
 mod keys;
 pub mod mrt;
 mod prefixes;
@@ -109,6 +110,7 @@ pub mod updates;
 
 pub use address_text::{parse_address, parse_address_in, AddressError, AnyAddr};
 pub use compressed::decompressing_reader;
+pub use grow::{grow, Growth, GrowthError};
 pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for};
 pub use text::parse_value;
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};

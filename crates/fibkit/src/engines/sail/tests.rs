@@ -9,15 +9,13 @@ fn prefix(text: &str) -> Prefix4 {
     Prefix4::new(u32::from(addr.parse::<std::net::Ipv4Addr>().unwrap()), len.parse().unwrap()).unwrap()
 }
 
-fn rib(routes: &[(&str, NextHopValue)]) -> Rib4 {
+fn rib(routes: &[(&str, crate::NextHop)]) -> Rib4 {
     let mut rib = Rib4::new();
     for &(text, next_hop) in routes {
         rib.insert(prefix(text), next_hop);
     }
     rib
 }
-
-type NextHopValue = crate::NextHop;
 
 fn ip(text: &str) -> u32 {
     text.parse::<std::net::Ipv4Addr>().unwrap().into()
@@ -112,6 +110,21 @@ fn the_15_bit_chunk_id_limit_is_refused_and_sail_wide_takes_it() {
     // Exactly 2^15 chunks fit.
     table.remove(Prefix4::new(0x8000 << 16 | 0x0100, 24).unwrap());
     assert_eq!(Sail::<u16>::build(&table).unwrap().chunks_24(), 32_768);
+}
+
+#[test]
+fn the_15_bit_chunk_id_limit_of_level_24_too() {
+    // A /25 in each of 2^15 + 1 /24s (of 129 /16s): one level-32 chunk too many.
+    let mut table = Rib4::new();
+    for slash24 in 0..=0x8000u32 {
+        table.insert(Prefix4::new(0x0a00_0000 + (slash24 << 8), 25).unwrap(), 2);
+    }
+    let error = Sail::<u16>::build(&table).unwrap_err();
+    assert_eq!((error.limit, error.value, error.max), (Limit::Chunks, 32_769, 32_768));
+    assert!(error.to_string().contains("the 15-bit chunk ID of a level-24 entry"), "{error}");
+    let wide = Sail::<u32>::build(&table).unwrap();
+    assert_eq!((wide.chunks_24(), wide.chunks_32()), (129, 32_769));
+    assert_matches(&wide, &table);
 }
 
 #[test]
