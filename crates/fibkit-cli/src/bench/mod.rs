@@ -3,7 +3,9 @@
 //!
 //! For each engine: build once (timed), then for each test, batch length and
 //! thread count, calibrate a lookup count that lasts about `--seconds` on
-//! one thread, and run it `--runs` times. A run starts every worker at once
+//! one thread, and run it `--runs` times, the runs of a test's
+//! configurations interleaved (every configuration once a round, rounds
+//! `--runs` times: A B C A B C). A run starts every worker at once
 //! (a barrier), each on its own core where the OS allows pinning, each with
 //! its own key generator over the shared read-only FIB; the run's figure is
 //! the sum of the workers' lookups per second. Reported: median, minimum
@@ -206,34 +208,48 @@ fn run_in<A: Address>(args: &BenchArgs, mut machine: Machine, table: Option<Rout
     }
     let total: usize = built.iter().map(|(_, _, configs)| configs.len()).sum();
     for &test in &plan.tests {
+        // Every configuration of the test (the ceiling's too), calibrated
+        // once; then the runs in rounds, each configuration once a round.
+        let mut slots = Vec::new();
         for (name, fib, configs) in &built {
             for &config in configs.iter().filter(|config| config.test == test) {
                 let calibration = plan.workload(config.test, config.batch, seed_for(0));
                 let lookups = calibrate(fib.as_ref(), &calibration, plan.seconds, &cores);
-                let mut mlps_runs = Vec::with_capacity(plan.runs);
-                let mut checksum = 0;
-                for _ in 0..plan.runs {
-                    let (mlps, run_checksum, run_pinned) = run_once(fib.as_ref(), &plan, config, lookups, &cores);
-                    mlps_runs.push(mlps);
-                    checksum = run_checksum;
-                    report.pinned &= run_pinned;
-                }
-                let measurement =
-                    Measurement { engine: name.to_string(), config, mlps_runs, lookups_per_thread: lookups, checksum };
+                let measurement = Measurement {
+                    engine: name.to_string(),
+                    config,
+                    mlps_runs: Vec::with_capacity(plan.runs),
+                    lookups_per_thread: lookups,
+                    checksum: 0,
+                };
+                slots.push((fib.as_ref(), measurement));
+            }
+        }
+        for (round, slot) in interleaved(slots.len(), plan.runs) {
+            if slot == 0 && plan.runs > 1 {
+                eprintln!("{} round {}/{}: {} configurations", test.as_str(), round + 1, plan.runs, slots.len());
+            }
+            let (fib, measurement) = &mut slots[slot];
+            let (mlps, checksum, pinned) = run_once(*fib, &plan, measurement.config, measurement.lookups_per_thread, &cores);
+            measurement.mlps_runs.push(mlps);
+            measurement.checksum = checksum;
+            report.pinned &= pinned;
+            if round + 1 == plan.runs {
                 eprintln!(
-                    "[{}/{total} {:.0} s] {name} {} batch {} x{}: {:.1} Mlps ({:.1}-{:.1})",
-                    report.measurements.len() + 1,
+                    "[{}/{total} {:.0} s] {} {} batch {} x{}: {:.1} Mlps ({:.1}-{:.1})",
+                    report.measurements.len() + slot + 1,
                     started.elapsed().as_secs_f64(),
+                    measurement.engine,
                     test.as_str(),
-                    config.batch,
-                    config.threads,
+                    measurement.config.batch,
+                    measurement.config.threads,
                     measurement.median(),
                     measurement.min(),
                     measurement.max()
                 );
-                report.measurements.push(measurement);
             }
         }
+        report.measurements.extend(slots.into_iter().map(|(_, measurement)| measurement));
         if tables {
             crate::write_stdout(&render_test(&report, test))?;
         }
@@ -260,6 +276,14 @@ fn run_in<A: Address>(args: &BenchArgs, mut machine: Machine, table: Option<Rout
     Ok(ExitCode::SUCCESS)
 }
 
+/// The order of a test's runs: `(round, slot)` for `runs` rounds over
+/// `slots` configurations, every configuration once a round (A B C A B C,
+/// not A A B B C C), so that a swing of a shared machine spreads over all
+/// of them instead of falling on one engine's runs.
+fn interleaved(slots: usize, runs: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..runs).flat_map(move |round| (0..slots).map(move |slot| (round, slot)))
+}
+
 /// Fails early, before any measuring, if `path` cannot be created.
 fn check_writable(path: &Path) -> Result<()> {
     let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -267,4 +291,17 @@ fn check_writable(path: &Path) -> Result<()> {
         bail!("{}: directory {} does not exist", path.display(), parent.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_go_round_every_configuration() {
+        let order: Vec<_> = interleaved(2, 3).collect();
+        assert_eq!(order, [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]);
+        assert_eq!(interleaved(0, 3).count(), 0);
+        assert_eq!(interleaved(3, 1).collect::<Vec<_>>(), [(0, 0), (0, 1), (0, 2)]);
+    }
 }
