@@ -54,6 +54,15 @@ pub mod x86;
 /// Keys per direct-stage call.
 pub const LANES: usize = 16;
 
+/// Whether `count_ones` compiles to the CPU's population count instruction
+/// in this build (Poptrie's and Tree BitMap's stats say which they got).
+pub const HARDWARE_POPCNT: bool = cfg!(any(
+    all(any(target_arch = "x86", target_arch = "x86_64"), target_feature = "popcnt"),
+    target_arch = "aarch64",
+    target_arch = "powerpc64",
+    all(target_arch = "riscv64", target_feature = "zbb"),
+));
+
 /// An instruction-set level of the batch kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]

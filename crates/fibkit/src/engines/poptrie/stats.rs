@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use crate::addr::Address;
 use crate::fib::Stats;
+use crate::simd::HARDWARE_POPCNT;
 
 use super::build::Boundaries;
 use super::{ones_through, Leaf, NodeLayout, Poptrie, DIRECT_LEAF, DIRECT_MAX, K};
@@ -31,15 +32,6 @@ fn small<A: Address>(value: u32) -> A {
     }
     out
 }
-
-/// Whether `count_ones` compiles to the CPU's population count instruction
-/// in this build.
-pub const HARDWARE_POPCNT: bool = cfg!(any(
-    all(any(target_arch = "x86", target_arch = "x86_64"), target_feature = "popcnt"),
-    target_arch = "aarch64",
-    target_arch = "powerpc64",
-    all(target_arch = "riscv64", target_feature = "zbb"),
-));
 
 fn kib(bytes: usize) -> f64 {
     bytes as f64 / 1024.0

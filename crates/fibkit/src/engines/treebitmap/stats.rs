@@ -3,16 +3,8 @@
 use super::{Layout, Node, TreeBitmap};
 use crate::addr::Address;
 use crate::fib::Stats;
+use crate::simd::HARDWARE_POPCNT;
 use crate::NextHop;
-
-/// Whether `count_ones` compiles to the CPU's population count instruction
-/// in this build.
-pub const HARDWARE_POPCNT: bool = cfg!(any(
-    all(any(target_arch = "x86", target_arch = "x86_64"), target_feature = "popcnt"),
-    target_arch = "aarch64",
-    target_arch = "powerpc64",
-    all(target_arch = "riscv64", target_feature = "zbb"),
-));
 
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
