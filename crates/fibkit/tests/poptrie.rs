@@ -12,7 +12,7 @@ use fibkit::rib::{Rib, Rib4, Rib6};
 use fibkit::random::XorShift32;
 use fibkit::measure::verify::{self, Space};
 use fibkit::{NextHop, NO_ROUTE};
-use common::routeviews_2014;
+use common::{probes, routeviews_2014};
 use proptest::prelude::*;
 
 const NAMES: [&str; 3] = ["poptrie0", "poptrie16", "poptrie18"];
@@ -38,19 +38,6 @@ fn random128(rng: &mut XorShift32) -> u128 {
     (0..4).fold(0u128, |acc, _| (acc << 32) | u128::from(rng.next()))
 }
 
-/// Addresses to check in a table: both ends of every range and the
-/// addresses just outside them, plus `extra` random ones.
-fn probes<A: Address>(rib: &Rib<A>, extra: impl IntoIterator<Item = A>) -> Vec<A> {
-    let mut addrs = Vec::new();
-    rib.for_each_range(A::ZERO, A::MAX, |range| {
-        addrs.push(range.first);
-        addrs.push(range.last);
-        addrs.extend(range.last.checked_next());
-        addrs.extend(range.first.checked_prev());
-    });
-    addrs.extend(extra);
-    addrs
-}
 
 /// Every probe of `rib` looked up in `lookup`; the first wrong answer.
 fn first_mismatch<A: Address>(

@@ -31,21 +31,10 @@ fn rib_of<A: Address>(routes: &[(Prefix<A>, NextHop)]) -> Rib<A> {
     rib
 }
 
-/// Both ends of every range of `rib` and the addresses just outside them.
-fn probes<A: Address>(rib: &Rib<A>) -> Vec<A> {
-    let mut addrs = Vec::new();
-    rib.for_each_range(A::ZERO, A::MAX, |range| {
-        addrs.extend([range.first, range.last]);
-        addrs.extend(range.first.checked_prev());
-        addrs.extend(range.last.checked_next());
-    });
-    addrs
-}
-
 /// Both strides built from `rib` through the registry, checked at every
 /// probe; the first wrong answer.
 fn mismatch<A: Address>(rib: &Rib<A>) -> Result<(), TestCaseError> {
-    let addrs = probes(rib);
+    let addrs = common::probes(rib, []);
     for name in NAMES {
         let fib = registry::build(name, rib, &BuildOptions::default()).unwrap();
         prop_assert_eq!(fib.name(), name);

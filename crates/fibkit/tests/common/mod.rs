@@ -3,12 +3,25 @@
 
 use std::path::{Path, PathBuf};
 
-use fibkit::addr::Prefix6;
+use fibkit::addr::{Address, Prefix6};
 use fibkit::fib::Fib;
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::measure::verify::{self, Space};
 use fibkit::nexthop::Mapping;
-use fibkit::rib::Rib6;
+use fibkit::rib::{Rib, Rib6};
+
+/// Addresses to check in a table: both ends of every range and the
+/// addresses just outside them, plus `extra` ones.
+pub fn probes<A: Address>(rib: &Rib<A>, extra: impl IntoIterator<Item = A>) -> Vec<A> {
+    let mut addrs = Vec::new();
+    rib.for_each_range(A::ZERO, A::MAX, |range| {
+        addrs.extend([range.first, range.last]);
+        addrs.extend(range.first.checked_prev());
+        addrs.extend(range.last.checked_next());
+    });
+    addrs.extend(extra);
+    addrs
+}
 
 /// `../shared/data/NAME` beside the repository, if present; otherwise says
 /// so on stderr, so a skipped test is visible.
