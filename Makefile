@@ -1,13 +1,14 @@
 # fibkit: `make bench` runs the main job and `make test` every test; both first
-# run `make setup`, which installs what they need (crates, the plot font, and a
-# Python virtualenv for the bindings and the comparisons).
+# run `make setup`, which installs what they need (crates, the plot font, a
+# C++ compiler for the C header's check, and a Python virtualenv for the
+# bindings and the comparisons).
 CARGO ?= cargo
 PYTHON ?= python3
 # The Python bindings' virtualenv (maturin, numpy, pytest; pytricia and pyasn
 # to compare; pandas and pyarrow for the data-frame paths).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench bench-lookup install test test-python python test-exhaustive lint
+.PHONY: setup bench bench-lookup install test test-python python test-c c install-c bench-c test-exhaustive lint
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -27,6 +28,9 @@ setup:
 	  { apt-get install -y -q openjdk-17-jre-headless || { apt-get update -q && apt-get install -y -q openjdk-17-jre-headless; }; }; } || \
 	  echo "warning: no Java: the README's Spark example is skipped"
 	@$(VENV)/bin/pip install -q pyspark || echo "warning: pyspark did not install: the README's Spark example is skipped"
+	@command -v $(CXX) >/dev/null || { command -v apt-get >/dev/null && \
+	  { apt-get install -y -q g++ || { apt-get update -q && apt-get install -y -q g++; }; }; } || \
+	  echo "warning: no C++ compiler: make test-c cannot check that fibkit.h compiles as C++"
 
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench
@@ -45,7 +49,63 @@ install:
 test: setup
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
+	$(MAKE) test-c
 	$(MAKE) test-python
+
+# The C library (crates/fibkit-c): libfibkit.so and libfibkit.a in
+# target/release, the header in crates/fibkit-c/include.
+C_HEADER := crates/fibkit-c/include/fibkit.h
+C_FLAGS := -std=c11 -O2 -Wall -Wextra -Werror -pedantic -pthread -Icrates/fibkit-c/include
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+PREFIX ?= /usr/local
+
+c:
+	$(CARGO) build --release -p fibkit-c
+
+# Installs the library, the header and fibkit.pc under PREFIX (DESTDIR
+# for staging), for `pkg-config --cflags --libs fibkit`.
+install-c: c
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 644 target/release/libfibkit.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 target/release/libfibkit.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(C_HEADER) $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' crates/fibkit-c/fibkit.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fibkit.pc
+
+# fibkit through the C API beside DPDK's rte_lpm and rte_fib on one table
+# (crates/fibkit-c/examples/bench_dpdk.c; DPDK from Debian's libdpdk-dev,
+# fibkit alone when pkg-config finds no libdpdk). ARGS: e.g. --nexthops 239.
+# DPDK's headers are GNU C, not ISO C: the benchmark builds as gnu11.
+BENCH_C_FLAGS := -std=gnu11 -O2 -march=native -Wall -Wextra -pthread -Icrates/fibkit-c/include
+bench-c: c
+	mkdir -p target/c
+	@if pkg-config --exists libdpdk; then \
+	  echo "building with DPDK $$(pkg-config --modversion libdpdk)"; \
+	  $(CC) $$(pkg-config --cflags libdpdk) $(BENCH_C_FLAGS) -DFIBKIT_WITH_DPDK crates/fibkit-c/examples/bench_dpdk.c \
+	    target/release/libfibkit.a $$(pkg-config --libs libdpdk) -ldl -lm -o target/c/bench_dpdk; \
+	else \
+	  echo "pkg-config finds no libdpdk (apt-get install libdpdk-dev): building for fibkit alone"; \
+	  $(CC) $(BENCH_C_FLAGS) crates/fibkit-c/examples/bench_dpdk.c target/release/libfibkit.a -ldl -lm \
+	    -o target/c/bench_dpdk; \
+	fi
+	target/c/bench_dpdk $(TABLE) $(ARGS)
+
+# The C tests: the header compiles warning-free as C11 and as C++11; the
+# test program runs linked to libfibkit.a and to libfibkit.so (on the 2014
+# table too when ../shared/data has it), and the README's C example runs.
+test-c:
+	$(CARGO) build --profile test -p fibkit-c
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c $(C_HEADER)
+	$(CXX) -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ $(C_HEADER)
+	mkdir -p target/c
+	$(CC) $(C_FLAGS) crates/fibkit-c/tests/test_fibkit.c target/debug/libfibkit.a -ldl -lm -o target/c/test_fibkit_static
+	$(CC) $(C_FLAGS) crates/fibkit-c/tests/test_fibkit.c -Ltarget/debug -lfibkit -Wl,-rpath,$(CURDIR)/target/debug \
+	  -o target/c/test_fibkit_shared
+	target/c/test_fibkit_static $(TABLE)
+	target/c/test_fibkit_shared
+	awk '/^```c$$/ {keep = 1; next} /^```$$/ {keep = 0} keep' README.md > target/c/readme_example.c
+	$(CC) $(C_FLAGS) target/c/readme_example.c target/debug/libfibkit.a -ldl -lm -o target/c/readme_example
+	test "$$(target/c/readme_example | tr '\n' ' ')" = "2 2 1 0 3 "
 
 # Builds the bindings (crates/fibkit-py, outside the workspace) into the
 # virtualenv, optimised, as `import fibkit`.

@@ -1,0 +1,365 @@
+//! `fibkit_fib`: a frozen FIB of both families, built from a table or
+//! mapped from a compiled FIB file, and its lookups.
+//!
+//! A lookup through the C API is the Rust call behind one NULL check: the
+//! handle holds the engine's `dyn Fib` of each family, and the bulk calls
+//! go through the engine's batch path. IPv6 keys and network-order IPv4
+//! keys are converted in steps of [`STEP`] keys on the stack.
+
+use std::ffi::{c_char, c_int, CString};
+
+use fibkit_core::addr::Address;
+use fibkit_core::compiled::{CompileOptions, CompiledFamily, CompiledTable};
+use fibkit_core::file::FileError;
+use fibkit_core::{NextHop, NO_ROUTE};
+
+use crate::args::{self, Addr6, FIBKIT_IPV4, FIBKIT_IPV6, FIBKIT_NO_ROUTE};
+use crate::error::{guard, guard_value, Failure};
+use crate::table::{c_string, Table};
+
+/// Keys converted per step of the IPv6 and network-order bulk lookups.
+const STEP: usize = 256;
+
+/// A frozen FIB of both families (opaque).
+pub struct Fib {
+    compiled: CompiledTable,
+    engine4: Option<CString>,
+    engine6: Option<CString>,
+}
+
+impl Fib {
+    fn new(compiled: CompiledTable) -> Self {
+        let engine4 = compiled.v4.as_ref().map(|family| c_string(family.fib().name()));
+        let engine6 = compiled.v6.as_ref().map(|family| c_string(family.fib().name()));
+        Fib { compiled, engine4, engine6 }
+    }
+}
+
+/// Looks up `keys`, converted by `convert` in steps of [`STEP`] on the
+/// stack, through `lookup` (a batch path), writing `next_hops`.
+pub(crate) fn converted<K: Copy, A: Address>(
+    keys: &[K],
+    next_hops: &mut [u32],
+    convert: impl Fn(K) -> A,
+    mut lookup: impl FnMut(&[A], &mut [u32]),
+) {
+    let mut buffer = [A::ZERO; STEP];
+    for (keys, out) in keys.chunks(STEP).zip(next_hops.chunks_mut(STEP)) {
+        let step = &mut buffer[..keys.len()];
+        for (slot, &key) in step.iter_mut().zip(keys) {
+            *slot = convert(key);
+        }
+        lookup(step, out);
+    }
+}
+
+/// Looks up `keys` in `family` (no route if the FIB has none of it).
+fn bulk<K: Copy, A: Address>(family: Option<&CompiledFamily<A>>, keys: &[K], next_hops: &mut [u32], convert: impl Fn(K) -> A) {
+    match family {
+        Some(family) => converted(keys, next_hops, convert, |keys, out| {
+            family.lookup_batch(keys, out);
+            resolve(family, out);
+        }),
+        None => next_hops.fill(NO_ROUTE),
+    }
+}
+
+/// With prefixes, a FIB answers route numbers: their next hops.
+#[inline]
+fn resolve<A: Address>(family: &CompiledFamily<A>, answers: &mut [u32]) {
+    if family.has_prefixes() {
+        for answer in answers {
+            *answer = family.next_hop(*answer);
+        }
+    }
+}
+
+/// Builds a FIB of `table`'s routes. `engines` names the engine, or
+/// several separated by commas: each family gets the first that serves it,
+/// and a family none serves gets the default (`d18r` for IPv4, `poptrie18`
+/// for IPv6); NULL or "" gives the defaults. `fibkit_engine_name` lists
+/// the names.
+///
+/// Returns `FIBKIT_OK` and the FIB in `*out`, or:
+/// - `FIBKIT_EINVAL`: `table` or `out` is NULL, or `engines` is not UTF-8;
+/// - `FIBKIT_EENGINE`: a name is no engine's;
+/// - `FIBKIT_ELIMIT`: the table exceeds a limit of the engine (the
+///   message names the limit, the field and the value, and an engine that
+///   holds the table when there is one).
+///
+/// The FIB does not depend on the table afterwards.
+///
+/// # Safety
+/// `table` is NULL or a live table that no thread modifies during the
+/// call; `engines` is NULL or a NUL-terminated string; `out` is NULL or
+/// points to a writable `fibkit_fib *`.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_fib_build(table: *const Table, engines: *const c_char, out: *mut *mut Fib) -> c_int {
+    // SAFETY: the contract above.
+    unsafe { args::clear(out) };
+    guard(|| {
+        // SAFETY: the contract above.
+        let table = unsafe { args::reference(table, "table") }?;
+        // SAFETY: the contract above.
+        let engines = unsafe { engine_names(engines) }?;
+        let compiled = CompiledTable::build(table.routes.clone(), &CompileOptions { engines, prefixes: false })?;
+        // SAFETY: the contract above.
+        unsafe { args::store(out, Fib::new(compiled)) }
+    })
+}
+
+/// Opens a compiled FIB file (written by `fibkit_fib_save` or `fibkit
+/// compile`): the file is mapped, checked (header, checksums, every index
+/// an engine will follow) and served in place, without a build.
+///
+/// Returns `FIBKIT_OK` and the FIB in `*out`, or:
+/// - `FIBKIT_EINVAL`: `path` or `out` is NULL;
+/// - `FIBKIT_EIO`: the file cannot be read;
+/// - `FIBKIT_EFILE`: it is not a compiled FIB file, is damaged, or was
+///   written by a newer fibkit (the message names the byte offset).
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out` as for
+/// `fibkit_fib_build`. The file must not be modified while the FIB lives
+/// (as for any mapped file).
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_fib_open(path: *const c_char, out: *mut *mut Fib) -> c_int {
+    // SAFETY: the contract above.
+    unsafe { args::clear(out) };
+    guard(|| {
+        // SAFETY: the contract above.
+        let path = unsafe { args::path(path, "path") }?;
+        let compiled = CompiledTable::open(&path)?;
+        // SAFETY: the contract above.
+        unsafe { args::store(out, Fib::new(compiled)) }
+    })
+}
+
+/// Saves the FIB to a compiled FIB file at `path` (replaced atomically if
+/// it exists), for `fibkit_fib_open` to map back.
+///
+/// Returns `FIBKIT_OK`, or:
+/// - `FIBKIT_EINVAL`: `fib` or `path` is NULL;
+/// - `FIBKIT_ENOTSAVABLE`: an engine of the FIB has no file format (the
+///   message lists those that have);
+/// - `FIBKIT_EIO`: the file cannot be written.
+///
+/// # Safety
+/// `fib` is NULL or a live FIB; `path` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_fib_save(fib: *const Fib, path: *const c_char) -> c_int {
+    guard(|| {
+        // SAFETY: the contract above.
+        let fib = unsafe { args::reference(fib, "fib") }?;
+        // SAFETY: the contract above.
+        let path = unsafe { args::path(path, "path") }?;
+        let file = fib.compiled.to_file().map_err(|problem| FileError::new(path.display().to_string(), None, problem))?;
+        file.write(&path)?;
+        Ok(())
+    })
+}
+
+/// Frees a FIB (NULL is ignored), and unmaps its file if it was opened.
+///
+/// # Safety
+/// `fib` is NULL or a FIB from `fibkit_fib_build` or `fibkit_fib_open`,
+/// not freed before, with no lookup in it running or to come on any thread.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_fib_free(fib: *mut Fib) {
+    // SAFETY: the contract above.
+    unsafe { args::free(fib) }
+}
+
+/// The engine serving `family` (`FIBKIT_IPV4` or `FIBKIT_IPV6`) with its
+/// parameters (`"d18r"`), valid while the FIB lives; NULL if the FIB has
+/// no routes of the family (its lookups answer `FIBKIT_NO_ROUTE`), for
+/// another family, or for a NULL FIB.
+///
+/// # Safety
+/// `fib` is NULL or a live FIB.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_fib_engine(fib: *const Fib, family: c_int) -> *const c_char {
+    // SAFETY: the contract above.
+    let Ok(fib) = (unsafe { args::reference(fib, "fib") }) else { return std::ptr::null() };
+    let name = match family {
+        FIBKIT_IPV4 => &fib.engine4,
+        FIBKIT_IPV6 => &fib.engine6,
+        _ => &None,
+    };
+    name.as_ref().map_or(std::ptr::null(), |name| name.as_ptr())
+}
+
+/// Bytes of `family`'s lookup structure (what a lookup can touch); 0 if
+/// the FIB has none, for another family, or for a NULL FIB.
+///
+/// # Safety
+/// `fib` is NULL or a live FIB.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_fib_footprint(fib: *const Fib, family: c_int) -> usize {
+    // SAFETY: the contract above.
+    let Ok(fib) = (unsafe { args::reference(fib, "fib") }) else { return 0 };
+    match family {
+        FIBKIT_IPV4 => fib.compiled.v4.as_ref().map_or(0, |family| family.fib().footprint()),
+        FIBKIT_IPV6 => fib.compiled.v6.as_ref().map_or(0, |family| family.fib().footprint()),
+        _ => 0,
+    }
+}
+
+/// Writes the table file's value behind `next_hop` (an ASN, a next-hop
+/// address) into `buffer` as NUL-terminated text, cut to fit `size` bytes
+/// as `snprintf` does (`buffer` may be NULL when `size` is 0).
+///
+/// Returns the value's length (without the NUL; larger than `size - 1`
+/// when cut), or 0 when `next_hop` has no value of its own: 0 (no route),
+/// beyond the FIB's next hops, or a table whose next hops are numbers (from
+/// `fibkit_table_new`, or loaded with `next_hops` N, where a next hop
+/// stands for every value congruent to it).
+///
+/// # Safety
+/// `fib` is NULL or a live FIB; `buffer` is NULL or `size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_fib_value(fib: *const Fib, next_hop: u32, buffer: *mut c_char, size: usize) -> usize {
+    guard_value(0, || {
+        // SAFETY: the contract above.
+        let fib = unsafe { args::reference(fib, "fib") }?;
+        let Some(text) = fib.compiled.values.text(next_hop) else { return Ok(0) };
+        // SAFETY: the contract above.
+        let buffer = unsafe { args::slice_mut(buffer.cast::<u8>(), size, "buffer") }?;
+        if let Some((last, room)) = buffer.split_last_mut() {
+            let copied = text.len().min(room.len());
+            room[..copied].copy_from_slice(&text.as_bytes()[..copied]);
+            match room.get_mut(copied) {
+                Some(end) => *end = 0,
+                None => *last = 0,
+            }
+        }
+        Ok(text.len())
+    })
+}
+
+/// The next hop of the IPv4 address `addr` (host byte order: 0x0a000001
+/// for 10.0.0.1): that of the longest prefix covering it, or
+/// `FIBKIT_NO_ROUTE` (0). Wait-free, allocates nothing, and safe from any
+/// number of threads at once. A NULL `fib` answers `FIBKIT_NO_ROUTE` and
+/// sets the last error.
+///
+/// # Safety
+/// `fib` is NULL or a live FIB.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_lookup4(fib: *const Fib, addr: u32) -> u32 {
+    guard_value(FIBKIT_NO_ROUTE, || {
+        // SAFETY: the contract above.
+        let fib = unsafe { args::lookup_handle(fib, "fib") }?;
+        Ok(fib.compiled.v4.as_ref().map_or(NO_ROUTE, |family| family.lookup(addr)))
+    })
+}
+
+/// `fibkit_lookup4` with `addr` in network byte order (as `struct
+/// in_addr`'s `s_addr` holds it).
+///
+/// # Safety
+/// As `fibkit_lookup4`.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_lookup4_be(fib: *const Fib, addr: u32) -> u32 {
+    // SAFETY: the contract above.
+    unsafe { fibkit_lookup4(fib, u32::from_be(addr)) }
+}
+
+/// The next hop of the IPv6 address `*addr`, as `fibkit_lookup4` (a NULL
+/// `addr` also answers `FIBKIT_NO_ROUTE` and sets the last error).
+///
+/// # Safety
+/// `fib` is NULL or a live FIB; `addr` is NULL or points to 16 bytes.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_lookup6(fib: *const Fib, addr: *const Addr6) -> u32 {
+    guard_value(FIBKIT_NO_ROUTE, || {
+        // SAFETY: the contract above.
+        let fib = unsafe { args::lookup_handle(fib, "fib") }?;
+        // SAFETY: the contract above.
+        let addr = u128::from(*unsafe { args::lookup_handle(addr, "addr") }?);
+        Ok(fib.compiled.v6.as_ref().map_or(NO_ROUTE, |family| family.lookup(addr)))
+    })
+}
+
+/// Looks up `n` IPv4 addresses (host byte order) through the engine's batch
+/// path: `next_hops[i]` gets the next hop of `keys[i]`. Safe from any
+/// number of threads at once; batches of 32 to a few thousand keys go
+/// fastest.
+///
+/// Returns `FIBKIT_OK`, or `FIBKIT_EINVAL` when `fib` is NULL, or `keys` or
+/// `next_hops` is NULL or misaligned with `n` > 0 (nothing is written then).
+///
+/// # Safety
+/// `fib` is NULL or a live FIB; `keys` and `next_hops` are NULL or hold
+/// `n` elements each, and `next_hops` does not overlap `keys`.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_lookup4_bulk(fib: *const Fib, keys: *const u32, next_hops: *mut u32, n: usize) -> c_int {
+    guard(|| {
+        // SAFETY: the contract above.
+        let (fib, keys, out) = unsafe { bulk_args(fib, "fib", keys, next_hops, n) }?;
+        match &fib.compiled.v4 {
+            Some(family) => {
+                family.lookup_batch(keys, out);
+                resolve(family, out);
+            }
+            None => out.fill(NO_ROUTE),
+        }
+        Ok(())
+    })
+}
+
+/// `fibkit_lookup4_bulk` with the keys in network byte order.
+///
+/// # Safety
+/// As `fibkit_lookup4_bulk`.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_lookup4_bulk_be(fib: *const Fib, keys: *const u32, next_hops: *mut u32, n: usize) -> c_int {
+    guard(|| {
+        // SAFETY: the contract above.
+        let (fib, keys, out) = unsafe { bulk_args(fib, "fib", keys, next_hops, n) }?;
+        bulk(fib.compiled.v4.as_ref(), keys, out, u32::from_be);
+        Ok(())
+    })
+}
+
+/// Looks up `n` IPv6 addresses, as `fibkit_lookup4_bulk`.
+///
+/// # Safety
+/// As `fibkit_lookup4_bulk`, `keys` holding `n` `fibkit_addr6`.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_lookup6_bulk(fib: *const Fib, keys: *const Addr6, next_hops: *mut u32, n: usize) -> c_int {
+    guard(|| {
+        // SAFETY: the contract above.
+        let (fib, keys, out) = unsafe { bulk_args(fib, "fib", keys, next_hops, n) }?;
+        bulk(fib.compiled.v6.as_ref(), keys, out, u128::from);
+        Ok(())
+    })
+}
+
+/// The handle, keys and output of a bulk lookup, checked.
+///
+/// # Safety
+/// As `fibkit_lookup4_bulk`.
+pub(crate) unsafe fn bulk_args<'a, H, K>(
+    handle: *const H,
+    name: &str,
+    keys: *const K,
+    next_hops: *mut NextHop,
+    n: usize,
+) -> Result<(&'a H, &'a [K], &'a mut [NextHop]), Failure> {
+    // SAFETY: the caller's contract.
+    unsafe { Ok((args::reference(handle, name)?, args::slice(keys, n, "keys")?, args::slice_mut(next_hops, n, "next_hops")?)) }
+}
+
+/// The engine names of a comma-separated list (NULL: none, the defaults).
+///
+/// # Safety
+/// `engines` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn engine_names(engines: *const c_char) -> Result<Vec<String>, Failure> {
+    if engines.is_null() {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the caller's contract.
+    let names = unsafe { args::text(engines, "engines") }?;
+    Ok(names.split(',').map(str::trim).filter(|name| !name.is_empty()).map(String::from).collect())
+}

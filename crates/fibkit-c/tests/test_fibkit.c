@@ -1,0 +1,647 @@
+/*
+ * Tests of libfibkit through its C header, as a C program uses it: tables
+ * built route by route and loaded from files, every engine against a
+ * reference longest-prefix match, bulk and network-order lookups, IPv6,
+ * compiled files, every error path, and a router updated by one thread
+ * while another looks up.
+ *
+ * Usage: test_fibkit [TABLE]   (TABLE: a real table file for the bulk and
+ * scalar paths to agree on; skipped when absent). Prints one line per
+ * failure and "N passed, M failed"; exits 1 on any failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "fibkit.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (cond) {                                                             \
+            passed++;                                                           \
+        } else {                                                                \
+            failed++;                                                           \
+            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);   \
+            fprintf(stderr, __VA_ARGS__);                                       \
+            fprintf(stderr, " (last error: %s)\n",                             \
+                    fibkit_last_error() ? fibkit_last_error() : "none");        \
+        }                                                                       \
+    } while (0)
+
+#define CHECK_OK(call) CHECK((call) == FIBKIT_OK, "%s", #call)
+
+/* Marsaglia's xorshift32, the papers' key generator. */
+static uint32_t xorshift32(uint32_t *state) {
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *state = x;
+}
+
+static int contains(const char *text, const char *part) {
+    return text != NULL && strstr(text, part) != NULL;
+}
+
+/* A temporary file holding `content`; its path is written to `path`. */
+static void temp_file(char *path, size_t size, const char *content) {
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(path, size, "%s/fibkit-c-test-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        perror("mkstemp");
+        exit(2);
+    }
+    size_t length = strlen(content);
+    if (write(fd, content, length) != (ssize_t)length) {
+        perror("write");
+        exit(2);
+    }
+    close(fd);
+}
+
+/* ---- A reference longest-prefix match over a list of routes ---- */
+
+typedef struct {
+    uint32_t addr;
+    uint8_t len;
+    uint32_t next_hop;
+} route4;
+
+typedef struct {
+    fibkit_addr6 addr;
+    uint8_t len;
+    uint32_t next_hop;
+} route6;
+
+static uint32_t mask4(uint8_t len) { return len == 0 ? 0 : ~UINT32_C(0) << (32 - len); }
+
+static uint32_t reference4(const route4 *routes, size_t n, uint32_t key) {
+    int best = -1;
+    uint32_t next_hop = FIBKIT_NO_ROUTE;
+    for (size_t i = 0; i < n; i++) {
+        if ((key & mask4(routes[i].len)) == routes[i].addr && (int)routes[i].len > best) {
+            best = routes[i].len;
+            next_hop = routes[i].next_hop;
+        }
+    }
+    return next_hop;
+}
+
+static int covers6(const route6 *route, const fibkit_addr6 *key) {
+    for (int bit = 0; bit < route->len; bit++) {
+        uint8_t m = (uint8_t)(0x80 >> (bit % 8));
+        if ((route->addr.bytes[bit / 8] & m) != (key->bytes[bit / 8] & m)) return 0;
+    }
+    return 1;
+}
+
+static uint32_t reference6(const route6 *routes, size_t n, const fibkit_addr6 *key) {
+    int best = -1;
+    uint32_t next_hop = FIBKIT_NO_ROUTE;
+    for (size_t i = 0; i < n; i++) {
+        if ((int)routes[i].len > best && covers6(&routes[i], key)) {
+            best = routes[i].len;
+            next_hop = routes[i].next_hop;
+        }
+    }
+    return next_hop;
+}
+
+/* ---- Tests ---- */
+
+static void test_version_and_engines(void) {
+    CHECK(fibkit_version() != NULL && strlen(fibkit_version()) > 0, "version");
+    int d16r = 0, poptrie18 = 0;
+    size_t count = 0;
+    for (const char *name; (name = fibkit_engine_name(count)) != NULL; count++) {
+        d16r |= strcmp(name, "d16r") == 0;
+        poptrie18 |= strcmp(name, "poptrie18") == 0;
+    }
+    CHECK(count >= 10 && d16r && poptrie18, "%zu engines listed", count);
+    CHECK(fibkit_engine_serves("d18r", FIBKIT_IPV4) == 1, "d18r serves IPv4");
+    CHECK(fibkit_engine_serves("d18r", FIBKIT_IPV6) == 0, "d18r does not serve IPv6");
+    CHECK(fibkit_engine_serves("poptrie18", FIBKIT_IPV6) == 1, "poptrie18 serves IPv6");
+    CHECK(fibkit_engine_serves("nonesuch", FIBKIT_IPV4) == 0, "unknown engine");
+    CHECK(fibkit_engine_serves(NULL, FIBKIT_IPV4) == 0, "NULL name");
+    CHECK(contains(fibkit_strerror(FIBKIT_EPARSE), "FIBKIT_EPARSE"), "strerror");
+}
+
+static void test_small_table(void) {
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_new(100, &table));
+    CHECK_OK(fibkit_table_add4(table, 0x0a000000, 8, 1));
+    CHECK_OK(fibkit_table_add4(table, 0x0a010000, 16, 2));
+    CHECK_OK(fibkit_table_add4(table, 0x0a010200, 24, 3));
+    CHECK_OK(fibkit_table_add4(table, 0, 0, 4));
+    CHECK_OK(fibkit_table_add4(table, 0xc0a80101, 32, 100));
+    fibkit_addr6 db8 = {{0x20, 0x01, 0x0d, 0xb8}};
+    CHECK_OK(fibkit_table_add6(table, &db8, 32, 5));
+    CHECK(fibkit_table_routes(table, FIBKIT_IPV4) == 5, "IPv4 routes");
+    CHECK(fibkit_table_routes(table, FIBKIT_IPV6) == 1, "IPv6 routes");
+    CHECK(fibkit_table_max_next_hop(table) == 100, "max next hop");
+    CHECK(strcmp(fibkit_table_name(table), "table") == 0, "name %s", fibkit_table_name(table));
+
+    fibkit_fib *fib = NULL;
+    CHECK_OK(fibkit_fib_build(table, "d16r", &fib));
+    CHECK(strcmp(fibkit_fib_engine(fib, FIBKIT_IPV4), "d16r") == 0, "IPv4 engine");
+    CHECK(strcmp(fibkit_fib_engine(fib, FIBKIT_IPV6), "poptrie18") == 0, "IPv6 default engine");
+    CHECK(fibkit_fib_engine(fib, 5) == NULL, "no family 5");
+    CHECK(fibkit_fib_footprint(fib, FIBKIT_IPV4) > 0, "footprint");
+    CHECK(fibkit_lookup4(fib, 0x0a010203) == 3, "10.1.2.3");
+    CHECK(fibkit_lookup4(fib, 0x0a010303) == 2, "10.1.3.3");
+    CHECK(fibkit_lookup4(fib, 0x0a020000) == 1, "10.2.0.0");
+    CHECK(fibkit_lookup4(fib, 0x0b000000) == 4, "11.0.0.0 by the default route");
+    CHECK(fibkit_lookup4(fib, 0xc0a80101) == 100, "the /32");
+    CHECK(fibkit_lookup4(fib, 0xc0a80102) == 4, "beside the /32");
+    CHECK(fibkit_lookup4_be(fib, 0x0302010a) == 3, "10.1.2.3 in network order");
+    fibkit_addr6 inside = {{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+    fibkit_addr6 outside = {{0x20, 0x01, 0x0d, 0xb9}};
+    CHECK(fibkit_lookup6(fib, &inside) == 5, "2001:db8::1");
+    CHECK(fibkit_lookup6(fib, &outside) == FIBKIT_NO_ROUTE, "2001:db9::");
+
+    uint32_t keys[5] = {0x0a010203, 0x0a010303, 0x0a020000, 0x0b000000, 0xc0a80101};
+    uint32_t keys_be[5] = {0x0302010a, 0x0303010a, 0x0000020a, 0x0000000b, 0x0101a8c0};
+    uint32_t out[5] = {0}, out_be[5] = {0};
+    CHECK_OK(fibkit_lookup4_bulk(fib, keys, out, 5));
+    CHECK_OK(fibkit_lookup4_bulk_be(fib, keys_be, out_be, 5));
+    const uint32_t expected[5] = {3, 2, 1, 4, 100};
+    CHECK(memcmp(out, expected, sizeof out) == 0, "bulk");
+    CHECK(memcmp(out_be, expected, sizeof out) == 0, "bulk in network order");
+    fibkit_addr6 keys6[2] = {inside, outside};
+    uint32_t out6[2] = {9, 9};
+    CHECK_OK(fibkit_lookup6_bulk(fib, keys6, out6, 2));
+    CHECK(out6[0] == 5 && out6[1] == FIBKIT_NO_ROUTE, "bulk IPv6 %u %u", out6[0], out6[1]);
+    CHECK_OK(fibkit_lookup4_bulk(fib, NULL, NULL, 0));
+
+    /* The FIB does not depend on the table. */
+    fibkit_table_free(table);
+    CHECK(fibkit_lookup4(fib, 0x0a010203) == 3, "after the table is freed");
+    fibkit_fib_free(fib);
+}
+
+/* Random routes: nested prefixes at every length, /0 and /32 among them. */
+static size_t random_routes4(route4 *routes, size_t n, uint32_t *state, fibkit_table *table) {
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t len = (uint8_t)(xorshift32(state) % 33);
+        uint32_t addr = xorshift32(state);
+        if (i % 4 == 1 && count > 0) addr = routes[xorshift32(state) % count].addr | (addr >> 8);
+        addr &= mask4(len);
+        uint32_t next_hop = 1 + xorshift32(state) % 1000;
+        size_t slot = count;
+        for (size_t j = 0; j < count; j++)
+            if (routes[j].addr == addr && routes[j].len == len) slot = j;
+        routes[slot] = (route4){addr, len, next_hop};
+        if (slot == count) count++;
+        CHECK_OK(fibkit_table_add4(table, addr, len, next_hop));
+    }
+    return count;
+}
+
+static void test_every_engine_against_the_reference(void) {
+    enum { ROUTES = 1500, RANDOM_KEYS = 20000 };
+    static route4 routes[ROUTES];
+    static uint32_t keys[RANDOM_KEYS + 4 * ROUTES], expected[RANDOM_KEYS + 4 * ROUTES], out[RANDOM_KEYS + 4 * ROUTES];
+    uint32_t state = 2014;
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_new(1000, &table));
+    size_t n = random_routes4(routes, ROUTES, &state, table);
+    size_t k = 0;
+    for (; k < RANDOM_KEYS; k++) keys[k] = xorshift32(&state);
+    for (size_t i = 0; i < n; i++) { /* every range boundary and its neighbours */
+        uint32_t first = routes[i].addr, last = first | ~mask4(routes[i].len);
+        keys[k++] = first;
+        keys[k++] = last;
+        keys[k++] = first - 1;
+        keys[k++] = last + 1;
+    }
+    for (size_t i = 0; i < k; i++) expected[i] = reference4(routes, n, keys[i]);
+
+    size_t engines = 0;
+    for (size_t e = 0; fibkit_engine_name(e) != NULL; e++) {
+        const char *name = fibkit_engine_name(e);
+        if (!fibkit_engine_serves(name, FIBKIT_IPV4)) continue;
+        fibkit_fib *fib = NULL;
+        int status = fibkit_fib_build(table, name, &fib);
+        CHECK(status == FIBKIT_OK, "build %s", name);
+        if (status != FIBKIT_OK) continue;
+        engines++;
+        CHECK(strcmp(fibkit_fib_engine(fib, FIBKIT_IPV4), name) == 0, "engine %s", name);
+        size_t wrong = 0, wrong_bulk = 0;
+        for (size_t i = 0; i < k; i++) wrong += fibkit_lookup4(fib, keys[i]) != expected[i];
+        /* Bulk lengths that do and do not fill the batch path's groups. */
+        size_t lengths[] = {1, 7, 64, 1000, 4097};
+        for (size_t start = 0, step = 0; start < k; step++) {
+            size_t length = lengths[step % 5] < k - start ? lengths[step % 5] : k - start;
+            memset(out + start, 0xff, length * sizeof *out);
+            CHECK_OK(fibkit_lookup4_bulk(fib, keys + start, out + start, length));
+            start += length;
+        }
+        for (size_t i = 0; i < k; i++) wrong_bulk += out[i] != expected[i];
+        CHECK(wrong == 0, "%s: %zu of %zu scalar lookups wrong", name, wrong, k);
+        CHECK(wrong_bulk == 0, "%s: %zu of %zu bulk lookups wrong", name, wrong_bulk, k);
+        fibkit_fib_free(fib);
+    }
+    CHECK(engines >= 8, "%zu IPv4 engines checked", engines);
+    fibkit_table_free(table);
+}
+
+static void test_ipv6_against_the_reference(void) {
+    enum { ROUTES = 600, KEYS = 6000 };
+    static route6 routes[ROUTES];
+    static fibkit_addr6 keys[KEYS];
+    static uint32_t expected[KEYS], out[KEYS];
+    uint32_t state = 2026;
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_new(500, &table));
+    size_t n = 0;
+    for (size_t i = 0; i < ROUTES; i++) {
+        route6 route = {{{0x20, 0x01, 0x0d, 0xb8}}, 0, 1 + xorshift32(&state) % 500};
+        route.len = (uint8_t)(i == 0 ? 0 : 32 + xorshift32(&state) % 97);
+        for (int byte = 4; byte < 16; byte++) route.addr.bytes[byte] = (uint8_t)(xorshift32(&state) % 4);
+        for (int bit = route.len; bit < 128; bit++) route.addr.bytes[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+        int duplicate = 0;
+        for (size_t j = 0; j < n; j++)
+            duplicate |= routes[j].len == route.len && memcmp(&routes[j].addr, &route.addr, 16) == 0;
+        if (duplicate) continue;
+        routes[n++] = route;
+        CHECK_OK(fibkit_table_add6(table, &route.addr, route.len, route.next_hop));
+    }
+    for (size_t i = 0; i < KEYS; i++) {
+        keys[i] = routes[xorshift32(&state) % n].addr;
+        for (int byte = 6 + (int)(i % 10); byte < 16; byte++) keys[i].bytes[byte] = (uint8_t)(xorshift32(&state) % 4);
+        expected[i] = reference6(routes, n, &keys[i]);
+    }
+    size_t engines = 0;
+    for (size_t e = 0; fibkit_engine_name(e) != NULL; e++) {
+        const char *name = fibkit_engine_name(e);
+        if (!fibkit_engine_serves(name, FIBKIT_IPV6)) continue;
+        fibkit_fib *fib = NULL;
+        int status = fibkit_fib_build(table, name, &fib);
+        CHECK(status == FIBKIT_OK, "build %s", name);
+        if (status != FIBKIT_OK) continue;
+        engines++;
+        size_t wrong = 0, wrong_bulk = 0;
+        for (size_t i = 0; i < KEYS; i++) wrong += fibkit_lookup6(fib, &keys[i]) != expected[i];
+        CHECK_OK(fibkit_lookup6_bulk(fib, keys, out, KEYS));
+        for (size_t i = 0; i < KEYS; i++) wrong_bulk += out[i] != expected[i];
+        CHECK(wrong == 0 && wrong_bulk == 0, "%s: %zu scalar, %zu bulk of %d wrong", name, wrong, wrong_bulk, KEYS);
+        fibkit_fib_free(fib);
+    }
+    CHECK(engines >= 4, "%zu IPv6 engines checked", engines);
+    fibkit_table_free(table);
+}
+
+static void test_files(void) {
+    char path[256], fib_path[300];
+    temp_file(path, sizeof path, "10.0.0.0/8 64500\n10.1.0.0/16 64501\n2001:db8::/32 64502\n");
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_load(path, 0, 0, &table));
+    CHECK(fibkit_table_max_next_hop(table) == 3, "three distinct values");
+    CHECK(fibkit_table_warnings(table) == 0, "no warning");
+    fibkit_fib *fib = NULL, *opened = NULL;
+    CHECK_OK(fibkit_fib_build(table, "d18r,poptrie16", &fib));
+    CHECK(strcmp(fibkit_fib_engine(fib, FIBKIT_IPV6), "poptrie16") == 0, "IPv6 gets the first serving it");
+    uint32_t hop = fibkit_lookup4(fib, 0x0a010101);
+    char value[16];
+    CHECK(fibkit_fib_value(fib, hop, value, sizeof value) == 5 && strcmp(value, "64501") == 0, "value %s", value);
+    CHECK(fibkit_fib_value(fib, hop, value, 3) == 5 && strcmp(value, "64") == 0, "cut value %s", value);
+    CHECK(fibkit_fib_value(fib, hop, NULL, 0) == 5, "length only");
+    CHECK(fibkit_fib_value(fib, FIBKIT_NO_ROUTE, value, sizeof value) == 0, "no value for no route");
+
+    snprintf(fib_path, sizeof fib_path, "%s.fib", path);
+    CHECK_OK(fibkit_fib_save(fib, fib_path));
+    CHECK_OK(fibkit_fib_open(fib_path, &opened));
+    CHECK(opened != NULL && strcmp(fibkit_fib_engine(opened, FIBKIT_IPV4), "d18r") == 0, "opened engine");
+    uint32_t state = 7;
+    size_t differ = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint32_t key = xorshift32(&state) >> (i % 8);
+        differ += fibkit_lookup4(fib, key) != fibkit_lookup4(opened, key);
+    }
+    fibkit_addr6 key6 = {{0x20, 0x01, 0x0d, 0xb8, 1}};
+    CHECK(differ == 0 && fibkit_lookup6(opened, &key6) == fibkit_lookup6(fib, &key6), "%zu differ", differ);
+    CHECK(fibkit_fib_value(opened, hop, value, sizeof value) == 5 && strcmp(value, "64501") == 0, "opened value");
+    fibkit_fib_free(opened);
+    fibkit_fib_free(fib);
+
+    /* With next_hops N: value % N + 1. */
+    fibkit_table_free(table);
+    CHECK_OK(fibkit_table_load(path, 239, 0, &table));
+    CHECK_OK(fibkit_fib_build(table, NULL, &fib));
+    CHECK(fibkit_lookup4(fib, 0x0a010101) == 64501 % 239 + 1, "modulo mapping");
+    CHECK(fibkit_fib_value(fib, 1, value, sizeof value) == 0, "no value of its own");
+    fibkit_fib_free(fib);
+    fibkit_table_free(table);
+    unlink(fib_path);
+    unlink(path);
+}
+
+static void test_errors(void) {
+    fibkit_table *table = (fibkit_table *)&passed; /* stale: must become NULL */
+    fibkit_fib *fib = NULL;
+    char path[256];
+
+    CHECK(fibkit_table_load("/nonexistent/table.txt", 0, 0, &table) == FIBKIT_EIO, "missing file");
+    CHECK(table == NULL, "out cleared on failure");
+    CHECK(contains(fibkit_last_error(), "/nonexistent/table.txt"), "the message names the file");
+
+    temp_file(path, sizeof path, "10.0.0.0/8 1\nthis is not a route\n");
+    CHECK(fibkit_table_load(path, 0, 0, &table) == FIBKIT_EPARSE, "bad line");
+    CHECK(contains(fibkit_last_error(), ":2:"), "the message names line 2");
+    unlink(path);
+
+    temp_file(path, sizeof path, "10.0.0.0/8 1\n10.0.0.0/8 2\n");
+    CHECK(fibkit_table_load(path, 0, FIBKIT_LOAD_STRICT, &table) == FIBKIT_EPARSE, "strict duplicate");
+    CHECK_OK(fibkit_table_load(path, 0, 0, &table));
+    CHECK(fibkit_table_warnings(table) == 1 && contains(fibkit_table_warning(table, 0), ":2"),
+          "duplicate kept as a warning: %s", fibkit_table_warning(table, 0));
+    CHECK(fibkit_table_warning(table, 1) == NULL, "no second warning");
+    fibkit_table_free(table);
+    CHECK(fibkit_table_load(path, 0, 2, &table) == FIBKIT_EINVAL, "unknown flag");
+    CHECK(fibkit_table_load(NULL, 0, 0, &table) == FIBKIT_EINVAL, "NULL path");
+    CHECK(fibkit_table_load(path, 0, 0, NULL) == FIBKIT_EINVAL, "NULL out");
+    unlink(path);
+
+    CHECK(fibkit_table_new(0, &table) == FIBKIT_ENEXTHOP, "max next hop 0");
+    CHECK_OK(fibkit_table_new(10, &table));
+    CHECK(fibkit_table_add4(table, 0x0a000001, 8, 1) == FIBKIT_EINVAL, "host bits");
+    CHECK(contains(fibkit_last_error(), "10.0.0.0/8"), "the message suggests the prefix");
+    CHECK(fibkit_table_add4(table, 0x0a000000, 33, 1) == FIBKIT_EINVAL, "length 33");
+    CHECK(fibkit_table_add4(table, 0x0a000000, 8, 0) == FIBKIT_ENEXTHOP, "next hop 0");
+    CHECK(fibkit_table_add4(table, 0x0a000000, 8, 11) == FIBKIT_ENEXTHOP, "next hop 11 of 10");
+    CHECK(fibkit_table_add4(NULL, 0x0a000000, 8, 1) == FIBKIT_EINVAL, "NULL table");
+    CHECK(contains(fibkit_last_error(), "`table` is NULL"), "the message names the argument");
+    CHECK(fibkit_table_add6(table, NULL, 8, 1) == FIBKIT_EINVAL, "NULL address");
+    fibkit_addr6 any = {{0}};
+    CHECK(fibkit_table_add6(table, &any, 129, 1) == FIBKIT_EINVAL, "length 129");
+    CHECK_OK(fibkit_table_add4(table, 0x0a000000, 8, 1));
+    CHECK(fibkit_table_foreach4(table, NULL, NULL) == FIBKIT_EINVAL, "NULL callback");
+
+    CHECK(fibkit_fib_build(table, "nonesuch", &fib) == FIBKIT_EENGINE, "unknown engine");
+    CHECK(contains(fibkit_last_error(), "nonesuch") && contains(fibkit_last_error(), "d16r"),
+          "the message names it and the valid ones");
+    CHECK(fibkit_fib_build(NULL, NULL, &fib) == FIBKIT_EINVAL && fib == NULL, "NULL table");
+    CHECK(fibkit_fib_build(table, NULL, NULL) == FIBKIT_EINVAL, "NULL out");
+    CHECK_OK(fibkit_fib_build(table, "lulea", &fib));
+    temp_file(path, sizeof path, "");
+    CHECK(fibkit_fib_save(fib, path) == FIBKIT_ENOTSAVABLE, "lulea has no file format");
+    CHECK(contains(fibkit_last_error(), "d18r"), "the message lists savable engines");
+    fibkit_fib_free(fib);
+    CHECK(fibkit_fib_open(path, &fib) == FIBKIT_EFILE && fib == NULL, "an empty file is no FIB");
+    unlink(path);
+    temp_file(path, sizeof path, "10.0.0.0/8 1\n");
+    CHECK(fibkit_fib_open(path, &fib) == FIBKIT_EFILE, "a table is no compiled FIB");
+    CHECK(contains(fibkit_last_error(), path), "the message names the file");
+    unlink(path);
+    CHECK(fibkit_fib_open("/nonexistent.fib", &fib) == FIBKIT_EIO, "missing FIB file");
+
+    /* Lookups on NULL answer no route and say why. */
+    CHECK(fibkit_lookup4(NULL, 1) == FIBKIT_NO_ROUTE, "NULL fib");
+    CHECK(contains(fibkit_last_error(), "`fib` is NULL"), "the message");
+    CHECK_OK(fibkit_fib_build(table, NULL, &fib));
+    CHECK(fibkit_lookup6(fib, NULL) == FIBKIT_NO_ROUTE, "NULL address");
+    uint32_t keys[4] = {0x0a000000, 1, 2, 3}, out[4];
+    CHECK(fibkit_lookup4_bulk(fib, NULL, out, 4) == FIBKIT_EINVAL, "NULL keys");
+    CHECK(fibkit_lookup4_bulk(fib, keys, NULL, 4) == FIBKIT_EINVAL, "NULL output");
+    CHECK(fibkit_lookup4_bulk(fib, keys, (uint32_t *)((char *)out + 1), 2) == FIBKIT_EINVAL, "misaligned output");
+    CHECK(contains(fibkit_last_error(), "aligned"), "the message says misaligned");
+    CHECK(fibkit_lookup4_bulk(fib, keys, out, SIZE_MAX / 2) == FIBKIT_EINVAL, "length beyond memory");
+    /* A family without routes answers no route. */
+    fibkit_addr6 db8 = {{0x20, 0x01, 0x0d, 0xb8}};
+    CHECK(fibkit_fib_engine(fib, FIBKIT_IPV6) == NULL && fibkit_lookup6(fib, &db8) == FIBKIT_NO_ROUTE, "no IPv6");
+    fibkit_fib_free(fib);
+    fibkit_table_free(table);
+
+    /* An engine's limit: SAIL's 15-bit next hops. */
+    CHECK_OK(fibkit_table_new(40000, &table));
+    CHECK_OK(fibkit_table_add4(table, 0x0a000000, 8, 40000));
+    CHECK(fibkit_fib_build(table, "sail", &fib) == FIBKIT_ELIMIT, "sail's next-hop limit");
+    CHECK(contains(fibkit_last_error(), "sail-wide"), "the message names the engine that holds it: %s",
+          fibkit_last_error());
+    CHECK_OK(fibkit_fib_build(table, "sail-wide", &fib));
+    CHECK(fibkit_lookup4(fib, 0x0a000001) == 40000, "sail-wide holds it");
+    fibkit_fib_free(fib);
+    fibkit_table_free(table);
+    fibkit_fib_free(NULL);
+    fibkit_table_free(NULL);
+    fibkit_router_free(NULL);
+    fibkit_reader_free(NULL);
+}
+
+static int count_routes(void *context, uint32_t addr, uint8_t prefix_len, uint32_t next_hop) {
+    (void)addr;
+    (void)prefix_len;
+    (void)next_hop;
+    return ++*(int *)context == 2 ? 42 : 0;
+}
+
+static int sum_routes6(void *context, const fibkit_addr6 *addr, uint8_t prefix_len, uint32_t next_hop) {
+    *(uint32_t *)context += addr->bytes[1] + prefix_len + next_hop;
+    return 0;
+}
+
+static void test_foreach(void) {
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_new(10, &table));
+    CHECK_OK(fibkit_table_add4(table, 0x0a000000, 8, 1));
+    CHECK_OK(fibkit_table_add4(table, 0x0b000000, 8, 2));
+    CHECK_OK(fibkit_table_add4(table, 0x0c000000, 8, 3));
+    int seen = 0;
+    CHECK(fibkit_table_foreach4(table, count_routes, &seen) == 42 && seen == 2, "stopped by the callback");
+    fibkit_addr6 addr = {{0x20, 0x01}};
+    CHECK_OK(fibkit_table_add6(table, &addr, 16, 7));
+    uint32_t sum = 0;
+    CHECK(fibkit_table_foreach6(table, sum_routes6, &sum) == FIBKIT_OK && sum == 0x01 + 16 + 7, "IPv6 walk");
+    fibkit_table_free(table);
+}
+
+static void test_router(void) {
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_new(50, &table));
+    CHECK_OK(fibkit_table_add4(table, 0x0a000000, 8, 1));
+    fibkit_router *router = NULL;
+    fibkit_reader *reader = NULL;
+    CHECK(fibkit_router_new(table, "nonesuch", &router) == FIBKIT_EENGINE && router == NULL, "unknown engine");
+    CHECK_OK(fibkit_router_new(table, "d18r", &router));
+    fibkit_table_free(table);
+    CHECK(strcmp(fibkit_router_engine(router, FIBKIT_IPV4), "d18r") == 0, "engine");
+    CHECK_OK(fibkit_reader_new(router, &reader));
+    CHECK(fibkit_reader_lookup4(reader, 0x0a010101) == 1, "initial");
+    CHECK_OK(fibkit_router_announce4(router, 0x0a010000, 16, 2));
+    CHECK(fibkit_reader_lookup4(reader, 0x0a010101) == 2, "announced");
+    CHECK(fibkit_router_generation(router, FIBKIT_IPV4) == 1, "one generation");
+    CHECK(fibkit_router_announce4(router, 0x0a010000, 16, 51) == FIBKIT_ENEXTHOP, "next hop beyond the table");
+    CHECK(fibkit_router_announce4(router, 0x0a010001, 16, 2) == FIBKIT_EINVAL, "host bits");
+    CHECK(fibkit_router_generation(router, FIBKIT_IPV4) == 1, "nothing published by refusals");
+    fibkit_addr6 db8 = {{0x20, 0x01, 0x0d, 0xb8}}, key6 = {{0x20, 0x01, 0x0d, 0xb8, 9}};
+    CHECK_OK(fibkit_router_announce6(router, &db8, 32, 3));
+    CHECK(fibkit_reader_lookup6(reader, &key6) == 3, "IPv6 announced");
+    CHECK_OK(fibkit_router_withdraw6(router, &db8, 32));
+    CHECK(fibkit_reader_lookup6(reader, &key6) == FIBKIT_NO_ROUTE, "IPv6 withdrawn");
+
+    fibkit_update batch[4];
+    memset(batch, 0, sizeof batch);
+    batch[0] = (fibkit_update){FIBKIT_IPV4, 24, 0, 0, 4, {.v4 = 0x0a010200}};
+    batch[1] = (fibkit_update){FIBKIT_IPV4, 16, 1, 0, 0, {.v4 = 0x0a010000}};
+    batch[2] = (fibkit_update){FIBKIT_IPV4, 8, 0, 0, 0, {.v4 = 0x0b000000}}; /* next hop 0: rejected */
+    batch[3] = (fibkit_update){FIBKIT_IPV6, 32, 0, 0, 5, {.v6 = db8}};
+    size_t rejected = 99;
+    CHECK(fibkit_router_apply(router, batch, 4, &rejected) == FIBKIT_EREJECTED && rejected == 1, "%zu rejected",
+          rejected);
+    CHECK(contains(fibkit_last_error(), "update 2"), "the message names the update");
+    CHECK(fibkit_reader_lookup4(reader, 0x0a010201) == 4, "the batch's /24");
+    CHECK(fibkit_reader_lookup4(reader, 0x0a010301) == 1, "the /16 withdrawn");
+    CHECK(fibkit_reader_lookup4(reader, 0x0b000001) == FIBKIT_NO_ROUTE, "the rejected update is not there");
+    CHECK(fibkit_reader_lookup6(reader, &key6) == 5, "the batch's IPv6 route");
+    CHECK(fibkit_router_apply(router, batch, 2, &rejected) == FIBKIT_OK && rejected == 0, "a valid batch");
+    batch[0].family = 5;
+    CHECK(fibkit_router_apply(router, batch, 1, NULL) == FIBKIT_EREJECTED, "family 5");
+    CHECK(fibkit_router_apply(router, NULL, 1, NULL) == FIBKIT_EINVAL, "NULL updates");
+
+    uint32_t keys[3] = {0x0a010201, 0x0a010301, 0x0b000001}, out[3];
+    CHECK_OK(fibkit_reader_lookup4_bulk(reader, keys, out, 3));
+    CHECK(out[0] == 4 && out[1] == 1 && out[2] == FIBKIT_NO_ROUTE, "bulk through the reader");
+    uint32_t out6;
+    CHECK_OK(fibkit_reader_lookup6_bulk(reader, &key6, &out6, 1));
+    CHECK(out6 == 5, "IPv6 bulk through the reader");
+
+    /* Readers outlive their router: they serve its last FIBs. */
+    fibkit_router_free(router);
+    CHECK(fibkit_reader_lookup4(reader, 0x0a010201) == 4, "after the router is freed");
+    fibkit_reader_free(reader);
+}
+
+/* One writer flaps 10.X.0.0/16 (X = 0..255) between next hops 2 and 3 and
+ * withdrawn, over 10.0.0.0/8 -> 1; readers must only ever see 1, 2 or 3
+ * inside 10/8, 7 in the untouched 192.168.0.0/16, and no route elsewhere. */
+typedef struct {
+    fibkit_router *router;
+    atomic_int done;
+    atomic_size_t lookups;
+    size_t wrong;
+} shared_run;
+
+static void *reader_thread(void *argument) {
+    shared_run *run = argument;
+    fibkit_reader *reader = NULL;
+    if (fibkit_reader_new(run->router, &reader) != FIBKIT_OK) {
+        run->wrong++;
+        return NULL;
+    }
+    uint32_t state = 99, keys[64], out[64];
+    while (!atomic_load(&run->done)) {
+        for (int i = 0; i < 64; i++) keys[i] = xorshift32(&state);
+        for (int i = 0; i < 16; i++) keys[i] = 0x0a000000 | (keys[i] >> 8);
+        for (int i = 16; i < 20; i++) keys[i] = 0xc0a80000 | (keys[i] >> 16);
+        if (fibkit_reader_lookup4_bulk(reader, keys, out, 64) != FIBKIT_OK) run->wrong++;
+        for (int i = 0; i < 64; i++) {
+            uint32_t scalar = fibkit_reader_lookup4(reader, keys[i]);
+            for (int pass = 0; pass < 2; pass++) {
+                uint32_t hop = pass ? scalar : out[i];
+                int ok;
+                if ((keys[i] >> 24) == 10) ok = hop >= 1 && hop <= 3;
+                else if ((keys[i] >> 16) == 0xc0a8) ok = hop == 7;
+                else ok = hop == FIBKIT_NO_ROUTE;
+                run->wrong += !ok;
+            }
+        }
+        atomic_fetch_add(&run->lookups, 128);
+    }
+    fibkit_reader_free(reader);
+    return NULL;
+}
+
+static void test_readers_while_a_writer_updates(const char *engine) {
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_new(10, &table));
+    CHECK_OK(fibkit_table_add4(table, 0x0a000000, 8, 1));
+    CHECK_OK(fibkit_table_add4(table, 0xc0a80000, 16, 7));
+    shared_run run = {NULL, 0, 0, 0};
+    atomic_init(&run.done, 0);
+    atomic_init(&run.lookups, 0);
+    CHECK_OK(fibkit_router_new(table, engine, &run.router));
+    fibkit_table_free(table);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, reader_thread, &run) == 0, "thread");
+    size_t updates = 0;
+    uint32_t state = 5;
+    /* At least 12 rounds, and on until the reader has done 300,000 lookups. */
+    for (int round = 0; round < 12 || (atomic_load(&run.lookups) < 300000 && round < 2000); round++) {
+        for (uint32_t x = 0; x < 256; x++) {
+            uint32_t choice = xorshift32(&state) % 3;
+            int status = choice == 0 ? fibkit_router_withdraw4(run.router, 0x0a000000 | x << 16, 16)
+                                     : fibkit_router_announce4(run.router, 0x0a000000 | x << 16, 16, 1 + choice);
+            CHECK(status == FIBKIT_OK, "update %zu", updates);
+            updates++;
+        }
+    }
+    atomic_store(&run.done, 1);
+    pthread_join(thread, NULL);
+    CHECK(run.wrong == 0, "%s: %zu wrong answers during %zu updates", engine, run.wrong, updates);
+    size_t lookups = atomic_load(&run.lookups);
+    CHECK(lookups > 0, "the reader ran");
+    printf("  %s: %zu lookups by a reader during %zu updates, %zu wrong\n", engine, lookups, updates, run.wrong);
+    fibkit_router_free(run.router);
+}
+
+/* On a real table: scalar, bulk and network-order lookups agree. */
+static void test_real_table(const char *path) {
+    if (path == NULL || access(path, R_OK) != 0) {
+        printf("  real table: skipped (no table file given or readable)\n");
+        return;
+    }
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_load(path, 239, 0, &table));
+    enum { KEYS = 1 << 18 };
+    static uint32_t keys[KEYS], keys_be[KEYS], out[KEYS], out_be[KEYS];
+    uint32_t state = 1;
+    for (size_t i = 0; i < KEYS; i++) {
+        keys[i] = xorshift32(&state);
+        keys_be[i] = ((keys[i] & 0xff) << 24) | ((keys[i] & 0xff00) << 8) | ((keys[i] >> 8) & 0xff00) | (keys[i] >> 24);
+    }
+    const char *engines[] = {"d16r", "d18r", "poptrie18", "dir24-8"};
+    for (size_t e = 0; e < 4; e++) {
+        fibkit_fib *fib = NULL;
+        CHECK_OK(fibkit_fib_build(table, engines[e], &fib));
+        if (fib == NULL) continue;
+        CHECK_OK(fibkit_lookup4_bulk(fib, keys, out, KEYS));
+        CHECK_OK(fibkit_lookup4_bulk_be(fib, keys_be, out_be, KEYS));
+        size_t differ = 0, routed = 0;
+        for (size_t i = 0; i < KEYS; i++) {
+            uint32_t hop = fibkit_lookup4(fib, keys[i]);
+            differ += hop != out[i] || hop != out_be[i];
+            routed += hop != FIBKIT_NO_ROUTE;
+        }
+        CHECK(differ == 0, "%s: %zu of %d differ", engines[e], differ, KEYS);
+        CHECK(routed > KEYS / 4, "%s: %zu routed", engines[e], routed);
+        fibkit_fib_free(fib);
+    }
+    printf("  real table %s: %zu IPv4 routes, bulk and scalar agree\n", fibkit_table_name(table),
+           fibkit_table_routes(table, FIBKIT_IPV4));
+    fibkit_table_free(table);
+}
+
+int main(int argc, char **argv) {
+    test_version_and_engines();
+    test_small_table();
+    test_every_engine_against_the_reference();
+    test_ipv6_against_the_reference();
+    test_files();
+    test_errors();
+    test_foreach();
+    test_router();
+    test_readers_while_a_writer_updates("d18r");
+    test_readers_while_a_writer_updates("poptrie18");
+    test_readers_while_a_writer_updates("lulea");
+    test_real_table(argc > 1 ? argv[1] : NULL);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
