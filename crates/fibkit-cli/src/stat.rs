@@ -5,8 +5,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use fibkit::addr::Address;
+use fibkit::auto;
 use fibkit::engines::dxr;
-use fibkit::fib::Figure;
+use fibkit::fib::{BuildOptions, Fib, Figure};
 use fibkit::load::RouteTable;
 use serde_json::{json, Map, Value};
 
@@ -17,7 +18,8 @@ use crate::TableArgs;
 #[derive(Args, Debug)]
 pub struct StatArgs {
     /// Engine to build, a comma-separated list, or `all` [default: d16r;
-    /// for IPv6 poptrie18].
+    /// for IPv6 poptrie18]; `auto` measures its candidates on this table
+    /// and machine and reports which it chose and why.
     #[arg(long)]
     engine: Option<String>,
     /// Print one JSON object instead of the text report.
@@ -82,7 +84,8 @@ fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str)
     let mut objects = Vec::new();
     let mut all_built = true;
     for engine in select_engines::<A>(args.engine.as_deref().unwrap_or(default_engine))? {
-        let (fib, build_ms) = match build_timed::<A>(engine, table) {
+        let built = if engine.name == auto::NAME { build_auto::<A>(table) } else { build_timed::<A>(engine, table).map(|(fib, ms)| (fib, ms, None)) };
+        let (fib, build_ms, choice) = match built {
             Ok(built) => built,
             Err(error) => {
                 all_built = false;
@@ -107,6 +110,10 @@ fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str)
         object.insert("bytes_total".into(), json!(bytes));
         object.insert("bytes_per_prefix".into(), json!(bytes as f64 / prefixes.max(1) as f64));
         object.insert("build_ms".into(), json!(build_ms));
+        if let Some(choice) = &choice {
+            object.insert("chosen".into(), json!(fib.name()));
+            object.insert("auto".into(), json!(choice));
+        }
         for (key, figure) in &stats.figures {
             object.entry(key.clone()).or_insert_with(|| match figure {
                 Figure::Count(value) => json!(value),
@@ -117,6 +124,9 @@ fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str)
         if args.json {
             objects.push(Value::Object(object));
         } else {
+            if let Some(choice) = &choice {
+                out!("{choice}");
+            }
             out!("{}", stats.report);
             out!(
                 "Table: {} ({} {family} prefixes, next hops: {})",
@@ -129,4 +139,17 @@ fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str)
         }
     }
     Ok((objects, all_built))
+}
+
+/// A built FIB, its build time (ms), and for `auto` its choice as text.
+type Built<A> = (Box<dyn Fib<A>>, f64, Option<String>);
+
+/// Builds `auto` over the table: the chosen engine's FIB, the time choosing
+/// and building took (ms), and the choice as text (the candidates, what
+/// each measured, and why the others were not chosen).
+fn build_auto<A: Address>(table: &RouteTable) -> Result<Built<A>> {
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let choice = auto::choose::<A>(table.rib::<A>(), &options)?;
+    let (ms, text) = (choice.elapsed.as_secs_f64() * 1e3, choice.to_string().trim_end().to_string());
+    Ok((choice.fib, ms, Some(text)))
 }

@@ -40,3 +40,26 @@ fn the_chunk_histogram_says_what_its_figures_are() {
         assert!((figures[1..].iter().sum::<f64>() - 1.0).abs() < 1e-3, "{row}");
     }
 }
+
+#[test]
+fn auto_says_which_engine_it_chose_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // Next hops up to 20,000,000: past DXR's 22-bit fields, within Poptrie's.
+    let table = write(dir.path(), "t.txt", "10.0.0.0/8 19999999\n10.1.0.0/16 5\n10.1.2.0/24 7\n");
+    let path = table.to_str().unwrap();
+    let output = fibkit(&["stat", "--engine", "auto", "--nexthops", "20000000", path]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    let first = stdout.lines().next().unwrap();
+    assert!(first.starts_with("auto chose poptrie1"), "{stdout}");
+    assert!(stdout.lines().any(|line| line.trim_start().starts_with("d18r") && line.contains("cannot hold the table")), "{stdout}");
+    assert!(stdout.lines().any(|line| line.trim_start().starts_with("poptrie18") && line.ends_with("Mlps")), "{stdout}");
+    let output = fibkit(&["stat", "--engine", "auto", "--json", path]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let object = if report.is_array() { &report[0] } else { &report };
+    let chosen = object["chosen"].as_str().unwrap_or_else(|| panic!("{stdout}"));
+    assert!(fibkit::registry::AUTO_CANDIDATES.contains(&chosen), "{stdout}");
+    assert!(object["auto"].as_str().unwrap().starts_with(&format!("auto chose {chosen}")), "{stdout}");
+}

@@ -96,6 +96,20 @@ def test_every_ipv6_engine_matches_the_reference(engine):
     assert fib.lookup_batch(np.asfortranarray(halves)).tolist() == hops.tolist()
 
 
+@pytest.mark.parametrize("family", [4, 6])
+def test_auto_builds_a_measured_candidate_that_matches_the_reference(family):
+    bits = 32 if family == 4 else 128
+    rng = random.Random(f"auto{family}")
+    routes = random_routes(rng, bits, 300)
+    reference = Reference(routes, bits)
+    fib = (fibkit.Fib if family == 4 else fibkit.Fib6)(routes, engine="auto")
+    assert fib.engine.startswith(("d1", "d2", "poptrie1")), fib.engine
+    keys = boundary_keys(routes, bits) + [rng.getrandbits(bits) for _ in range(2000)]
+    array = np.array(keys, dtype=np.uint32) if family == 4 else fibkit.ipv6_array(keys)
+    for key, hop in zip(keys, fib.lookup_batch(array).tolist()):
+        assert fib.value(hop) == reference.lookup(key), f"{fib.engine}: {key:#x}"
+
+
 def test_values_map_indexes_back_to_route_values():
     fib = fibkit.Fib([("10.0.0.0/8", 64500), ("10.1.0.0/16", "192.0.2.1"), ("0.0.0.0/0", 7)])
     hops = fib.lookup_batch(fibkit.ipv4_array(["10.2.3.4", "10.1.0.0", "8.8.8.8"]))

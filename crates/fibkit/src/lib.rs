@@ -14,6 +14,7 @@
 //!  live/      trait Updater<A>, Limbo (reclamation), FreeSpace, FullRebuild
 //!  engines/   dxr dxr6 poptrie lulea dir24 lctrie sail treebitmap radix <- base, fib, error, live
 //!  registry   Engine: name, summary, families, builders, updater  <- the only file naming engines
+//!  auto       the `auto` engine: the fastest candidate, measured  <- registry, measure
 //!  router     Router<A> / Reader<A>: one writer, lock-free readers <- fib, live, registry
 //!  load/      text, range CSV, MRT, update streams, key files, the synthetic table
 //!  measure/   workload (SEQ/RND/REP/keys runner), verify (sweeps against the RIB)
@@ -64,6 +65,7 @@
 
 #![deny(missing_docs)]
 
+pub mod auto;
 mod base;
 pub mod compiled;
 pub mod engines;

@@ -28,6 +28,7 @@ use std::sync::RwLock;
 
 use crate::addr::{Address, Family};
 use crate::engines::poptrie::{BasicNodeCell, NodeCell};
+use crate::auto;
 use crate::engines::{dir24, dxr, dxr6, lctrie, lulea, poptrie, radix, sail, treebitmap};
 use crate::error::{BuildError, UnknownEngine};
 use crate::fib::{Build, BuildOptions, Fib};
@@ -264,6 +265,20 @@ pub static ENGINES: &[Engine] = &[
         .ipv6(radix::build::<u128>, None),
 ];
 
+/// `auto`: the fastest of [`AUTO_CANDIDATES`] on the table and machine at
+/// hand ([`crate::auto`]). Names resolve to it, but [`engines`] does not
+/// list it: it is a choice among them, not a structure of its own (a FIB
+/// it builds is the chosen engine's, named so).
+pub static AUTO: Engine = Engine::new(auto::NAME, "the fastest candidate on this table and machine, chosen by measuring")
+    .ipv4(auto::build::<u32>, Some(auto::updater::<u32>))
+    .ipv6(auto::build::<u128>, Some(auto::updater::<u128>));
+
+/// The engines `auto` chooses among, for the families they serve: every
+/// DXR split and Poptrie with direct pointing. Each has a file format and
+/// an incremental updater for IPv4, so a FIB `auto` builds can be saved
+/// and updated (DXR for IPv6 has neither yet, and is not among them).
+pub const AUTO_CANDIDATES: &[&str] = &["d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r", "poptrie16", "poptrie18"];
+
 /// Engines other crates registered, in the order they did.
 static REGISTERED: RwLock<Vec<&'static Engine>> = RwLock::new(Vec::new());
 
@@ -304,9 +319,9 @@ pub fn engines_of(family: Family) -> Vec<&'static Engine> {
     engines().into_iter().filter(|engine| engine.serves(family)).collect()
 }
 
-/// The engine called `name`, whatever it serves.
+/// The engine called `name`, whatever it serves (`auto` among them).
 pub fn find(name: &str) -> Option<&'static Engine> {
-    engines().into_iter().find(|engine| engine.name == name)
+    engines().into_iter().find(|engine| engine.name == name).or_else(|| (name == AUTO.name).then_some(&AUTO))
 }
 
 /// The engine called `name`, whatever it serves.
@@ -318,7 +333,7 @@ pub fn find_any(name: &str) -> Result<&'static Engine, UnknownEngine> {
     find(name).ok_or_else(|| UnknownEngine {
         name: name.to_string(),
         family: None,
-        known: engines().iter().map(|engine| engine.name).collect(),
+        known: engines().iter().map(|engine| engine.name).chain([AUTO.name]).collect(),
         other_family: None,
     })
 }
@@ -329,7 +344,7 @@ fn unknown<A: Address>(name: &str) -> UnknownEngine {
     UnknownEngine {
         name: name.to_string(),
         family: Some(A::FAMILY),
-        known: engines_of(A::FAMILY).iter().map(|engine| engine.name).collect(),
+        known: engines_of(A::FAMILY).iter().map(|engine| engine.name).chain([AUTO.name]).collect(),
         other_family,
     }
 }
@@ -380,6 +395,15 @@ mod tests {
         assert!(resolve::<u32>("d16r").unwrap().incremental::<u32>());
         assert!(!resolve::<u128>("poptrie18").unwrap().incremental::<u128>());
         assert!(resolve::<u128>("d16r6").is_ok() && resolve::<u32>("d16r6").is_err());
+        // `auto` resolves for both families, is listed by none, and its
+        // candidates are engines.
+        assert!(resolve::<u32>("auto").is_ok() && resolve::<u128>("auto").is_ok());
+        assert!(engines().iter().all(|engine| engine.name != AUTO.name));
+        for name in AUTO_CANDIDATES {
+            let engine = ENGINES.iter().find(|engine| engine.name == *name).unwrap();
+            assert!(engine.savable::<u32>() && engine.incremental::<u32>(), "{name}");
+            assert!(!engine.serves(Family::Ipv6) || engine.savable::<u128>(), "{name}");
+        }
         // A variant's engine exists and serves what the variant does.
         for engine in ENGINES.iter().filter(|engine| engine.variant_of.is_some()) {
             let base = find(engine.variant_of.unwrap()).unwrap_or_else(|| panic!("{}'s base", engine.name));

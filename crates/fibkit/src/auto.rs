@@ -1,0 +1,304 @@
+//! `auto`: the engine and parameter (K, s) for this table on this machine,
+//! chosen by measuring them.
+//!
+//! ```text
+//!  candidates of the family (registry::AUTO_CANDIDATES: d16r..d22r, poptrie16/18)
+//!     | build each over the table (two at a time); one that cannot hold the table is out
+//!     | keep those whose footprint fits the caches the OS reports (L2 + L3 of cpu0;
+//!     |   all of them when none fits, or the OS reports no cache)
+//!     | measure each: batched RND (64 keys, as `fibkit lookup`, Python's lookup_batch and
+//!     |   the C _bulk calls look up), ROUNDS short runs interleaved, their median
+//!     v
+//!  the fastest: `auto` builds its FIB (its own name, file format and updater)
+//! ```
+//!
+//! FreeBSD's DXR picks its direct-table split by the table's size; `auto`
+//! measures instead, because which K (or s) is fastest depends on the
+//! machine's caches as much as on the table. The calibration takes a few
+//! tenths of a second on a full table (the builds most of it); [`choose`]
+//! reports what it measured, and `fibkit stat --engine auto` prints it.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::addr::Address;
+use crate::error::BuildError;
+use crate::fib::{BuildOptions, Fib};
+use crate::live::Updater;
+use crate::measure::workload::{Test, Workload};
+use crate::registry::{self, Engine};
+use crate::rib::Rib;
+
+/// The name `auto` goes by.
+pub const NAME: &str = "auto";
+
+/// Short runs per candidate (their median is its figure).
+const ROUNDS: usize = 3;
+
+/// How long one run of one candidate lasts.
+const RUN: Duration = Duration::from_millis(4);
+
+/// Keys per batch of the measured workload.
+const BATCH: usize = 64;
+
+/// What `auto` found out about one candidate.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The engine.
+    pub name: &'static str,
+    /// Its footprint on this table, if it built.
+    pub footprint: Option<usize>,
+    /// Why it could not hold the table, if it could not.
+    pub refused: Option<String>,
+    /// Whether its footprint fits the caches (and so it was measured).
+    pub measured: bool,
+    /// Batched RND, millions of lookups per second (median of the runs).
+    pub mlps: Option<f64>,
+}
+
+/// The engine `auto` chose, its FIB, and why.
+pub struct Choice<A: Address> {
+    /// The engine chosen.
+    pub engine: &'static Engine,
+    /// Its FIB over the table.
+    pub fib: Box<dyn Fib<A>>,
+    /// Every candidate, in registry order.
+    pub candidates: Vec<Candidate>,
+    /// The cache the footprints were held against (L2 + L3), if the OS
+    /// reports it.
+    pub cache_bytes: Option<usize>,
+    /// How long choosing took (builds and measurements).
+    pub elapsed: Duration,
+}
+
+impl<A: Address> fmt::Display for Choice<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let measured = self.candidates.iter().filter(|candidate| candidate.measured).count();
+        let cache = self.cache_bytes.map_or_else(|| "no cache size reported by the OS".to_string(), |bytes| {
+            format!("{:.1} MiB of L2 + L3", bytes as f64 / (1 << 20) as f64)
+        });
+        writeln!(
+            f,
+            "auto chose {} ({}) for {}: the fastest batched RND of {measured} candidates whose footprint fits \
+             {cache}; chosen in {:.0} ms",
+            self.engine.name,
+            self.engine.summary,
+            A::FAMILY,
+            self.elapsed.as_secs_f64() * 1e3,
+        )?;
+        for candidate in &self.candidates {
+            let footprint = candidate.footprint.map_or_else(String::new, |bytes| format!("{:.2} MiB", bytes as f64 / (1 << 20) as f64));
+            let verdict = match (&candidate.refused, candidate.mlps) {
+                (Some(why), _) => format!("cannot hold the table: {why}"),
+                (None, Some(mlps)) => format!("{mlps:.1} Mlps"),
+                (None, None) => "not measured: does not fit the cache".to_string(),
+            };
+            writeln!(f, "  {:<10} {footprint:>10}  {verdict}", candidate.name)?;
+        }
+        Ok(())
+    }
+}
+
+/// Builds every candidate of family `A` over `rib`, measures those that
+/// fit the caches, and keeps the fastest (module docs).
+///
+/// # Errors
+/// When no candidate can hold the table: the first candidate's error.
+pub fn choose<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice<A>, BuildError> {
+    let start = Instant::now();
+    let engines: Vec<&'static Engine> =
+        registry::AUTO_CANDIDATES.iter().filter_map(|name| registry::resolve::<A>(name).ok()).collect();
+    let built: Vec<Result<Box<dyn Fib<A>>, BuildError>> = engines.par_iter().map(|engine| engine.build(rib, options)).collect();
+    let cache_bytes = cache_bytes();
+    let fits_any = built.iter().flatten().any(|fib| fits(fib.footprint(), cache_bytes));
+    let mut candidates: Vec<Candidate> = engines
+        .iter()
+        .zip(&built)
+        .map(|(engine, fib)| Candidate {
+            name: engine.name,
+            footprint: fib.as_ref().ok().map(|fib| fib.footprint()),
+            refused: fib.as_ref().err().map(ToString::to_string),
+            measured: fib.as_ref().is_ok_and(|fib| !fits_any || fits(fib.footprint(), cache_bytes)),
+            mlps: None,
+        })
+        .collect();
+    // The built candidates that fit, as (index, FIB).
+    let measured: Vec<(usize, &dyn Fib<A>)> = built
+        .iter()
+        .enumerate()
+        .filter(|&(index, _)| candidates[index].measured)
+        .filter_map(|(index, fib)| Some((index, fib.as_ref().ok()?.as_ref())))
+        .collect();
+    let Some(&(_, first)) = measured.first() else {
+        return Err(built.into_iter().find_map(Result::err).unwrap_or_else(no_candidate::<A>));
+    };
+    let workload = Workload::new(Test::Rnd, BATCH, 1);
+    let lookups = calibrate(first, &workload);
+    let mut rates = vec![Vec::with_capacity(ROUNDS); candidates.len()];
+    for _ in 0..ROUNDS {
+        for &(index, fib) in &measured {
+            let run = Instant::now();
+            std::hint::black_box(fib.run_workload(&workload, lookups));
+            rates[index].push(lookups as f64 / run.elapsed().as_secs_f64() / 1e6);
+        }
+    }
+    let mut best = measured[0].0;
+    for &(index, _) in &measured {
+        rates[index].sort_by(f64::total_cmp);
+        candidates[index].mlps = rates[index].get(ROUNDS / 2).copied();
+        if candidates[index].mlps > candidates[best].mlps {
+            best = index;
+        }
+    }
+    let fib = built.into_iter().nth(best).and_then(Result::ok).ok_or_else(no_candidate::<A>)?;
+    Ok(Choice { engine: engines[best], fib, candidates, cache_bytes, elapsed: start.elapsed() })
+}
+
+/// The FIB of the engine [`choose`] picks: the registry's builder of `auto`.
+///
+/// # Errors
+/// As [`choose`].
+pub fn build<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
+    Ok(choose(rib, options)?.fib)
+}
+
+/// The updater of the engine [`choose`] picks (its incremental one where it
+/// has it): the registry's updater of `auto`.
+///
+/// # Errors
+/// As [`choose`].
+pub fn updater<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Updater<A>>, BuildError> {
+    choose(rib, options)?.engine.updater(rib, options)
+}
+
+/// The error when the family has no candidate at all.
+#[cold]
+fn no_candidate<A: Address>() -> BuildError {
+    BuildError::Unknown(registry::resolve::<A>("").unwrap_err())
+}
+
+/// Lookups per run: about [`RUN`] of `fib` on `workload`.
+fn calibrate<A: Address>(fib: &dyn Fib<A>, workload: &Workload<A>) -> u64 {
+    let mut lookups = 1u64 << 12;
+    loop {
+        let start = Instant::now();
+        std::hint::black_box(fib.run_workload(workload, lookups));
+        let taken = start.elapsed();
+        if taken >= RUN / 4 || lookups >= 1 << 26 {
+            return (lookups as f64 * RUN.as_secs_f64() / taken.as_secs_f64().max(1e-9)).clamp(4096.0, (1u64 << 28) as f64) as u64;
+        }
+        lookups *= 4;
+    }
+}
+
+/// Whether `footprint` bytes fit `cache` (no cache reported: everything does).
+fn fits(footprint: usize, cache: Option<usize>) -> bool {
+    cache.is_none_or(|cache| footprint <= cache)
+}
+
+/// The L2 and L3 (unified or data) caches of cpu0 as the OS reports them
+/// (Linux sysfs), added up; `None` where it reports none.
+pub fn cache_bytes() -> Option<usize> {
+    let root = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    let mut total = 0;
+    for entry in std::fs::read_dir(root).ok()?.flatten() {
+        let read = |field: &str| std::fs::read_to_string(entry.path().join(field)).ok().map(|text| text.trim().to_string());
+        let level: u32 = read("level").and_then(|level| level.parse().ok()).unwrap_or(0);
+        let kind = read("type").unwrap_or_default();
+        if level >= 2 && kind != "Instruction" {
+            total += read("size").and_then(|size| parse_size(&size)).unwrap_or(0);
+        }
+    }
+    (total > 0).then_some(total)
+}
+
+/// A sysfs cache size: `512K`, `32768K`, `8M`.
+fn parse_size(text: &str) -> Option<usize> {
+    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let count: usize = digits.parse().ok()?;
+    let scale = match unit {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => return None,
+    };
+    count.checked_mul(scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::XorShift32;
+
+    fn random_rib(routes: usize, max_next_hop: u32) -> Rib<u32> {
+        let mut rng = XorShift32::new(7);
+        let mut rib = Rib::new();
+        for _ in 0..routes {
+            let len = (rng.next() % 25 + 8) as u8;
+            rib.insert(crate::Prefix::truncating(rng.next(), len), rng.next() % max_next_hop + 1);
+        }
+        rib
+    }
+
+    #[test]
+    fn auto_builds_the_fastest_candidate_that_holds_the_table_and_answers_as_the_rib() {
+        let rib = random_rib(5000, 200);
+        let choice = choose(&rib, &BuildOptions { max_next_hop: 200 }).unwrap();
+        assert_eq!(choice.fib.name(), choice.engine.name);
+        assert!(registry::AUTO_CANDIDATES.contains(&choice.engine.name));
+        let chosen = choice.candidates.iter().find(|candidate| candidate.name == choice.engine.name).unwrap();
+        let best = choice.candidates.iter().filter_map(|candidate| candidate.mlps).fold(0.0, f64::max);
+        assert_eq!(chosen.mlps, Some(best));
+        assert!(choice.to_string().starts_with(&format!("auto chose {}", choice.engine.name)), "{choice}");
+        let mut rng = XorShift32::new(3);
+        for _ in 0..100_000 {
+            let key = rng.next();
+            assert_eq!(choice.fib.lookup(key), rib.lookup(key), "{key:#x}");
+        }
+        let fib = registry::build::<u32>(NAME, &rib, &BuildOptions { max_next_hop: 200 }).unwrap();
+        assert!(registry::AUTO_CANDIDATES.contains(&fib.name()));
+    }
+
+    #[test]
+    fn auto_never_chooses_an_engine_that_cannot_hold_the_table() {
+        // Next hops beyond DXR's 22-bit fields: Poptrie's wide leaves hold them.
+        let max_next_hop = 1 << 24;
+        let rib = random_rib(2000, max_next_hop);
+        let options = BuildOptions { max_next_hop };
+        let choice = choose(&rib, &options).unwrap();
+        let refused: Vec<&str> =
+            choice.candidates.iter().filter(|candidate| candidate.refused.is_some()).map(|candidate| candidate.name).collect();
+        assert!(!refused.is_empty(), "{choice}");
+        assert!(!refused.contains(&choice.engine.name), "{choice}");
+        assert!(choice.candidates.iter().all(|candidate| candidate.refused.is_none() || candidate.mlps.is_none()));
+        assert!(choice.to_string().contains("cannot hold the table"), "{choice}");
+        // And when none can (next hops past Poptrie's 31-bit direct
+        // entries too), the error is a candidate's.
+        let rib = random_rib(2000, u32::MAX);
+        let error = choose(&rib, &BuildOptions { max_next_hop: u32::MAX }).map(|choice| choice.engine.name).unwrap_err();
+        assert!(matches!(error, BuildError::Limit(_)), "{error}");
+    }
+
+    #[test]
+    fn ipv6_has_its_own_candidates() {
+        let mut rib = Rib::<u128>::new();
+        rib.insert("2001:db8::/32".parse().unwrap(), 1);
+        rib.insert("2001:db8:1::/48".parse().unwrap(), 2);
+        let choice = choose(&rib, &BuildOptions { max_next_hop: 2 }).unwrap();
+        assert!(choice.engine.serves(crate::Family::Ipv6));
+        assert_eq!(choice.fib.lookup(0x2001_0db8_0001_u128 << 80), 2);
+    }
+
+    #[test]
+    fn cache_sizes_parse_as_sysfs_writes_them() {
+        assert_eq!(parse_size("512K"), Some(512 << 10));
+        assert_eq!(parse_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_size("8M"), Some(8 << 20));
+        assert_eq!(parse_size("12"), Some(12));
+        assert_eq!(parse_size("8X"), None);
+        assert!(fits(1 << 20, None) && fits(1 << 20, Some(2 << 20)) && !fits(3 << 20, Some(2 << 20)));
+    }
+}
