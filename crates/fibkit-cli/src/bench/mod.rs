@@ -8,7 +8,10 @@
 //! `--runs` times: A B C A B C). A run starts every worker at once
 //! (a barrier), each on its own core where the OS allows pinning, each with
 //! its own key generator over the shared read-only FIB; the run's figure is
-//! the sum of the workers' lookups per second. Reported: median, minimum
+//! all workers' lookups over the wall-clock time from the first worker's
+//! start to the last one's end (not the sum of each worker's own rate,
+//! which counts a worker that ran part of the time alone at its solo
+//! speed). Reported: median, minimum
 //! and maximum over the runs, in million lookups per second (Mlps).
 //!
 //! The key streams are [`fibkit::measure::workload`]'s: SEQ (each key XORed with the
