@@ -406,7 +406,7 @@ mod tests {
         let few = SparseChunk { heads: [200, 50, 0, 0, 0, 0, 0, 0], pointers: [3u16, 2, 1, 1, 1, 1, 1, 1] };
         let found: Vec<u16> = [0u8, 49, 50, 199, 200, 255].iter().map(|&key| few.search(key)).collect();
         assert_eq!(found, vec![1, 1, 2, 2, 3, 3]);
-        // Eight heads: the fourth (index 3) splits the scan.
+        // Eight heads, every key.
         let full =
             SparseChunk { heads: [240, 200, 160, 120, 80, 40, 20, 0], pointers: [8u32, 7, 6, 5, 4, 3, 2, 1] };
         for key in 0..=255u8 {
