@@ -186,6 +186,16 @@ static void test_small_table(void) {
     fibkit_fib_free(fib);
 }
 
+/* Engine `name` built over `table` if it serves `family` (its failure to
+ * build is a failed check); NULL if it does not serve it or failed. */
+static fibkit_fib *build_serving(const fibkit_table *table, const char *name, int family) {
+    if (!fibkit_engine_serves(name, family)) return NULL;
+    fibkit_fib *fib = NULL;
+    int status = fibkit_fib_build(table, name, &fib);
+    CHECK(status == FIBKIT_OK, "build %s", name);
+    return fib;
+}
+
 /* Random routes: nested prefixes at every length, /0 and /32 among them. */
 static size_t random_routes4(route4 *routes, size_t n, uint32_t *state, fibkit_table *table) {
     size_t count = 0;
@@ -227,11 +237,8 @@ static void test_every_engine_against_the_reference(void) {
     size_t engines = 0;
     for (size_t e = 0; fibkit_engine_name(e) != NULL; e++) {
         const char *name = fibkit_engine_name(e);
-        if (!fibkit_engine_serves(name, FIBKIT_IPV4)) continue;
-        fibkit_fib *fib = NULL;
-        int status = fibkit_fib_build(table, name, &fib);
-        CHECK(status == FIBKIT_OK, "build %s", name);
-        if (status != FIBKIT_OK) continue;
+        fibkit_fib *fib = build_serving(table, name, FIBKIT_IPV4);
+        if (fib == NULL) continue;
         engines++;
         CHECK(strcmp(fibkit_fib_engine(fib, FIBKIT_IPV4), name) == 0, "engine %s", name);
         size_t wrong = 0, wrong_bulk = 0;
@@ -291,11 +298,8 @@ static void test_ipv6_against_the_reference(void) {
     size_t engines = 0;
     for (size_t e = 0; fibkit_engine_name(e) != NULL; e++) {
         const char *name = fibkit_engine_name(e);
-        if (!fibkit_engine_serves(name, FIBKIT_IPV6)) continue;
-        fibkit_fib *fib = NULL;
-        int status = fibkit_fib_build(table, name, &fib);
-        CHECK(status == FIBKIT_OK, "build %s", name);
-        if (status != FIBKIT_OK) continue;
+        fibkit_fib *fib = build_serving(table, name, FIBKIT_IPV6);
+        if (fib == NULL) continue;
         engines++;
         size_t wrong = 0, wrong_bulk = 0;
         for (size_t i = 0; i < KEYS; i++) wrong += fibkit_lookup6(fib, &keys[i]) != expected[i];

@@ -195,6 +195,20 @@ impl fmt::Debug for Engine {
     }
 }
 
+/// A row of the Poptrie paper's Table 2 as an engine: Poptrie with direct
+/// pointing on `S` bits, nodes `N`, no route aggregation, both families,
+/// a variant of `base`.
+const fn poptrie_variant<const S: u32, N: poptrie::NodeLayout>(
+    name: &'static str,
+    summary: &'static str,
+    base: &'static str,
+) -> Engine {
+    Engine::new(name, summary)
+        .ipv4(poptrie::build_variant::<u32, S, N, false>, None)
+        .ipv6(poptrie::build_variant::<u128, S, N, false>, None)
+        .variant_of(base)
+}
+
 /// fibkit's own engines, in the order reports list them.
 pub static ENGINES: &[Engine] = &[
     Engine::new("d16r", "DXR, K = 16").ipv4(dxr::build::<16>, Some(dxr::updater::<16>)).opens_ipv4(dxr::open::<16>),
@@ -219,30 +233,24 @@ pub static ENGINES: &[Engine] = &[
         .opens_ipv4(poptrie::open::<u32, 18>)
         .ipv6(poptrie::build::<u128, 18>, None)
         .opens_ipv6(poptrie::open::<u128, 18>),
-    Engine::new("poptrie0-leafvec", "Poptrie, s = 0, leafvec without route aggregation (Table 2)")
-        .ipv4(poptrie::build_variant::<u32, 0, NodeCell, false>, None)
-        .ipv6(poptrie::build_variant::<u128, 0, NodeCell, false>, None)
-        .variant_of("poptrie0"),
-    Engine::new("poptrie16-leafvec", "Poptrie, s = 16, leafvec without route aggregation (Table 2)")
-        .ipv4(poptrie::build_variant::<u32, 16, NodeCell, false>, None)
-        .ipv6(poptrie::build_variant::<u128, 16, NodeCell, false>, None)
-        .variant_of("poptrie16"),
-    Engine::new("poptrie18-leafvec", "Poptrie, s = 18, leafvec without route aggregation (Table 2)")
-        .ipv4(poptrie::build_variant::<u32, 18, NodeCell, false>, None)
-        .ipv6(poptrie::build_variant::<u128, 18, NodeCell, false>, None)
-        .variant_of("poptrie18"),
-    Engine::new("poptrie0-basic", "Poptrie, s = 0, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)")
-        .ipv4(poptrie::build_variant::<u32, 0, BasicNodeCell, false>, None)
-        .ipv6(poptrie::build_variant::<u128, 0, BasicNodeCell, false>, None)
-        .variant_of("poptrie0"),
-    Engine::new("poptrie16-basic", "Poptrie, s = 16, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)")
-        .ipv4(poptrie::build_variant::<u32, 16, BasicNodeCell, false>, None)
-        .ipv6(poptrie::build_variant::<u128, 16, BasicNodeCell, false>, None)
-        .variant_of("poptrie16"),
-    Engine::new("poptrie18-basic", "Poptrie, s = 18, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)")
-        .ipv4(poptrie::build_variant::<u32, 18, BasicNodeCell, false>, None)
-        .ipv6(poptrie::build_variant::<u128, 18, BasicNodeCell, false>, None)
-        .variant_of("poptrie18"),
+    poptrie_variant::<0, NodeCell>("poptrie0-leafvec", "Poptrie, s = 0, leafvec without route aggregation (Table 2)", "poptrie0"),
+    poptrie_variant::<16, NodeCell>("poptrie16-leafvec", "Poptrie, s = 16, leafvec without route aggregation (Table 2)", "poptrie16"),
+    poptrie_variant::<18, NodeCell>("poptrie18-leafvec", "Poptrie, s = 18, leafvec without route aggregation (Table 2)", "poptrie18"),
+    poptrie_variant::<0, BasicNodeCell>(
+        "poptrie0-basic",
+        "Poptrie, s = 0, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)",
+        "poptrie0",
+    ),
+    poptrie_variant::<16, BasicNodeCell>(
+        "poptrie16-basic",
+        "Poptrie, s = 16, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)",
+        "poptrie16",
+    ),
+    poptrie_variant::<18, BasicNodeCell>(
+        "poptrie18-basic",
+        "Poptrie, s = 18, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)",
+        "poptrie18",
+    ),
     Engine::new("d16r6", "DXR for IPv6, K = 16").ipv6(dxr6::build::<16>, None),
     Engine::new("d18r6", "DXR for IPv6, K = 18").ipv6(dxr6::build::<18>, None),
     Engine::new("lulea", "Lulea (Degermark et al., SIGCOMM 1997)").ipv4(lulea::build, None),
