@@ -24,7 +24,8 @@ pub struct BenchArgs {
     pub(super) table: TableArgs,
     #[command(flatten)]
     pub(super) family: FamilyArgs,
-    /// IPv6: random keys (SEQ, RND, REP) are drawn inside this prefix
+    /// IPv6: random keys (SEQ, RND, REP, REP16) are drawn, and SWEEP
+    /// counts, inside this prefix
     /// [default: 2000::/3, global unicast; the Poptrie paper uses 2000::/8].
     #[arg(long, value_name = "PREFIX", value_parser = parse_space)]
     pub(super) space: Option<Prefix6>,
@@ -33,7 +34,9 @@ pub struct BenchArgs {
     /// IPv6 every IPv6 engine].
     #[arg(long, value_name = "LIST")]
     pub(super) engines: Option<String>,
-    /// Tests to run, comma-separated (`keys` needs --keys; --keys adds it).
+    /// Tests to run, comma-separated: seq, rnd, rep (DXR's), sweep, rep16
+    /// (the Poptrie paper's sequential and repeated), keys (needs --keys;
+    /// --keys adds it).
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_values = ["seq", "rnd", "rep"])]
     pub(super) tests: Vec<TestName>,
     /// Thread counts, comma-separated [default: 1 and powers of two up to
@@ -54,7 +57,8 @@ pub struct BenchArgs {
     pub(super) long: bool,
     /// File of addresses to replay in order (`-`: standard input; text, one address a line, or
     /// raw little-endian u32; IPv6: text, or raw 16-byte addresses in
-    /// network byte order); adds the `keys` test.
+    /// network byte order; or a pcap/pcapng capture, whose packets'
+    /// destinations of the family are the keys); adds the `keys` test.
     #[arg(long, value_name = "FILE")]
     pub(super) keys: Option<PathBuf>,
     /// Batch lengths for RND, REP and keys, comma-separated; 0 is the
@@ -80,6 +84,11 @@ pub(super) enum TestName {
     Rnd,
     /// Each random key 8 times in a short window.
     Rep,
+    /// Every address from the first of the key space up, in order (the
+    /// Poptrie paper's "sequential").
+    Sweep,
+    /// Each random key 16 times in a row (the Poptrie paper's "repeated").
+    Rep16,
     /// Keys from --keys FILE.
     Keys,
 }
@@ -90,6 +99,8 @@ impl TestName {
             TestName::Seq => "seq",
             TestName::Rnd => "rnd",
             TestName::Rep => "rep",
+            TestName::Sweep => "sweep",
+            TestName::Rep16 => "rep16",
             TestName::Keys => "keys",
         }
     }
@@ -100,6 +111,8 @@ impl TestName {
             TestName::Seq => "SEQ",
             TestName::Rnd => "RND",
             TestName::Rep => "REP",
+            TestName::Sweep => "SWEEP",
+            TestName::Rep16 => "REP16",
             TestName::Keys => "KEYS",
         }
     }

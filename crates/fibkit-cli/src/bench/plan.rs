@@ -73,11 +73,11 @@ impl<A: Address> Plan<A> {
         batches.dedup();
         let keys = match &args.keys {
             Some(path) => {
-                let keys = fibkit::load::load_keys_for::<A>(path)?;
-                if keys.is_empty() {
-                    bail!("{}: no addresses in the key file", path.display());
+                let file = fibkit::load::load_keys_for::<A>(path)?;
+                if let Some(capture) = file.capture {
+                    eprintln!("{}: {capture}", path.display());
                 }
-                Some(Arc::from(keys))
+                Some(Arc::from(file.keys))
             }
             None => None,
         };
@@ -128,6 +128,8 @@ impl<A: Address> Plan<A> {
             TestName::Seq => Test::Seq,
             TestName::Rnd => Test::Rnd,
             TestName::Rep => Test::Rep,
+            TestName::Sweep => Test::Sweep,
+            TestName::Rep16 => Test::Rep16,
             TestName::Keys => Test::Keys(self.keys.clone().expect("the plan checked --keys")),
         };
         Workload { test, batch, seed, space: self.space }

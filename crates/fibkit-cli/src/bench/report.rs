@@ -9,6 +9,8 @@ use fibkit::fib::{Figure, Stats};
 use serde_json::{json, Map, Value};
 
 use super::args::TestName;
+#[cfg(test)]
+use clap::ValueEnum;
 use super::machine::Machine;
 use super::run::{seed_for, Measurement};
 use crate::family::Family;
@@ -85,7 +87,7 @@ fn engine_order(report: &Report) -> Vec<&str> {
 #[cfg(test)]
 pub(super) fn render(report: &Report) -> String {
     let mut out = render_preamble(report);
-    for test in [TestName::Seq, TestName::Rnd, TestName::Rep, TestName::Keys] {
+    for &test in TestName::value_variants() {
         out += &render_test(report, test);
     }
     out + &render_footer(report)

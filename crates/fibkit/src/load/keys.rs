@@ -1,5 +1,6 @@
 //! Key files: lookup keys for replaying traffic (`fibkit bench --keys`),
-//! IPv4 ([`load_keys`]) and IPv6 ([`load_keys6`]).
+//! IPv4 ([`load_keys`]) and IPv6 ([`load_keys6`]): text, raw, or a packet
+//! capture ([`super::capture`]).
 
 use std::any::Any;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -7,6 +8,7 @@ use std::path::Path;
 
 use crate::addr::{Address, Family};
 use crate::error::shorten;
+use super::capture::{capture_keys, is_capture, CaptureSummary};
 use super::text::numbered_lines;
 use super::{decompress, LoadError, Position};
 
@@ -19,7 +21,12 @@ use super::{decompress, LoadError, Position};
 ///   address) are skipped;
 /// - **raw**: little-endian `u32` keys back to back.
 ///
-/// Detection rule, by content: a file of text (UTF-8 without control bytes
+/// - **capture**: a pcap or pcapng file; the keys are the destination
+///   addresses of its IPv4 packets, in capture order (IPv6 and non-IP
+///   packets are skipped: [`load_keys_for`] tells how many).
+///
+/// Detection rule, by content: a file that starts with a pcap or pcapng
+/// magic number is a capture; a file of text (UTF-8 without control bytes
 /// but tab, CR and LF) is a text key file, and a line that does not read as
 /// above is an error naming it (an IPv6 address says so); any other file is
 /// raw if its length is a multiple of 4. A file with no key at all is an
@@ -34,7 +41,7 @@ pub fn load_keys(path: &Path) -> Result<Vec<u32>, LoadError> {
 /// are an error here (a key file has no warnings to carry), naming the
 /// offset.
 pub fn keys_from_bytes(file: &Path, bytes: &[u8]) -> Result<Vec<u32>, LoadError> {
-    keys_in(file, bytes, &IPV4_LAYOUT)
+    Ok(keys_in(file, bytes, &IPV4_LAYOUT)?.keys)
 }
 
 /// Loads IPv6 lookup keys from `path`, as [`load_keys`] does for IPv4:
@@ -42,7 +49,9 @@ pub fn keys_from_bytes(file: &Path, bytes: &[u8]) -> Result<Vec<u32>, LoadError>
 /// - **text**: one IPv6 address a line (`2001:db8::1`), or a decimal
 ///   128-bit number; blank lines and `#` comments are skipped;
 /// - **raw**: 16-byte addresses back to back in network byte order (as
-///   they stand in packet headers).
+///   they stand in packet headers);
+/// - **capture**: the destinations of the IPv6 packets of a pcap or pcapng
+///   file.
 ///
 /// The detection rule is [`load_keys`]'s with 16 in place of 4.
 pub fn load_keys6(path: &Path) -> Result<Vec<u128>, LoadError> {
@@ -50,22 +59,32 @@ pub fn load_keys6(path: &Path) -> Result<Vec<u128>, LoadError> {
     keys6_from_bytes(path, &raw)
 }
 
-/// The addresses of family `A` in a key file: [`load_keys`] for IPv4,
-/// [`load_keys6`] for IPv6.
+/// The keys of a key file, and for a capture what it skipped.
+#[derive(Clone, Debug)]
+pub struct KeyFile<A> {
+    /// The keys in file order.
+    pub keys: Vec<A>,
+    /// For a packet capture, its packet counts (kept and skipped).
+    pub capture: Option<CaptureSummary>,
+}
+
+/// The addresses of family `A` in a key file, as [`load_keys`] reads them
+/// for IPv4 and [`load_keys6`] for IPv6, with a capture's summary.
 ///
 /// # Errors
 /// As theirs.
-pub fn load_keys_for<A: Address>(path: &Path) -> Result<Vec<A>, LoadError> {
-    let keys: Box<dyn Any> = match A::FAMILY {
-        Family::Ipv4 => Box::new(load_keys(path)?),
-        Family::Ipv6 => Box::new(load_keys6(path)?),
+pub fn load_keys_for<A: Address>(path: &Path) -> Result<KeyFile<A>, LoadError> {
+    let raw = super::read_file(path)?;
+    let file: Box<dyn Any> = match A::FAMILY {
+        Family::Ipv4 => Box::new(keys_in(path, &raw, &IPV4_LAYOUT)?),
+        Family::Ipv6 => Box::new(keys_in(path, &raw, &IPV6_LAYOUT)?),
     };
-    Ok(*keys.downcast::<Vec<A>>().expect("each family's keys have its address type"))
+    Ok(*file.downcast::<KeyFile<A>>().expect("each family's keys have its address type"))
 }
 
 /// [`load_keys6`] on bytes in memory; `file` names them in errors.
 pub fn keys6_from_bytes(file: &Path, bytes: &[u8]) -> Result<Vec<u128>, LoadError> {
-    keys_in(file, bytes, &IPV6_LAYOUT)
+    Ok(keys_in(file, bytes, &IPV6_LAYOUT)?.keys)
 }
 
 /// How one family's key files read.
@@ -111,7 +130,7 @@ const IPV6_LAYOUT: Layout<u128> = Layout {
     other_family_parses: |text| text.parse::<Ipv4Addr>().is_ok(),
 };
 
-fn keys_in<A>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, LoadError> {
+fn keys_in<A: Address>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<KeyFile<A>, LoadError> {
     let data = decompress(file, bytes)?;
     if let Some(cut) = &data.cut {
         return Err(LoadError::new(file, Position::Offset(cut.decompressed), cut.to_string()));
@@ -120,6 +139,10 @@ fn keys_in<A>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, L
         return Err(LoadError::new(file, trailing.position(), trailing.message()));
     }
     let bytes = &data.bytes[..];
+    if is_capture(bytes) {
+        let (keys, summary) = capture_keys(file, bytes)?;
+        return Ok(KeyFile { keys, capture: Some(summary) });
+    }
     let keys = match text_of(bytes) {
         // Printable text is never taken for raw keys, even when its length
         // is a multiple of the key width: its bad line is the error.
@@ -141,7 +164,7 @@ fn keys_in<A>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<Vec<A>, L
     if keys.is_empty() {
         return Err(LoadError::new(file, Position::File, "no keys in the file"));
     }
-    Ok(keys)
+    Ok(KeyFile { keys, capture: None })
 }
 
 /// `bytes` as text, if they are: UTF-8 without control bytes but tab, CR

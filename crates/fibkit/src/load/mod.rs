@@ -98,6 +98,7 @@ use crate::rib::{Rib, Rib4, Rib6};
 pub(crate) use compressed::{decompress, Decompressed};
 
 mod address_text;
+mod capture;
 mod compressed;
 mod grow;
 mod keys;
@@ -111,7 +112,8 @@ pub mod updates;
 pub use address_text::{parse_address, parse_address_in, AddressError, AnyAddr};
 pub use compressed::decompressing_reader;
 pub use grow::{grow, Growth, GrowthError};
-pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for};
+pub use capture::CaptureSummary;
+pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for, KeyFile};
 pub use text::parse_value;
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
 pub use updates::{load_updates, updates_from_bytes, IpPrefix, Timestamp, TimedUpdate, Update, UpdateStream};

@@ -7,6 +7,11 @@
 //!   generator (no key array: the table keeps the cache to itself).
 //! - **REP**: a sliding window of 8 random keys; each step draws one new key
 //!   and looks up all 8, so every key is looked up 8 times in a short window.
+//! - **Sweep**: the Poptrie paper's "sequential": every address of the key
+//!   space in increasing order from its first (0.0.0.0 for all of IPv4),
+//!   wrapping around at its end.
+//! - **Rep16**: the Poptrie paper's "repeated": each random key looked up
+//!   16 times in a row.
 //! - **Keys**: a given key array (real traffic), looked up in order, cycling.
 //!
 //! Random keys are uniform inside the workload's key space
@@ -40,17 +45,24 @@ pub enum Test<A: Address = u32> {
     Rnd,
     /// Each random key 8 times within a sliding window.
     Rep,
+    /// Every address of the key space in increasing order.
+    Sweep,
+    /// Each random key 16 times in a row.
+    Rep16,
     /// Keys from an array, in order.
     Keys(Arc<[A]>),
 }
 
 impl<A: Address> Test<A> {
-    /// Short name as used on the command line (`seq`, `rnd`, `rep`, `keys`).
+    /// Short name as used on the command line (`seq`, `rnd`, `rep`,
+    /// `sweep`, `rep16`, `keys`).
     pub fn name(&self) -> &'static str {
         match self {
             Test::Seq => "seq",
             Test::Rnd => "rnd",
             Test::Rep => "rep",
+            Test::Sweep => "sweep",
+            Test::Rep16 => "rep16",
             Test::Keys(_) => "keys",
         }
     }
@@ -81,6 +93,9 @@ impl<A: Address> Workload<A> {
 /// Window length of the REP test (each key is looked up this many times).
 pub const REP_WINDOW: usize = 8;
 
+/// How many times in a row REP16 looks up each key.
+pub const REP16_RUN: usize = 16;
+
 /// Largest batch length the batch path accepts.
 pub const MAX_BATCH: usize = 4096;
 
@@ -90,8 +105,10 @@ pub const MAX_BATCH: usize = 4096;
 ///
 /// Scalar RND, SEQ and REP draw from the family's [`KeyGen::next`] seeded
 /// with `workload.seed` (for IPv4 one [`crate::random::XorShift32`], as the
-/// DXR and Poptrie papers do); batched REP too (it draws one key per eight
-/// lookups). Batched RND draws from [`KeyGen::fill`] with the same seed.
+/// DXR and Poptrie papers do); batched REP and REP16 too (they draw one key
+/// per eight or sixteen lookups). Batched RND draws from [`KeyGen::fill`]
+/// with the same seed. SWEEP draws nothing: every run starts at the first
+/// address of the space, whatever the seed.
 pub fn run<A: Address, F: Fib<A> + ?Sized>(fib: &F, workload: &Workload<A>, lookups: u64) -> u64 {
     let mut rng = A::Keys::new(workload.space, workload.seed);
     let batch = workload.batch.min(MAX_BATCH);
@@ -127,6 +144,25 @@ pub fn run<A: Address, F: Fib<A> + ?Sized>(fib: &F, workload: &Workload<A>, look
             }
             checksum
         }
+        (Test::Sweep, 0) => {
+            let mut sweep = Sweep::new(workload.space);
+            let mut checksum = 0u64;
+            for _ in 0..lookups {
+                checksum = checksum.wrapping_add(u64::from(fib.lookup(sweep.next())));
+            }
+            checksum
+        }
+        (Test::Rep16, 0) => {
+            let mut checksum = 0u64;
+            let mut key = A::ZERO;
+            for lookup in 0..lookups {
+                if lookup % REP16_RUN as u64 == 0 {
+                    key = rng.next();
+                }
+                checksum = checksum.wrapping_add(u64::from(fib.lookup(key)));
+            }
+            checksum
+        }
         (Test::Keys(keys), 0) => {
             let mut checksum = 0u64;
             if keys.is_empty() {
@@ -142,7 +178,32 @@ pub fn run<A: Address, F: Fib<A> + ?Sized>(fib: &F, workload: &Workload<A>, look
             }
             checksum
         }
-        (test, batch) => run_batched(fib, test, batch, &mut rng, workload.seed, lookups),
+        (_, batch) => run_batched(fib, workload, batch, &mut rng, lookups),
+    }
+}
+
+/// SWEEP's cursor: the addresses of a prefix in increasing order, wrapping
+/// from the last back to the first.
+#[derive(Clone, Copy, Debug)]
+pub struct Sweep<A> {
+    first: A,
+    last: A,
+    cursor: A,
+}
+
+impl<A: Address> Sweep<A> {
+    /// A sweep of `space` from its first address.
+    pub fn new(space: Prefix<A>) -> Self {
+        Sweep { first: space.first(), last: space.last(), cursor: space.first() }
+    }
+
+    /// The next address.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // endless: never `None`
+    pub fn next(&mut self) -> A {
+        let key = self.cursor;
+        self.cursor = if key == self.last { self.first } else { key.checked_next().unwrap_or(self.first) };
+        key
     }
 }
 
@@ -157,11 +218,13 @@ struct BatchKeys<K> {
     offset: usize,
     /// Position in the key file of the next key.
     cursor: usize,
+    /// Lookups of REP16 so far.
+    repeated: usize,
 }
 
 impl<K: Copy> BatchKeys<K> {
     fn new(window: [K; REP_WINDOW]) -> Self {
-        BatchKeys { window, step: 0, offset: 0, cursor: 0 }
+        BatchKeys { window, step: 0, offset: 0, cursor: 0, repeated: 0 }
     }
 
     /// The next REP keys. The window position carries over between
@@ -178,6 +241,20 @@ impl<K: Copy> BatchKeys<K> {
         }
     }
 
+    /// The next REP16 keys: a new draw every [`REP16_RUN`] keys, carried
+    /// over between batches as [`Self::fill_rep`] does. The key of the run
+    /// under way is kept in the window's first slot.
+    #[inline]
+    fn fill_rep16(&mut self, keys: &mut [K], mut draw: impl FnMut() -> K) {
+        for key in keys {
+            if self.repeated % REP16_RUN == 0 {
+                self.window[0] = draw();
+            }
+            self.repeated += 1;
+            *key = self.window[0];
+        }
+    }
+
     /// The next keys of `source` (not empty), in order, cycling.
     #[inline]
     fn fill_cycling(&mut self, keys: &mut [K], source: &[K]) {
@@ -190,25 +267,28 @@ impl<K: Copy> BatchKeys<K> {
 
 fn run_batched<A: Address, F: Fib<A> + ?Sized>(
     fib: &F,
-    test: &Test<A>,
+    workload: &Workload<A>,
     batch: usize,
     rng: &mut A::Keys,
-    seed: u64,
     lookups: u64,
 ) -> u64 {
+    let test = &workload.test;
     if matches!(test, Test::Keys(source) if source.is_empty()) {
         return 0;
     }
     let mut keys = [A::ZERO; MAX_BATCH];
     let mut out = [0 as NextHop; MAX_BATCH];
-    let mut lanes = rng.lanes(seed);
+    let mut lanes = rng.lanes(workload.seed);
     let mut checksum = 0u64;
     let mut streams =
         BatchKeys::new(if *test == Test::Rep { std::array::from_fn(|_| rng.next()) } else { [A::ZERO; REP_WINDOW] });
+    let mut sweep = Sweep::new(workload.space);
     for count in batch_lengths(batch, lookups) {
         match test {
             Test::Rnd | Test::Seq => rng.fill(&mut lanes, &mut keys[..count]),
             Test::Rep => streams.fill_rep(&mut keys[..count], || rng.next()),
+            Test::Rep16 => streams.fill_rep16(&mut keys[..count], || rng.next()),
+            Test::Sweep => keys[..count].iter_mut().for_each(|key| *key = sweep.next()),
             Test::Keys(source) => streams.fill_cycling(&mut keys[..count], source),
         }
         fib.lookup_batch(&keys[..count], &mut out[..count]);
@@ -326,6 +406,46 @@ mod tests {
     }
 
     #[test]
+    fn sweep_counts_up_from_the_first_address_and_wraps() {
+        let (keys, checksum) = recorded(Test::Sweep, 0, 300);
+        assert!(keys.iter().enumerate().all(|(i, &key)| key == i as u32), "not 0, 1, 2, ...");
+        assert_eq!(checksum, (0..300u64).map(|i| i & 0xff).sum::<u64>());
+        let space: Prefix<u32> = "10.0.0.252/30".parse().unwrap();
+        let (keys, _) = recorded_in(Test::Sweep, 0, 10, space);
+        let want: Vec<u32> = [0, 1, 2, 3, 0, 1, 2, 3, 0, 1].iter().map(|i| 0x0a00_00fc + i).collect();
+        assert_eq!(keys, want);
+        let mut whole = Sweep::new(Prefix::<u32>::default_route());
+        whole.cursor = u32::MAX;
+        assert_eq!([whole.next(), whole.next()], [u32::MAX, 0]);
+        let mut whole6 = Sweep::new(Prefix::<u128>::default_route());
+        whole6.cursor = u128::MAX;
+        assert_eq!([whole6.next(), whole6.next()], [u128::MAX, 0]);
+    }
+
+    #[test]
+    fn rep16_looks_each_key_up_sixteen_times_in_a_row() {
+        let (keys, _) = recorded(Test::Rep16, 0, 16 * 50 + 5);
+        let mut rng = XorShift32::new(42);
+        for (run, chunk) in keys.chunks(REP16_RUN).enumerate() {
+            let key = rng.next();
+            assert!(chunk.iter().all(|&k| k == key), "run {run} is not one key repeated");
+        }
+        assert_eq!(keys.len(), 16 * 50 + 5);
+    }
+
+    #[test]
+    fn batched_sweep_and_rep16_give_the_scalar_keys() {
+        for test in [Test::Sweep, Test::Rep16] {
+            let (scalar_keys, scalar_sum) = recorded(test.clone(), 0, 1000);
+            for batch in [1, 7, 16, 64, 100] {
+                let (batch_keys, batch_sum) = recorded(test.clone(), batch, 1000);
+                assert!(batch_keys == scalar_keys, "{} batch {batch}: keys differ", test.name());
+                assert_eq!(batch_sum, scalar_sum);
+            }
+        }
+    }
+
+    #[test]
     fn batched_rnd_draws_the_sixteen_lane_stream() {
         let mut lanes = XorShift32x16::new(42);
         let mut stream = vec![0u32; 1024];
@@ -379,7 +499,7 @@ mod tests {
     fn batches_give_the_same_keys_and_answers_as_scalar() {
         let space = key_space(GLOBAL_UNICAST);
         let given: Arc<[u128]> = vec![1, 2, 0x2001_0db8 << 96, u128::MAX].into();
-        for test in [Test::Rnd, Test::Rep, Test::Keys(given)] {
+        for test in [Test::Rnd, Test::Rep, Test::Rep16, Test::Sweep, Test::Keys(given)] {
             let (scalar_keys, scalar_sum) = recorded_in(test.clone(), 0, 800, space);
             assert_eq!(scalar_keys.len(), 800);
             for batch in [1, 7, 64, 256] {
