@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use fibkit::load::{self, Growth, LoadOptions, PeerList, RouteTable};
 use fibkit::nexthop::{Mapping, NextHopTable};
+use fibkit::NextHop;
 
 use crate::TableArgs;
 
@@ -40,23 +41,30 @@ fn parse_growth(text: &str) -> Result<Growth, String> {
     }
 }
 
+/// Grows `table`'s IPv4 routes as `growth` says ([`load::grow`]), renames
+/// it, and maps its values onto themselves (the grown next hops are
+/// indexes). Returns the stride between a route's parts' next hops.
+pub(crate) fn grow_table(table: &mut RouteTable, growth: Growth) -> Result<NextHop> {
+    let (grown, stride) = load::grow(&table.v4, growth)?;
+    let largest = grown.iter().map(|(_, next_hop)| next_hop).max().unwrap_or_default();
+    table.name = format!("{} grown to {}", table.name, growth.name());
+    table.v4 = grown;
+    // Values as the indexes themselves (`Modulo` writes an index).
+    table.next_hops = NextHopTable::new(Mapping::Modulo(largest.max(table.next_hops.max_index()).max(1)));
+    Ok(stride)
+}
+
 /// Runs `fibkit convert`.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
     let mut table = args.table.load()?;
     if let Some(growth) = args.grow {
-        let (grown, stride) = load::grow(&table.v4, growth)?;
+        let routes = table.v4.len();
+        let stride = grow_table(&mut table, growth)?;
         eprintln!(
-            "{}: {} IPv4 routes grown to {} ({}: part i of a route to n goes to n + i x {stride})",
+            "{}: {routes} IPv4 routes grown to {} (part i of a route to n goes to n + i x {stride})",
             table.name,
             table.v4.len(),
-            grown.len(),
-            growth.name()
         );
-        let largest = grown.iter().map(|(_, next_hop)| next_hop).max().unwrap_or_default();
-        table.name = format!("{} grown to {}", table.name, growth.name());
-        table.v4 = grown;
-        // Values as the indexes themselves (`Modulo` writes an index).
-        table.next_hops = NextHopTable::new(Mapping::Modulo(largest.max(table.next_hops.max_index()).max(1)));
     }
     match args.output.as_deref().filter(|&path| !crate::is_stdio(path)) {
         Some(path) => {

@@ -25,6 +25,7 @@ mod family;
 mod lookup;
 mod numbers;
 mod replay;
+mod reproduce;
 mod stat;
 mod verify;
 
@@ -53,6 +54,9 @@ enum Command {
     /// Compile a table into a FIB file that `lookup` maps instead of
     /// building.
     Compile(compile::CompileArgs),
+    /// Rerun the papers' experiments here; report them beside the
+    /// published figures.
+    Reproduce(reproduce::ReproduceArgs),
 }
 
 /// Which table to load and how to map its values onto next hops.
@@ -140,6 +144,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(&args),
         Command::Lookup(args) => lookup::run(&args),
         Command::Compile(args) => compile::run(&args),
+        Command::Reproduce(args) => reproduce::run(&args),
     };
     match outcome {
         Ok(code) => code,

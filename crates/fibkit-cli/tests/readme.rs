@@ -6,7 +6,8 @@
 //! the commands that read it are skipped, and so are the commands after
 //! them in their block (they may read what those wrote). Here the long ones
 //! run shorter (`bench` for 0.01 s once, `verify` on 100,000 random
-//! addresses, `--exhaustive` left out); `readme_examples_run_exactly_as_written`
+//! addresses, `--exhaustive` and `reproduce` left out: `tests/reproduce.rs` runs
+//! that); `readme_examples_run_exactly_as_written`
 //! runs them all verbatim (ignored: minutes; `make test-exhaustive`).
 
 use std::path::{Path, PathBuf};
@@ -64,7 +65,8 @@ fn examples() -> Vec<Example> {
 
 /// `command` made short for a test run; `None` to leave it out.
 fn shortened(command: &str) -> Option<String> {
-    if command.contains("--exhaustive") {
+    // `tests/reproduce.rs` runs `reproduce all --quick` (and checks it).
+    if command.contains("--exhaustive") || command.starts_with("fibkit reproduce") {
         return None;
     }
     let words: Vec<&str> = command.split(' ').collect();

@@ -15,14 +15,14 @@ use plotters::prelude::*;
 /// Where `(x, y)` lies on the text: its left end, middle or right end,
 /// and vertically the middle of its capitals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Anchor {
+pub(crate) enum Anchor {
     Left,
     Center,
     Right,
 }
 
 /// The width in pixels of `text` at `size` pixels per em.
-pub(super) fn width(font: &FontRef<'_>, size: f32, text: &str) -> f32 {
+pub(crate) fn width(font: &FontRef<'_>, size: f32, text: &str) -> f32 {
     let scaled = font.as_scaled(PxScale::from(size));
     let mut pen = 0.0;
     let mut previous = None;
@@ -39,7 +39,7 @@ pub(super) fn width(font: &FontRef<'_>, size: f32, text: &str) -> f32 {
 
 /// Draws `text` at `size` pixels per em onto `area` (pixel coordinates of
 /// the area), anchored at `at`.
-pub(super) fn draw<DB: DrawingBackend>(
+pub(crate) fn draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     font: &FontRef<'_>,
     text: &str,

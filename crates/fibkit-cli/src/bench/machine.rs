@@ -4,20 +4,20 @@ use std::time::Duration;
 
 /// The machine the figures come from.
 #[derive(Clone, Debug)]
-pub(super) struct Machine {
-    pub(super) cpu_model: String,
-    pub(super) cores: usize,
-    pub(super) cache_size: Option<String>,
+pub(crate) struct Machine {
+    pub(crate) cpu_model: String,
+    pub(crate) cores: usize,
+    pub(crate) cache_size: Option<String>,
     /// Cores other work kept busy just before the measurements (Linux;
     /// [`busy_cores`]).
-    pub(super) busy_cores: Option<f64>,
+    pub(crate) busy_cores: Option<f64>,
     /// Whether big lookup arrays are advised onto huge pages, and the
     /// kernel's transparent-huge-page mode (see `fibkit::mem`).
-    pub(super) huge_pages: String,
+    pub(crate) huge_pages: String,
 }
 
 impl Machine {
-    pub(super) fn detect() -> Machine {
+    pub(crate) fn detect() -> Machine {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let field = |key: &str| {
             cpuinfo.lines().find_map(|line| {
@@ -52,7 +52,7 @@ fn huge_pages() -> String {
 /// How many cores were busy over `window` (Linux, `/proc/stat`; this
 /// process idle meanwhile): the load now, where the load average still
 /// remembers for minutes the build that ran just before.
-pub(super) fn busy_cores(cores: usize, window: Duration) -> Option<f64> {
+pub(crate) fn busy_cores(cores: usize, window: Duration) -> Option<f64> {
     // Busy and total jiffies of all CPUs (idle and iowait are not busy).
     let sample = || -> Option<(u64, u64)> {
         let text = std::fs::read_to_string("/proc/stat").ok()?;
@@ -72,7 +72,7 @@ pub(super) fn busy_cores(cores: usize, window: Duration) -> Option<f64> {
 /// Waits up to `patience` for the cores other work keeps busy to drop to
 /// half the machine (the build before a bench keeps them busy for a few
 /// seconds after it ends); the last figure measured.
-pub(super) fn settled_busy_cores(cores: usize, patience: Duration) -> Option<f64> {
+pub(crate) fn settled_busy_cores(cores: usize, patience: Duration) -> Option<f64> {
     let window = Duration::from_millis(500);
     let mut waited = Duration::ZERO;
     loop {

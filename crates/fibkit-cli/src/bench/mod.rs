@@ -53,12 +53,12 @@ use serde_json::Map;
 use crate::family::{build_timed, check_names};
 
 mod args;
-mod glyphs;
-mod machine;
+pub(crate) mod glyphs;
+pub(crate) mod machine;
 mod plan;
-mod plot;
+pub(crate) mod plot;
 mod report;
-mod run;
+pub(crate) mod run;
 
 pub use args::BenchArgs;
 use machine::Machine;
@@ -233,7 +233,9 @@ fn run_in<A: Address>(args: &BenchArgs, mut machine: Machine, table: Option<Rout
                 eprintln!("{} round {}/{}: {} configurations", test.as_str(), round + 1, plan.runs, slots.len());
             }
             let (fib, measurement) = &mut slots[slot];
-            let (mlps, checksum, pinned) = run_once(*fib, &plan, measurement.config, measurement.lookups_per_thread, &cores);
+            let config = measurement.config;
+            let workload_of = |thread| plan.workload(config.test, config.batch, seed_for(thread));
+            let (mlps, checksum, pinned) = run_once(*fib, &workload_of, config.threads, measurement.lookups_per_thread, &cores);
             measurement.mlps_runs.push(mlps);
             measurement.checksum = checksum;
             report.pinned &= pinned;
@@ -288,7 +290,7 @@ fn interleaved(slots: usize, runs: usize) -> impl Iterator<Item = (usize, usize)
 }
 
 /// Fails early, before any measuring, if `path` cannot be created.
-fn check_writable(path: &Path) -> Result<()> {
+pub(crate) fn check_writable(path: &Path) -> Result<()> {
     let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !parent.is_dir() {
         bail!("{}: directory {} does not exist", path.display(), parent.display());

@@ -42,7 +42,7 @@ const FONT_CANDIDATES: &[&str] = &[
 
 /// Series colours (Tableau 10's first six): distinct from each other and
 /// dark enough on white.
-const COLORS: [RGBColor; 6] = [
+pub(crate) const COLORS: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -52,8 +52,8 @@ const COLORS: [RGBColor; 6] = [
 ];
 
 /// Text colour, and the grid's.
-const INK: RGBColor = RGBColor(34, 34, 34);
-const GRID: RGBColor = RGBColor(225, 225, 225);
+pub(crate) const INK: RGBColor = RGBColor(34, 34, 34);
+pub(crate) const GRID: RGBColor = RGBColor(225, 225, 225);
 
 /// The font's bytes, read once per process (kept for the process's life).
 static FONT: OnceLock<std::result::Result<&'static [u8], String>> = OnceLock::new();
@@ -89,7 +89,7 @@ pub(super) fn font_bytes() -> Result<&'static [u8]> {
     }
 }
 
-fn font() -> Result<FontRef<'static>> {
+pub(crate) fn font() -> Result<FontRef<'static>> {
     Ok(FontRef::try_from_slice(font_bytes()?)?)
 }
 
@@ -110,18 +110,18 @@ pub(super) fn dxr_path(path: &Path) -> PathBuf {
 }
 
 /// The largest size up to `largest` at which `text` fits `room` pixels.
-fn fitting(font: &FontRef<'_>, text: &str, room: u32, largest: f32) -> f32 {
+pub(crate) fn fitting(font: &FontRef<'_>, text: &str, room: u32, largest: f32) -> f32 {
     let at_one = glyphs::width(font, 1.0, text).max(1e-3);
     (room as f32 / at_one).clamp(9.0, largest)
 }
 
-fn drawing<T, E: Display>(outcome: std::result::Result<T, E>) -> Result<T> {
+pub(crate) fn drawing<T, E: Display>(outcome: std::result::Result<T, E>) -> Result<T> {
     outcome.map_err(|error| anyhow!("drawing the chart: {error}"))
 }
 
 /// Gridline values from 0 to `top`: 1, 2 or 5 times a power of ten apart,
 /// three to six of them; and the decimals their labels need.
-fn ticks(top: f64) -> (Vec<f64>, usize) {
+pub(crate) fn ticks(top: f64) -> (Vec<f64>, usize) {
     let raw = (top / 5.0).max(1e-9);
     let magnitude = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|factor| factor * magnitude).find(|&step| step >= raw).unwrap();

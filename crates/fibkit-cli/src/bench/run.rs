@@ -13,7 +13,7 @@ use fibkit::random::KeyGen;
 use fibkit::rib::Rib;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::plan::{Config, Plan};
+use super::plan::Config;
 
 /// One configuration's figures over its runs.
 #[derive(Clone, Debug)]
@@ -53,7 +53,7 @@ impl Measurement {
 }
 
 /// Seed of worker `thread`'s key generator (the same in every run).
-pub(super) fn seed_for(thread: usize) -> u64 {
+pub(crate) fn seed_for(thread: usize) -> u64 {
     (thread as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
@@ -67,7 +67,7 @@ fn pin(cores: &[core_affinity::CoreId], index: usize) -> bool {
 
 /// A lookup count that lasts about `seconds` on one thread (a multiple of
 /// REP's window, so every test does exactly that many lookups).
-pub(super) fn calibrate<A: Address>(
+pub(crate) fn calibrate<A: Address>(
     fib: &dyn Fib<A>,
     workload: &Workload<A>,
     seconds: f64,
@@ -95,22 +95,23 @@ pub(super) fn calibrate<A: Address>(
     })
 }
 
-/// One run: `threads` workers at once, each `lookups` lookups. Returns the
-/// Mlps of them all over the run's wall-clock time, the combined checksum
-/// and whether every worker was pinned.
-pub(super) fn run_once<A: Address>(
+/// One run: `threads` workers at once, worker `t` doing `lookups` lookups
+/// of `workload_of(t)`. Returns the Mlps of them all over the run's
+/// wall-clock time, the combined checksum and whether every worker was
+/// pinned.
+pub(crate) fn run_once<A: Address>(
     fib: &dyn Fib<A>,
-    plan: &Plan<A>,
-    config: Config,
+    workload_of: &(dyn Fn(usize) -> Workload<A> + Sync),
+    threads: usize,
     lookups: u64,
     cores: &[core_affinity::CoreId],
 ) -> (f64, u64, bool) {
-    let barrier = Barrier::new(config.threads);
+    let barrier = Barrier::new(threads);
     let outcomes: Vec<(Instant, Instant, u64, bool)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..config.threads)
+        let workers: Vec<_> = (0..threads)
             .map(|thread| {
                 let barrier = &barrier;
-                let workload = plan.workload(config.test, config.batch, seed_for(thread));
+                let workload = workload_of(thread);
                 scope.spawn(move || {
                     let pinned = pin(cores, thread);
                     barrier.wait();
@@ -140,7 +141,7 @@ fn wall_clock_mlps(spans: &[(Instant, Instant)], lookups: u64) -> f64 {
     (lookups * spans.len() as u64) as f64 / elapsed.max(1e-9) / 1e6
 }
 
-pub(super) fn progress_target() -> ProgressDrawTarget {
+pub(crate) fn progress_target() -> ProgressDrawTarget {
     if std::io::stderr().is_terminal() {
         ProgressDrawTarget::stderr()
     } else {
@@ -148,7 +149,7 @@ pub(super) fn progress_target() -> ProgressDrawTarget {
     }
 }
 
-pub(super) fn spinner(message: String) -> ProgressBar {
+pub(crate) fn spinner(message: String) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(None, progress_target());
     bar.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"));
     bar.set_message(message);

@@ -271,6 +271,37 @@ impl<A: Address> Rib<A> {
         }
     }
 
+    /// The binary radix depth of `addr` (the Poptrie paper's section 4.6):
+    /// how many leading bits of `addr` a binary trie holding every prefix
+    /// examines before it knows the answer, i.e. the depth where the walk
+    /// along `addr` leaves the trie. Equal to the largest, over the
+    /// prefixes `p`, of `min(p.prefix_len, common_prefix_len(addr, p))`;
+    /// 0 for an empty RIB.
+    pub fn radix_depth(&self, addr: A) -> u8 {
+        if self.routes == 0 {
+            return 0;
+        }
+        let mut current = ROOT;
+        loop {
+            let node = &self.nodes[current as usize];
+            let prefix_len = node.prefix.prefix_len();
+            if prefix_len == A::BITS {
+                return prefix_len;
+            }
+            let child = node.children[addr.bit(prefix_len)];
+            if child == NIL {
+                return prefix_len;
+            }
+            // The compressed chain down to the child is in the binary
+            // trie; `addr` follows it as far as they agree.
+            let below = self.nodes[child as usize].prefix;
+            if !below.contains(addr) {
+                return addr.common_prefix_len(below.addr()).min(below.prefix_len());
+            }
+            current = child;
+        }
+    }
+
     /// Longest-prefix match: the next hop for `addr`, `NO_ROUTE` if none.
     pub fn lookup(&self, addr: A) -> NextHop {
         self.lookup_prefix(addr).map_or(NO_ROUTE, |(_, next_hop)| next_hop)
@@ -513,6 +544,32 @@ mod tests {
     use super::*;
 
     use crate::addr::p;
+
+    #[test]
+    fn radix_depth_is_the_deepest_agreement_with_any_prefix() {
+        let brute = |rib: &Rib4, addr: u32| {
+            rib.iter().map(|(p, _)| addr.common_prefix_len(p.addr()).min(p.prefix_len())).max().unwrap_or(0)
+        };
+        let mut rng = crate::random::XorShift32::new(7);
+        for round in 0..40 {
+            let mut rib = Rib4::new();
+            // Prefixes clustered under 10/8 so that they nest and branch.
+            for _ in 0..1 + round * 3 {
+                let len = (rng.next() % 33) as u8;
+                let addr = 0x0a00_0000 | (rng.next() & if round % 2 == 0 { 0x00ff_ffff } else { 0x0003_0f0f });
+                rib.insert(Prefix::truncating(addr, len), 1);
+            }
+            for _ in 0..300 {
+                let addr = if rng.next() % 2 == 0 { rng.next() } else { 0x0a00_0000 | (rng.next() & 0x0003_0fff) };
+                assert_eq!(rib.radix_depth(addr), brute(&rib, addr), "round {round} {addr:#x}");
+            }
+        }
+        assert_eq!(Rib4::new().radix_depth(1), 0);
+        let mut host = Rib4::new();
+        host.insert(p("10.0.0.1/32"), 1);
+        assert_eq!(host.radix_depth(0x0a00_0001), 32);
+        assert_eq!(host.radix_depth(0x0a00_0000), 31);
+    }
 
     #[test]
     fn longest_match_and_exact_get() {

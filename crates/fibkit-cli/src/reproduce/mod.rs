@@ -1,0 +1,144 @@
+//! `fibkit reproduce`: the papers' experiments rerun on this machine, side
+//! by side with the published figures.
+//!
+//! ```text
+//!  data/published.json ──► published ──┐
+//!  shared data / default ─► lab ───────┼─► poptrie, cycles, softcom ─► report ─► DIR/report.md
+//!  (tables, rates, builds)             │   (one module a paper)                  DIR/report.json
+//!                                      └──────────────────────────── plots ────► DIR/*.png
+//! ```
+//!
+//! Each paper's module reruns what this machine can run on the closest
+//! data at hand and returns [`report::Experiment`]s: a row per published
+//! number with fibkit's figure beside it, or a note saying why there is
+//! none (more threads than cores, a table that is not at hand).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+
+mod cycles;
+mod lab;
+mod plots;
+mod poptrie;
+mod published;
+mod report;
+mod softcom;
+
+use lab::{Effort, Lab};
+use published::Published;
+use report::{Report, Section};
+
+/// Arguments of `fibkit reproduce`.
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Which papers' experiments to rerun.
+    #[arg(value_enum, required = true)]
+    papers: Vec<Paper>,
+    /// The short run (under two minutes): fewer keys, shorter rates.
+    #[arg(long)]
+    quick: bool,
+    /// Where the report and plots go (created if need be).
+    #[arg(long, value_name = "DIR", default_value = "reproduce")]
+    out: PathBuf,
+    /// The shared data directory (its tables stand in for the papers'):
+    /// [default: ../shared/data if it exists, else the embedded default
+    /// table and no IPv6 table or update trace].
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+}
+
+/// A paper whose experiments `reproduce` reruns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+enum Paper {
+    /// Asai and Ohara, Poptrie (SIGCOMM 2015): Tables 1-6, Figures 7, 8,
+    /// 10 and 11, sections 4.5 and 4.9.
+    Poptrie,
+    /// Zec and Mikuc, DXR (SoftCOM 2017): Table I, the K sweep, the peak.
+    Softcom,
+    /// Every paper above.
+    All,
+}
+
+impl Paper {
+    fn key(self) -> &'static str {
+        match self {
+            Paper::Poptrie => "poptrie",
+            Paper::Softcom => "softcom",
+            Paper::All => "all",
+        }
+    }
+}
+
+/// Runs `fibkit reproduce`.
+pub fn run(args: &ReproduceArgs) -> Result<ExitCode> {
+    let mut papers: Vec<Paper> = if args.papers.contains(&Paper::All) {
+        Paper::value_variants().iter().copied().filter(|&paper| paper != Paper::All).collect()
+    } else {
+        args.papers.clone()
+    };
+    papers.sort();
+    papers.dedup();
+    // The plots need a font: fail before measuring if there is none.
+    crate::bench::plot::font()?;
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let data = match &args.data {
+        Some(dir) if !dir.is_dir() => bail!("--data {}: no such directory", dir.display()),
+        Some(dir) => Some(dir.clone()),
+        None => Some(PathBuf::from("../shared/data")).filter(|dir| dir.is_dir()),
+    };
+    let effort = if args.quick { Effort::QUICK } else { Effort::FULL };
+    let mut lab = Lab::new(effort, data.clone());
+    let published = Published::get();
+    let mut sections = Vec::new();
+    for paper in papers {
+        let source = published.source(paper.key()).with_context(|| format!("no source for {} in the data file", paper.key()))?;
+        let experiments = match paper {
+            Paper::Poptrie => {
+                let mut experiments = poptrie::run(&mut lab)?;
+                experiments.extend(cycles::run(&mut lab, &args.out)?);
+                experiments
+            }
+            Paper::Softcom => softcom::run(&mut lab)?,
+            Paper::All => unreachable!("expanded above"),
+        };
+        sections.push(Section {
+            paper: paper.key().to_string(),
+            title: format!("{} ({}, {})", source.title, source.authors, source.venue),
+            published_on: source.hardware.clone(),
+            method: format!("{} (the paper's text: `{}`)", source.notes, source.file),
+            experiments,
+        });
+    }
+    let machine = &lab.machine;
+    let report = Report {
+        machine: format!(
+            "{}, {} cores{}",
+            machine.cpu_model,
+            machine.cores,
+            machine.cache_size.as_ref().map_or(String::new(), |cache| format!(", cache {cache}"))
+        ),
+        mode: if args.quick {
+            "quick: rates over 0.04 s (3 runs), 2^20 keys timed one by one, the sequential sweep cut short".into()
+        } else {
+            "full: rates over 1 s (5 runs), 2^24 keys timed one by one, the whole 2^32 sequential sweep".into()
+        },
+        data: vec![match &data {
+            Some(dir) => format!("Data: the shared data directory `{}`", dir.display()),
+            None => "Data: none found; the embedded default table stands in for every IPv4 table".into(),
+        }],
+        sections,
+    };
+    for row in report::unexplained(&report) {
+        eprintln!("warning: no figure and no reason for {row}");
+    }
+    let markdown = args.out.join("report.md");
+    std::fs::write(&markdown, report::markdown(&report)).with_context(|| format!("writing {}", markdown.display()))?;
+    let json = args.out.join("report.json");
+    let text = serde_json::to_string_pretty(&report)? + "\n";
+    std::fs::write(&json, text).with_context(|| format!("writing {}", json.display()))?;
+    lab.progress(format!("wrote {} and {}", markdown.display(), json.display()));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,76 @@
+//! `fibkit reproduce all --quick`: every section and experiment is in the
+//! report, every row has a figure or a reason, and the plots are PNG files.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::text;
+use serde_json::Value;
+
+/// The shared data beside the repository, if it is there.
+fn shared_data() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    dir.is_dir().then_some(dir)
+}
+
+#[test]
+fn quick_reproduce_fills_every_section() {
+    let out = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let data = shared_data().unwrap_or_else(|| empty.path().to_path_buf());
+    let output = common::fibkit(&[
+        "reproduce",
+        "all",
+        "--quick",
+        "--out",
+        out.path().to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("no figure and no reason"), "{stderr}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap()).unwrap();
+    let sections = report["sections"].as_array().unwrap();
+    let papers: Vec<&str> = sections.iter().map(|section| section["paper"].as_str().unwrap()).collect();
+    assert_eq!(papers, ["poptrie", "softcom"]);
+    let mut compared = 0;
+    for section in sections {
+        let experiments = section["experiments"].as_array().unwrap();
+        assert!(experiments.len() >= 3, "{}", section["paper"]);
+        for experiment in experiments {
+            let title = experiment["title"].as_str().unwrap();
+            let rows = experiment["rows"].as_array().unwrap();
+            assert!(!rows.is_empty(), "{title}: no rows");
+            for row in rows {
+                let measured = row["measured"].as_f64();
+                assert!(measured.is_some() || !row["note"].as_str().unwrap().is_empty(), "{title}: {row}");
+                if let Some(value) = measured {
+                    assert!(value.is_finite() && value >= 0.0, "{title}: {row}");
+                    compared += usize::from(!row["published"].is_null());
+                }
+            }
+            for plot in experiment["plots"].as_array().unwrap() {
+                let bytes = std::fs::read(out.path().join(plot[0].as_str().unwrap())).unwrap();
+                assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{plot}");
+            }
+        }
+    }
+    // Most rows stand beside a published figure.
+    assert!(compared >= 60, "only {compared} rows compared with a published figure");
+    let markdown = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    for heading in ["Table 2", "Table 4", "Table 5", "Table 6", "Figure 8", "Table I", "Figures 4 and 5"] {
+        assert!(markdown.contains(heading), "{heading} missing from the report");
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused_before_measuring() {
+    let output = common::fibkit(&["reproduce", "all", "--quick", "--data", "/no/such/dir"]);
+    let (_, stderr) = text(&output);
+    assert!(!output.status.success());
+    assert!(stderr.contains("--data /no/such/dir: no such directory"), "{stderr}");
+    let output = common::fibkit(&["reproduce", "nonesuch"]);
+    assert!(!output.status.success());
+}
