@@ -28,6 +28,15 @@ pub struct ConvertArgs {
     /// indexes (load the output without `--nexthops`).
     #[arg(long, value_name = "syn1|syn2", value_parser = parse_growth)]
     grow: Option<Growth>,
+    /// Write N host routes (/32) instead of a loaded table, packed into
+    /// --subnets parts of 10.0.0.0/8 (the Linux route-lookup article's
+    /// second scenario: 500000 in 4), to --nexthops next hops in turn
+    /// (default 16).
+    #[arg(long, value_name = "N", conflicts_with_all = ["table", "grow"])]
+    host_routes: Option<usize>,
+    /// With --host-routes: how many subnets hold them.
+    #[arg(long, value_name = "S", default_value_t = 4, requires = "host_routes")]
+    subnets: usize,
     /// Where to write the text (standard output without it, or with `-`).
     #[arg(value_name = "OUT")]
     output: Option<PathBuf>,
@@ -56,14 +65,17 @@ pub(crate) fn grow_table(table: &mut RouteTable, growth: Growth) -> Result<NextH
 
 /// Runs `fibkit convert`.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
-    let mut table = args.table.load()?;
+    let mut table = match args.host_routes {
+        Some(count) => load::host_routes(count, args.subnets, args.table.nexthops.unwrap_or(16))?,
+        None => args.table.load()?,
+    };
     if let Some(growth) = args.grow {
-        let routes = table.v4.len();
+        let (name, routes) = (table.name.clone(), table.v4.len());
         let stride = grow_table(&mut table, growth)?;
         eprintln!(
-            "{}: {routes} IPv4 routes grown to {} (part i of a route to n goes to n + i x {stride})",
-            table.name,
+            "{name}: {routes} IPv4 routes grown to {} ({}: part i of a route to n goes to n + i x {stride})",
             table.v4.len(),
+            growth.name()
         );
     }
     match args.output.as_deref().filter(|&path| !crate::is_stdio(path)) {

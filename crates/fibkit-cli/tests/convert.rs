@@ -44,6 +44,18 @@ fn convert_writes_text_that_loads_back() {
 }
 
 #[test]
+fn host_routes_are_written_in_their_subnets() {
+    let (ok, stdout, stderr) = fibkit(&["convert", "--host-routes", "6", "--subnets", "2", "--nexthops", "4"]);
+    assert!(ok, "{stderr}");
+    let want = ["10.0.0.0/32 1", "10.0.0.1/32 3", "10.0.0.2/32 1", "10.128.0.0/32 2", "10.128.0.1/32 4", "10.128.0.2/32 2"];
+    assert_eq!(stdout.lines().skip(1).collect::<Vec<_>>(), want, "{stdout}");
+    let (ok, _, stderr) = fibkit(&["convert", "--host-routes", "20000000", "--subnets", "4"]);
+    assert!(!ok && stderr.contains("20000000 host routes do not fit 4 subnets of 10.0.0.0/8"), "{stderr}");
+    let (ok, _, stderr) = fibkit(&["convert", "--subnets", "4"]);
+    assert!(!ok && stderr.contains("--host-routes"), "{stderr}");
+}
+
+#[test]
 fn grow_writes_the_papers_synthetic_tables() {
     let dir = scratch("grow");
     let input = dir.join("in.txt");

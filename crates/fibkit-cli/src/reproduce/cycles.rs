@@ -20,8 +20,11 @@ use super::poptrie::{next_hops_of, COMPARED};
 use super::published::{Published, Query};
 use super::report::{Experiment, Row};
 
-/// The percentile columns of Table 4: label, data file metric, value.
-const COLUMNS: [(&str, &str, fn(&Percentiles) -> f64); 5] = [
+/// A column of Table 4: label, data file metric, value.
+type Column = (&'static str, &'static str, fn(&Percentiles) -> f64);
+
+/// The percentile columns of Table 4.
+const COLUMNS: [Column; 5] = [
     ("mean", "cycles_mean", |p| p.mean),
     ("50th", "cycles_p50", |p| p.p50),
     ("75th", "cycles_p75", |p| p.p75),
@@ -52,7 +55,13 @@ pub(crate) fn run(lab: &mut Lab, out: &Path) -> Result<Vec<Experiment>> {
     let mut rows = Vec::new();
     let mut curves = Vec::new();
     let mut candles = Vec::new();
-    for name in COMPARED {
+    // The paper's five first (and in the plots), then every other IPv4
+    // engine of the registry (variants aside), on the same keys.
+    let others = fibkit::registry::engines_of(fibkit::addr::Family::Ipv4)
+        .into_iter()
+        .filter(|engine| engine.variant_of.is_none() && !COMPARED.contains(&engine.name))
+        .map(|engine| engine.name);
+    for name in COMPARED.into_iter().chain(others) {
         lab.progress(format!("cycles: {name}, {} keys one by one", keys.len()));
         let find = |metric: &str| {
             Published::get().find(Query {
@@ -87,11 +96,14 @@ pub(crate) fn run(lab: &mut Lab, out: &Path) -> Result<Vec<Experiment>> {
             };
             rows.push(Row::new(format!("{name}: {label}"), "ticks", published, Some(here)).note(note));
         }
-        curves.push(Curve { label: name.to_string(), sorted, overhead });
-        candles.push((name.to_string(), per_depth.into_iter().map(|group| group.map(Candle::of)).collect::<Vec<_>>()));
+        if COMPARED.contains(&name) {
+            curves.push(Curve { label: name.to_string(), sorted, overhead });
+            candles.push((name.to_string(), per_depth.into_iter().map(|group| group.map(Candle::of)).collect::<Vec<_>>()));
+        }
     }
     let setup = format!(
-        "{} stands in for REAL-Tier1-A. {} random keys (xorshift32, seed {SEED}), the same for every engine, each lookup \
+        "{} stands in for REAL-Tier1-A. {} random keys (xorshift32, seed {SEED}), the same for every engine (the paper's \
+         five, then every other of fibkit's and the registered peers; the plots show the five), each lookup \
          timed alone between serialised time-stamp counter reads; the reads' own {:.1} ticks (their mean around nothing) \
          are subtracted, as the paper subtracted its 83-cycle counter overhead. Ticks are the time-stamp counter's, which \
          runs at a fixed {ghz:.2} GHz here{} and advances in steps of {} ticks ({:.1} ns): single timings are that coarse, \

@@ -82,17 +82,20 @@ pub(crate) struct Lab {
     pub(crate) machine: Machine,
     cores: Vec<core_affinity::CoreId>,
     data: Option<PathBuf>,
+    /// `--table`: the IPv4 table that stands in, in place of the shared one.
+    table: Option<PathBuf>,
     started: Instant,
     tables: HashMap<(String, u32), Rc<Table>>,
 }
 
 impl Lab {
-    pub(crate) fn new(effort: Effort, data: Option<PathBuf>) -> Lab {
+    pub(crate) fn new(effort: Effort, data: Option<PathBuf>, table: Option<PathBuf>) -> Lab {
         Lab {
             effort,
             machine: Machine::detect(),
             cores: core_affinity::get_core_ids().unwrap_or_default(),
             data,
+            table,
             started: Instant::now(),
             tables: HashMap::new(),
         }
@@ -109,8 +112,16 @@ impl Lab {
     }
 
     /// The IPv4 table mapped onto `next_hops` next hops (`value % N + 1`):
-    /// the shared 2014 table, or the embedded default table without it.
+    /// `--table`'s, else the shared 2014 table, else the embedded default
+    /// table.
     pub(crate) fn ipv4(&mut self, next_hops: u32) -> Result<Rc<Table>> {
+        if let Some(path) = self.table.clone() {
+            let table = self.load(&path, next_hops)?;
+            if table.table.v4.is_empty() {
+                anyhow::bail!("--table {}: no IPv4 route to stand in for the papers' tables", path.display());
+            }
+            return Ok(table);
+        }
         match self.data_file(IPV4_TABLE) {
             Some(path) => self.load(&path, next_hops),
             None => {

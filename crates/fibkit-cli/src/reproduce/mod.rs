@@ -3,9 +3,10 @@
 //!
 //! ```text
 //!  data/published.json ──► published ──┐
-//!  shared data / default ─► lab ───────┼─► poptrie, cycles, softcom ─► report ─► DIR/report.md
-//!  (tables, rates, builds)             │   (one module a paper)                  DIR/report.json
-//!                                      └──────────────────────────── plots ────► DIR/*.png
+//!  shared data / default ─► lab ───────┼─► poptrie (+ cycles), dxr, ──► report ─► DIR/report.md
+//!  (tables, rates, builds)             │   softcom, lulea, linux                  DIR/report.json
+//!                                      │   (one module a paper)
+//!                                      └─────────────────────────────── plots ──► DIR/*.png
 //! ```
 //!
 //! Each paper's module reruns what this machine can run on the closest
@@ -20,7 +21,10 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
 mod cycles;
+mod dxr;
 mod lab;
+mod linux;
+mod lulea;
 mod plots;
 mod poptrie;
 mod published;
@@ -48,6 +52,11 @@ pub struct ReproduceArgs {
     /// table and no IPv6 table or update trace].
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
+    /// An IPv4 table (any input format) to stand in for the papers' IPv4
+    /// tables in place of the shared 2014 table: e.g. the SoftCOM paper's
+    /// Table I for that table.
+    #[arg(long, value_name = "FILE")]
+    table: Option<PathBuf>,
 }
 
 /// A paper whose experiments `reproduce` reruns.
@@ -56,8 +65,15 @@ enum Paper {
     /// Asai and Ohara, Poptrie (SIGCOMM 2015): Tables 1-6, Figures 7, 8,
     /// 10 and 11, sections 4.5 and 4.9.
     Poptrie,
+    /// Zec, DXR's web page (2014): rt.stat, the chunk-length table, the
+    /// SEQ, RND and REP tables.
+    Dxr,
     /// Zec and Mikuc, DXR (SoftCOM 2017): Table I, the K sweep, the peak.
     Softcom,
+    /// Degermark et al., Luleå (SIGCOMM 1997): Table 1, section 5.2.
+    Lulea,
+    /// Bernat, IPv4 route lookup on Linux (2017): its two scenarios.
+    Linux,
     /// Every paper above.
     All,
 }
@@ -66,7 +82,10 @@ impl Paper {
     fn key(self) -> &'static str {
         match self {
             Paper::Poptrie => "poptrie",
+            Paper::Dxr => "dxr",
             Paper::Softcom => "softcom",
+            Paper::Lulea => "lulea",
+            Paper::Linux => "linux",
             Paper::All => "all",
         }
     }
@@ -90,7 +109,10 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode> {
         None => Some(PathBuf::from("../shared/data")).filter(|dir| dir.is_dir()),
     };
     let effort = if args.quick { Effort::QUICK } else { Effort::FULL };
-    let mut lab = Lab::new(effort, data.clone());
+    if let Some(table) = args.table.as_ref().filter(|table| !table.is_file()) {
+        bail!("--table {}: no such file", table.display());
+    }
+    let mut lab = Lab::new(effort, data.clone(), args.table.clone());
     let published = Published::get();
     let mut sections = Vec::new();
     for paper in papers {
@@ -101,7 +123,10 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode> {
                 experiments.extend(cycles::run(&mut lab, &args.out)?);
                 experiments
             }
+            Paper::Dxr => dxr::run(&mut lab)?,
             Paper::Softcom => softcom::run(&mut lab)?,
+            Paper::Lulea => lulea::run(&mut lab)?,
+            Paper::Linux => linux::run(&mut lab)?,
             Paper::All => unreachable!("expanded above"),
         };
         sections.push(Section {
@@ -125,9 +150,10 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode> {
         } else {
             "full: rates over 1 s (5 runs), 2^24 keys timed one by one, the whole 2^32 sequential sweep".into()
         },
-        data: vec![match &data {
-            Some(dir) => format!("Data: the shared data directory `{}`", dir.display()),
-            None => "Data: none found; the embedded default table stands in for every IPv4 table".into(),
+        data: vec![match (&args.table, &data) {
+            (Some(table), _) => format!("IPv4 table: `{}` (--table) stands in for every IPv4 table", table.display()),
+            (None, Some(dir)) => format!("Data: the shared data directory `{}`", dir.display()),
+            (None, None) => "Data: none found; the embedded default table stands in for every IPv4 table".into(),
         }],
         sections,
     };

@@ -128,7 +128,7 @@ fn table1(table: &RouteTable, stand_in: &str) -> Experiment {
 fn refused(measured: &Measured, rows: &mut Vec<Row>, published: Option<&super::published::Figure>) -> bool {
     match &measured.error {
         Some(error) => {
-            rows.push(Row::new(format!("{}", measured.name), "", published, None).note(format!("refused the table: {error}")));
+            rows.push(Row::new(measured.name, "", published, None).note(format!("refused the table: {error}")));
             true
         }
         None => false,

@@ -68,7 +68,7 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
             sweep_rows.push(Row::new(format!("{name}: {label}"), "Mlps", None, Some(rate.median)).note(format!("runs {}", rate.spread())));
         }
         let best = rates.iter().map(|rate| rate.median).fold(0.0, f64::max);
-        let published = Published::get().find(Query { paper: PAPER, test: Some(&test.name().to_string()), metric: "peak_mlps_1_thread", ..Default::default() });
+        let published = Published::get().find(Query { paper: PAPER, test: Some(test.name()), metric: "peak_mlps_1_thread", ..Default::default() });
         sweep_rows.push(Row::new(format!("best K, {label}"), "Mlps", published, Some(best)).note("the best of D16R..D22R here; the paper's best of its machines"));
     }
     let k_sweep = Experiment {

@@ -560,7 +560,7 @@ mod tests {
                 rib.insert(Prefix::truncating(addr, len), 1);
             }
             for _ in 0..300 {
-                let addr = if rng.next() % 2 == 0 { rng.next() } else { 0x0a00_0000 | (rng.next() & 0x0003_0fff) };
+                let addr = if rng.next().is_multiple_of(2) { rng.next() } else { 0x0a00_0000 | (rng.next() & 0x0003_0fff) };
                 assert_eq!(rib.radix_depth(addr), brute(&rib, addr), "round {round} {addr:#x}");
             }
         }

@@ -17,8 +17,9 @@
 //!
 //! **Resolution.** Some counters advance in steps of more than one tick
 //! (AMD's Zen parts: about every 10 ns); [`Stopwatch::resolution`] is the
-//! smallest step seen. A lookup shorter than a step then reads as 0 or one
-//! step, depending on where it falls between steps: single timings are
+//! step (the greatest common divisor of its advances). A lookup shorter
+//! than a step then reads as 0 or one step, depending on where it falls
+//! between steps: single timings are
 //! coarse, but as lookups start at every phase of the step, the mean of
 //! many is not biased, and the overhead is a mean for the same reason.
 //!
@@ -123,15 +124,17 @@ impl Stopwatch {
                 })
                 .sum::<u64>() as f64
                 / SAMPLES as f64;
-            let mut resolution = u64::MAX;
+            // The step: the greatest common divisor of the advances between
+            // back-to-back reads (the smallest advance would be the cost of
+            // a read where that exceeds the step).
+            let mut resolution = 0u64;
             let mut previous = counter::start();
             for _ in 0..SAMPLES {
                 let now = counter::start();
-                if now > previous {
-                    resolution = resolution.min(now - previous);
-                }
+                resolution = gcd(resolution, now.wrapping_sub(previous));
                 previous = now;
             }
+            let resolution = resolution.max(1);
             let clock = std::time::Instant::now();
             let first = counter::start();
             while clock.elapsed() < std::time::Duration::from_millis(100) {
@@ -151,7 +154,7 @@ impl Stopwatch {
         self.overhead
     }
 
-    /// The smallest step the counter was seen to advance by, in ticks.
+    /// The step the counter advances by, in ticks (1 where it counts every tick).
     pub fn resolution(&self) -> u64 {
         self.resolution
     }
@@ -199,6 +202,14 @@ impl Stopwatch {
         }
         Ok(checksum)
     }
+}
+
+/// Euclid's greatest common divisor (`gcd(0, b) = b`).
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// The distribution of a set of timings less an overhead: the paper's
@@ -284,6 +295,13 @@ mod tests {
     }
 
     #[test]
+    fn steps_are_the_gcd_of_advances() {
+        assert_eq!([40, 20, 60, 100].into_iter().fold(0, gcd), 20);
+        assert_eq!([7, 3].into_iter().fold(0, gcd), 1);
+        assert_eq!(gcd(0, 0), 0);
+    }
+
+    #[test]
     fn by_depth_groups_timings_by_their_keys_depth() {
         let groups = by_depth(&[10, 20, 30, 40], &[2, 0, 2, 2], 5.0);
         assert_eq!(groups.len(), 3);
@@ -294,9 +312,10 @@ mod tests {
 
     #[test]
     fn every_lookup_is_timed_with_the_fibs_answers() {
-        let Ok(stopwatch) = Stopwatch::new() else {
-            assert!(!cfg!(target_arch = "x86_64"), "x86-64 has a time-stamp counter");
-            return;
+        let stopwatch = match Stopwatch::new() {
+            Ok(stopwatch) => stopwatch,
+            Err(error) if cfg!(target_arch = "x86_64") => panic!("x86-64 has a time-stamp counter: {error}"),
+            Err(_) => return,
         };
         assert!(stopwatch.tsc_ghz() > 0.1 && stopwatch.tsc_ghz() < 20.0, "{} GHz", stopwatch.tsc_ghz());
         assert!(stopwatch.resolution() >= 1 && stopwatch.resolution() < 1000, "{}", stopwatch.resolution());

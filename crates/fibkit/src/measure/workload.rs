@@ -156,7 +156,7 @@ pub fn run<A: Address, F: Fib<A> + ?Sized>(fib: &F, workload: &Workload<A>, look
             let mut checksum = 0u64;
             let mut key = A::ZERO;
             for lookup in 0..lookups {
-                if lookup % REP16_RUN as u64 == 0 {
+                if lookup.is_multiple_of(REP16_RUN as u64) {
                     key = rng.next();
                 }
                 checksum = checksum.wrapping_add(u64::from(fib.lookup(key)));
@@ -247,7 +247,7 @@ impl<K: Copy> BatchKeys<K> {
     #[inline]
     fn fill_rep16(&mut self, keys: &mut [K], mut draw: impl FnMut() -> K) {
         for key in keys {
-            if self.repeated % REP16_RUN == 0 {
+            if self.repeated.is_multiple_of(REP16_RUN) {
                 self.window[0] = draw();
             }
             self.repeated += 1;
