@@ -54,7 +54,7 @@ pub(crate) fn next_hops_of(dataset: &str) -> u32 {
     figure("Table 1", dataset, None, None, "next_hops").map_or(13, |figure| figure.value as u32)
 }
 
-/// One engine built on the stand-in and its random-key rate.
+/// One engine built on the stand-in (or its error) and its build time.
 struct Measured {
     name: &'static str,
     fib: Option<Box<dyn Fib<u32>>>,
