@@ -10,7 +10,7 @@
 use anyhow::Result;
 use fibkit::fib::Fib;
 use fibkit::measure::workload::{Test, Workload};
-use fibkit::rib::Rib4;
+use fibkit::engines::dxr;
 
 use super::lab::{stat, Lab};
 use super::published::{Figure, Published, Query};
@@ -19,18 +19,6 @@ use super::report::{Experiment, Row};
 const PAPER: &str = "dxr";
 const DATASET: &str = "linx.click";
 const MACHINE: &str = "i7-4771";
-/// The page's chunk-length buckets: `(label, smallest, largest)` fragments.
-const BUCKETS: [(&str, u32, u32); 9] = [
-    ("1", 1, 1),
-    ("2", 2, 2),
-    ("3_4", 3, 4),
-    ("5_8", 5, 8),
-    ("9_16", 9, 16),
-    ("17_32", 17, 32),
-    ("33_64", 33, 64),
-    ("65_128", 65, 128),
-    ("129_256", 129, 256),
-];
 /// The engines of the SEQ/RND/REP tables, with the page's name where
 /// fibkit's differs.
 const TABLES: [(&str, Option<&str>); 7] = [
@@ -45,19 +33,6 @@ const TABLES: [(&str, Option<&str>); 7] = [
 
 fn find(place: &str, engine: Option<&str>, metric: &str) -> Option<&'static Figure> {
     Published::get().find(Query { paper: PAPER, place: Some(place), dataset: Some(DATASET), engine, metric, ..Default::default() })
-}
-
-/// How many fragments (maximal runs of one next hop, cut at chunk
-/// boundaries) each of the 2^k chunks of `rib` has: DXR's range-list
-/// lengths, before any chunk is shared.
-pub(crate) fn chunk_lengths(rib: &Rib4, k: u32) -> Vec<u32> {
-    let mut lengths = vec![0u32; 1 << k];
-    rib.for_each_range(0, u32::MAX, |range| {
-        for chunk in range.first >> (32 - k)..=range.last >> (32 - k) {
-            lengths[chunk as usize] += 1;
-        }
-    });
-    lengths
 }
 
 /// Every experiment of the page.
@@ -98,23 +73,23 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
 
     lab.progress("dxr: chunk lengths for K = 16..22");
     let mut rows = Vec::new();
-    for k in 16..=22 {
-        let engine = format!("d{k}r");
-        let lengths = chunk_lengths(&table.table.v4, k);
-        let total = lengths.len() as f64;
-        for (label, smallest, largest) in BUCKETS {
-            let share = lengths.iter().filter(|&&length| (smallest..=largest).contains(&length)).count() as f64 / total;
-            let published = find("Chunk-length table", Some(&engine), &format!("chunk_share_len_{label}"));
-            rows.push(Row::new(format!("D{k}R: {}", label.replace('_', "-")), "share", published, Some(share)));
-        }
-        let longer = lengths.iter().filter(|&&length| length > 256).count();
-        if longer > 0 {
-            rows.push(Row::new(format!("D{k}R: over 256"), "share", None, Some(longer as f64 / total)).note("the page's table has no such column"));
+    for row in dxr::chunk_histogram(&table.table.v4) {
+        let engine = format!("d{}r", row.k);
+        for (bucket, share) in dxr::HISTOGRAM_BUCKETS.iter().zip(row.shares) {
+            let label = format!("D{}R: {bucket}", row.k);
+            let Some(range) = bucket.strip_prefix('>') else {
+                let published = find("Chunk-length table", Some(&engine), &format!("chunk_share_len_{}", bucket.replace('-', "_")));
+                rows.push(Row::new(label, "share", published, Some(share)));
+                continue;
+            };
+            if share > 0.0 {
+                rows.push(Row::new(label, "share", None, Some(share)).note(format!("the page has no column past {range}")));
+            }
         }
     }
     let chunks = Experiment {
         title: "Chunk-length table: the share of chunks by range count".into(),
-        setup: format!("{stand_in} Counted from the RIB: the fragments of each of the 2^K chunks before chunks are shared."),
+        setup: format!("{stand_in} Counted from the RIB as `fibkit stat --chunk-histogram` counts them: the fragments of each of the 2^K chunks before chunks are shared."),
         rows,
         plots: vec![],
     };
@@ -149,27 +124,4 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
         plots: vec![],
     };
     Ok(vec![rt_stat, chunks, rates])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunk_lengths_count_the_runs_cut_at_chunk_boundaries() {
-        let mut rib = Rib4::new();
-        rib.insert("10.0.0.0/8".parse().unwrap(), 1);
-        rib.insert("10.1.2.0/24".parse().unwrap(), 2);
-        rib.insert("11.0.0.0/8".parse().unwrap(), 1);
-        let lengths = chunk_lengths(&rib, 8);
-        assert_eq!(lengths.len(), 256);
-        // 10/8: 10.0.0.0-10.1.1.255 (1), 10.1.2.0/24 (2), the rest (1).
-        assert_eq!(lengths[10], 3);
-        // 11/8 is one run with 10/8's tail, but chunks cut it.
-        assert_eq!(lengths[11], 1);
-        assert_eq!(lengths[9], 1);
-        assert_eq!(lengths.iter().sum::<u32>(), 256 + 2);
-        let whole = chunk_lengths(&Rib4::new(), 4);
-        assert!(whole.iter().all(|&length| length == 1));
-    }
 }

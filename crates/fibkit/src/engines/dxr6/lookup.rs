@@ -19,23 +19,23 @@ impl<const K: u32> Dxr6<K> {
     }
 
     /// The binary search over a chunk's ranges for `probe` (offset << K
-    /// with every next-hop bit set).
+    /// with every next-hop bit set), without a branch on the comparisons:
+    /// each step moves `low` by `half` or by nothing (a multiply, not a
+    /// jump the CPU would mispredict half the time) and always halves
+    /// `len`, so the steps are as many as `count`'s bits whatever the key.
     #[inline]
     fn search(&self, base: usize, size: u32, probe: u128) -> NextHop {
         let (mut low, count) = if size == SIZE_XL { self.header(base) } else { (base, size as usize) };
         debug_assert!(low + count <= self.range.len() && count > 0);
-        // Invariant: range[low].start <= offset < range[low + len].start.
+        // Invariant: range[low].start <= offset, and the range holding the
+        // offset is among range[low .. low + len].
         let mut len = count;
         while len > 1 {
             let half = len / 2;
             // SAFETY: low + half < low + len <= base + count <= range.len().
             let middle = unsafe { *self.range.get_unchecked(low + half) };
-            if middle.0 <= probe {
-                low += half;
-                len -= half;
-            } else {
-                len = half;
-            }
+            low += usize::from(middle.0 <= probe) * half;
+            len -= half;
         }
         // SAFETY: low < base + count <= range.len().
         unsafe { self.range.get_unchecked(low) }.next_hop::<K>()
