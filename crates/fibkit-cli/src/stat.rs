@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
-use fibkit::addr::Address;
+use fibkit::addr::{Address, IpPrefix};
 use fibkit::auto;
 use fibkit::engines::dxr;
 use fibkit::fib::{BuildOptions, Fib, Figure};
@@ -28,10 +28,19 @@ pub struct StatArgs {
     /// Print the distribution of DXR chunk lengths for K = 16..22.
     #[arg(long)]
     chunk_histogram: bool,
+    /// With `auto`: measure the candidates on keys uniform inside this
+    /// prefix (the traffic the FIB will see) [default: all of IPv4,
+    /// 2000::/3 for IPv6].
+    #[arg(long, value_name = "PREFIX", value_parser = parse_space)]
+    space: Option<IpPrefix>,
     #[command(flatten)]
     table: TableArgs,
     #[command(flatten)]
     family: FamilyArgs,
+}
+
+fn parse_space(text: &str) -> Result<IpPrefix, String> {
+    text.trim().parse::<IpPrefix>().map_err(|error| format!("{:?} is not a prefix: {error}", fibkit::error::shorten(text)))
 }
 
 /// Runs `fibkit stat`.
@@ -39,8 +48,20 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
     if let Some(spec) = &args.engine {
         check_names(spec)?;
     }
+    if args.space.is_some() && !args.engine.as_deref().is_some_and(|spec| spec.split(',').any(|name| name.trim() == auto::NAME)) {
+        anyhow::bail!("--space is what `auto` measures its candidates on: give --engine auto");
+    }
     let ipv4_only = args.chunk_histogram.then_some("--chunk-histogram is about IPv4 DXR");
     let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
+    if let Some(space) = args.space {
+        let (fits, name) = match family {
+            Family::Ipv4 => (space.of::<u32>().is_some(), "IPv4"),
+            Family::Ipv6 => (space.of::<u128>().is_some(), "IPv6"),
+        };
+        if !fits {
+            anyhow::bail!("--space {space} is not a prefix of the table's family ({name})");
+        }
+    }
     let (mut objects, all_built) = match family {
         Family::Ipv4 => report::<u32>(args, &table, "d16r")?,
         Family::Ipv6 => report::<u128>(args, &table, "poptrie18")?,
@@ -84,7 +105,11 @@ fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str)
     let mut objects = Vec::new();
     let mut all_built = true;
     for engine in select_engines::<A>(args.engine.as_deref().unwrap_or(default_engine))? {
-        let built = if engine.name == auto::NAME { build_auto::<A>(table) } else { build_timed::<A>(engine, table).map(|(fib, ms)| (fib, ms, None)) };
+        let built = if engine.name == auto::NAME {
+            build_auto::<A>(table, args.space)
+        } else {
+            build_timed::<A>(engine, table).map(|(fib, ms)| (fib, ms, None))
+        };
         let (fib, build_ms, choice) = match built {
             Ok(built) => built,
             Err(error) => {
@@ -147,9 +172,15 @@ type Built<A> = (Box<dyn Fib<A>>, f64, Option<String>);
 /// Builds `auto` over the table: the chosen engine's FIB, the time choosing
 /// and building took (ms), and the choice as text (the candidates, what
 /// each measured, and why the others were not chosen).
-fn build_auto<A: Address>(table: &RouteTable) -> Result<Built<A>> {
+fn build_auto<A: Address>(table: &RouteTable, space: Option<IpPrefix>) -> Result<Built<A>> {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    let choice = auto::choose::<A>(table.rib::<A>(), &options)?;
+    let choice = match space {
+        Some(space) => {
+            let space = space.of::<A>().context("run() checked --space's family")?;
+            auto::choose_in::<A>(table.rib::<A>(), &options, space)?
+        }
+        None => auto::choose::<A>(table.rib::<A>(), &options)?,
+    };
     let (ms, text) = (choice.elapsed.as_secs_f64() * 1e3, choice.to_string().trim_end().to_string());
     Ok((choice.fib, ms, Some(text)))
 }

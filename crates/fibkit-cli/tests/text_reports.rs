@@ -62,4 +62,13 @@ fn auto_says_which_engine_it_chose_and_why() {
     let chosen = object["chosen"].as_str().unwrap_or_else(|| panic!("{stdout}"));
     assert!(fibkit::registry::AUTO_CANDIDATES.contains(&chosen), "{stdout}");
     assert!(object["auto"].as_str().unwrap().starts_with(&format!("auto chose {chosen}")), "{stdout}");
+    // --space: the keys auto measures on, of the table's family, with auto only.
+    let output = fibkit(&["stat", "--engine", "auto", "--space", "10.1.0.0/16", path]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success() && stdout.contains("(keys in 10.1.0.0/16)"), "{stdout}{stderr}");
+    let output = fibkit(&["stat", "--engine", "auto", "--space", "2001:db8::/32", path]);
+    let (stdout, stderr) = text(&output);
+    assert!(!output.status.success() && stderr.contains("--space 2001:db8::/32 is not a prefix of the table's family"), "{stdout}{stderr}");
+    let output = fibkit(&["stat", "--engine", "d16r", "--space", "10.0.0.0/8", path]);
+    assert!(!output.status.success() && text(&output).1.contains("give --engine auto"));
 }

@@ -23,11 +23,12 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::addr::Address;
+use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::Updater;
 use crate::measure::workload::{Test, Workload};
+use crate::random::KeyGen;
 use crate::registry::{self, Engine};
 use crate::rib::Rib;
 
@@ -69,6 +70,8 @@ pub struct Choice<A: Address> {
     /// The cache the footprints were held against (L2 + L3), if the OS
     /// reports it.
     pub cache_bytes: Option<usize>,
+    /// The space the measured keys were uniform in.
+    pub space: Prefix<A>,
     /// How long choosing took (builds and measurements).
     pub elapsed: Duration,
 }
@@ -81,11 +84,12 @@ impl<A: Address> fmt::Display for Choice<A> {
         });
         writeln!(
             f,
-            "auto chose {} ({}) for {}: the fastest batched RND of {measured} candidates whose footprint fits \
-             {cache}; chosen in {:.0} ms",
+            "auto chose {} ({}) for {}: the fastest batched RND (keys in {}) of {measured} candidates whose \
+             footprint fits {cache}; chosen in {:.0} ms",
             self.engine.name,
             self.engine.summary,
             A::FAMILY,
+            self.space,
             self.elapsed.as_secs_f64() * 1e3,
         )?;
         for candidate in &self.candidates {
@@ -102,11 +106,24 @@ impl<A: Address> fmt::Display for Choice<A> {
 }
 
 /// Builds every candidate of family `A` over `rib`, measures those that
-/// fit the caches, and keeps the fastest (module docs).
+/// fit the caches on keys uniform over the family's default space
+/// ([`KeyGen::default_space`]: all of IPv4, 2000::/3), and keeps the
+/// fastest (module docs).
 ///
 /// # Errors
 /// When no candidate can hold the table: the first candidate's error.
 pub fn choose<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice<A>, BuildError> {
+    choose_in(rib, options, A::Keys::default_space())
+}
+
+/// [`choose`] measuring keys uniform inside `space` instead: the traffic
+/// the FIB will see where it is known to fall in part of the space (most
+/// IPv6 traffic goes to 2001::/16, where a table's routes crowd into few
+/// direct-table slots and another engine may be faster).
+///
+/// # Errors
+/// As [`choose`].
+pub fn choose_in<A: Address>(rib: &Rib<A>, options: &BuildOptions, space: Prefix<A>) -> Result<Choice<A>, BuildError> {
     let start = Instant::now();
     let engines: Vec<&'static Engine> =
         registry::AUTO_CANDIDATES.iter().filter_map(|name| registry::resolve::<A>(name).ok()).collect();
@@ -134,7 +151,7 @@ pub fn choose<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice
     let Some(&(_, first)) = measured.first() else {
         return Err(built.into_iter().find_map(Result::err).unwrap_or_else(no_candidate::<A>));
     };
-    let workload = Workload::new(Test::Rnd, BATCH, 1);
+    let workload = Workload { space, ..Workload::new(Test::Rnd, BATCH, 1) };
     let lookups = calibrate(first, &workload);
     let mut rates = vec![Vec::with_capacity(ROUNDS); candidates.len()];
     for _ in 0..ROUNDS {
@@ -153,7 +170,7 @@ pub fn choose<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice
         }
     }
     let fib = built.into_iter().nth(best).and_then(Result::ok).ok_or_else(no_candidate::<A>)?;
-    Ok(Choice { engine: engines[best], fib, candidates, cache_bytes, elapsed: start.elapsed() })
+    Ok(Choice { engine: engines[best], fib, candidates, cache_bytes, space, elapsed: start.elapsed() })
 }
 
 /// The FIB of the engine [`choose`] picks: the registry's builder of `auto`.
@@ -290,6 +307,13 @@ mod tests {
         let choice = choose(&rib, &BuildOptions { max_next_hop: 2 }).unwrap();
         assert!(choice.engine.serves(crate::Family::Ipv6));
         assert_eq!(choice.fib.lookup(0x2001_0db8_0001_u128 << 80), 2);
+        assert!(choice.to_string().contains("(keys in 2000::/3)"), "{choice}");
+        // Keys inside the table's own /32: still a valid choice, measured there.
+        let space: Prefix<u128> = "2001:db8::/32".parse().unwrap();
+        let inside = choose_in(&rib, &BuildOptions { max_next_hop: 2 }, space).unwrap();
+        assert_eq!(inside.space, space);
+        assert!(inside.to_string().contains("(keys in 2001:db8::/32)"), "{inside}");
+        assert!(inside.candidates.iter().any(|candidate| candidate.mlps.is_some()));
     }
 
     #[test]
