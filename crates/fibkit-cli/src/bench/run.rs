@@ -27,28 +27,44 @@ pub(super) struct Measurement {
 }
 
 impl Measurement {
-    fn sorted(&self) -> Vec<f64> {
-        let mut runs = self.mlps_runs.clone();
-        runs.sort_by(f64::total_cmp);
-        runs
+    /// The median, minimum and maximum of the runs.
+    fn rate(&self) -> Rate {
+        Rate::of(self.mlps_runs.clone())
     }
 
     pub(super) fn median(&self) -> f64 {
-        let runs = self.sorted();
-        let middle = runs.len() / 2;
-        if runs.len() % 2 == 1 {
-            runs[middle]
-        } else {
-            (runs[middle - 1] + runs[middle]) / 2.0
-        }
+        self.rate().median
     }
 
     pub(super) fn min(&self) -> f64 {
-        self.sorted()[0]
+        self.rate().min
     }
 
     pub(super) fn max(&self) -> f64 {
-        *self.sorted().last().expect("at least one run")
+        self.rate().max
+    }
+}
+
+/// A rate over several runs, in Mlps: their median, minimum and maximum.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Rate {
+    pub(crate) median: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
+}
+
+impl Rate {
+    /// The figures of `runs` (at least one).
+    pub(crate) fn of(mut runs: Vec<f64>) -> Rate {
+        runs.sort_by(f64::total_cmp);
+        let middle = runs.len() / 2;
+        let median = if runs.len() % 2 == 1 { runs[middle] } else { (runs[middle - 1] + runs[middle]) / 2.0 };
+        Rate { median, min: runs[0], max: *runs.last().expect("at least one run") }
+    }
+
+    /// `min-max`, for notes.
+    pub(crate) fn spread(&self) -> String {
+        format!("{:.1}-{:.1}", self.min, self.max)
     }
 }
 
@@ -178,6 +194,14 @@ mod tests {
         assert!((0.45..0.55).contains(&share), "{share}");
         assert_eq!(routed_share(&rib, "2000::/8".parse().unwrap()), 1.0);
         assert_eq!(routed_share(&rib, "3000::/4".parse().unwrap()), 0.0);
+    }
+
+    #[test]
+    fn rates_are_the_median_and_spread_of_their_runs() {
+        let rate = Rate::of(vec![3.0, 1.0, 2.0]);
+        assert_eq!(rate, Rate { median: 2.0, min: 1.0, max: 3.0 });
+        assert_eq!(Rate::of(vec![4.0, 1.0]).median, 2.5);
+        assert_eq!(rate.spread(), "1.0-3.0");
     }
 
     #[test]

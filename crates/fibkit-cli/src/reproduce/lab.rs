@@ -17,7 +17,7 @@ use fibkit::nexthop::Mapping;
 use fibkit::registry;
 
 use crate::bench::machine::Machine;
-use crate::bench::run::{calibrate, run_once, seed_for};
+use crate::bench::run::{calibrate, run_once, seed_for, Rate};
 
 /// The IPv4 table of the papers' era in the shared data.
 pub(crate) const IPV4_TABLE: &str = "routeviews-2014-05-13.ipasn.gz";
@@ -52,28 +52,6 @@ pub(crate) struct Table {
     /// How the report names it: file (or "embedded default"), prefixes,
     /// next hops and mapping.
     pub(crate) description: String,
-}
-
-/// A rate over several runs, in Mlps.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Rate {
-    pub(crate) median: f64,
-    pub(crate) min: f64,
-    pub(crate) max: f64,
-}
-
-impl Rate {
-    fn of(mut runs: Vec<f64>) -> Rate {
-        runs.sort_by(f64::total_cmp);
-        let middle = runs.len() / 2;
-        let median = if runs.len() % 2 == 1 { runs[middle] } else { (runs[middle - 1] + runs[middle]) / 2.0 };
-        Rate { median, min: runs[0], max: runs[runs.len() - 1] }
-    }
-
-    /// `median (min-max) Mlps of N runs`, for notes.
-    pub(crate) fn spread(&self) -> String {
-        format!("{:.1}-{:.1}", self.min, self.max)
-    }
 }
 
 /// The experiments' shared state.
@@ -220,17 +198,4 @@ pub(crate) fn stat(fib: &dyn Fib<impl Address>, key: &str) -> Option<f64> {
         Figure::Real(value) => Some(value),
         Figure::Text(_) => None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rates_are_the_median_and_spread_of_their_runs() {
-        let rate = Rate::of(vec![3.0, 1.0, 2.0]);
-        assert_eq!(rate, Rate { median: 2.0, min: 1.0, max: 3.0 });
-        assert_eq!(Rate::of(vec![4.0, 1.0]).median, 2.5);
-        assert_eq!(rate.spread(), "1.0-3.0");
-    }
 }

@@ -16,7 +16,8 @@ use fibkit::measure::workload::{Test, Workload};
 use fibkit::random::POPTRIE_PAPER_SPACE;
 use fibkit::router::{Router, Window};
 
-use super::lab::{stat, Lab, Rate, UPDATE_TRACE};
+use super::lab::{stat, Lab, UPDATE_TRACE};
+use crate::bench::run::Rate;
 use super::published::{Published, Query};
 use super::report::{Experiment, Row};
 
