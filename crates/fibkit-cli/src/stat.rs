@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use fibkit::addr::{Address, IpPrefix};
+use fibkit::addr::{Address, IpPrefix, Prefix};
+use fibkit::random::KeyGen;
 use fibkit::auto;
 use fibkit::engines::dxr;
 use fibkit::fib::{BuildOptions, Fib, Figure};
@@ -53,15 +54,6 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
     }
     let ipv4_only = args.chunk_histogram.then_some("--chunk-histogram is about IPv4 DXR");
     let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
-    if let Some(space) = args.space {
-        let (fits, name) = match family {
-            Family::Ipv4 => (space.of::<u32>().is_some(), "IPv4"),
-            Family::Ipv6 => (space.of::<u128>().is_some(), "IPv6"),
-        };
-        if !fits {
-            anyhow::bail!("--space {space} is not a prefix of the table's family ({name})");
-        }
-    }
     let (mut objects, all_built) = match family {
         Family::Ipv4 => report::<u32>(args, &table, "d16r")?,
         Family::Ipv6 => report::<u128>(args, &table, "poptrie18")?,
@@ -102,11 +94,15 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
 /// (one that cannot is reported, and the others still are).
 fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str) -> Result<(Vec<Value>, bool)> {
     let family = A::FAMILY;
+    let space = match args.space {
+        Some(space) => Some(space.of::<A>().with_context(|| format!("--space {space} is not a prefix of the table's family ({family})"))?),
+        None => None,
+    };
     let mut objects = Vec::new();
     let mut all_built = true;
     for engine in select_engines::<A>(args.engine.as_deref().unwrap_or(default_engine))? {
         let built = if engine.name == auto::NAME {
-            build_auto::<A>(table, args.space)
+            build_auto::<A>(table, space)
         } else {
             build_timed::<A>(engine, table).map(|(fib, ms)| (fib, ms, None))
         };
@@ -172,15 +168,10 @@ type Built<A> = (Box<dyn Fib<A>>, f64, Option<String>);
 /// Builds `auto` over the table: the chosen engine's FIB, the time choosing
 /// and building took (ms), and the choice as text (the candidates, what
 /// each measured, and why the others were not chosen).
-fn build_auto<A: Address>(table: &RouteTable, space: Option<IpPrefix>) -> Result<Built<A>> {
+fn build_auto<A: Address>(table: &RouteTable, space: Option<Prefix<A>>) -> Result<Built<A>> {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    let choice = match space {
-        Some(space) => {
-            let space = space.of::<A>().context("run() checked --space's family")?;
-            auto::choose_in::<A>(table.rib::<A>(), &options, space)?
-        }
-        None => auto::choose::<A>(table.rib::<A>(), &options)?,
-    };
+    let space = space.unwrap_or_else(<A::Keys as KeyGen<A>>::default_space);
+    let choice = auto::choose_in::<A>(table.rib::<A>(), &options, space)?;
     let (ms, text) = (choice.elapsed.as_secs_f64() * 1e3, choice.to_string().trim_end().to_string());
     Ok((choice.fib, ms, Some(text)))
 }
