@@ -257,6 +257,62 @@ pub fn pipeline<K: Copy>(
     }
 }
 
+/// One step of a binary search without a branch: `low + half` if
+/// `middle <= probe`, else `low`.
+///
+/// LLVM compiles the plain expression (an `if`, a multiply by the
+/// comparison, even `std::hint::select_unpredictable`) to a jump after the
+/// comparison, which the CPU mispredicts every other step of a search; on
+/// x86-64 the step is written out as a compare (with a subtract with
+/// borrow for 128-bit words) and a `cmov`. Elsewhere it is the plain
+/// expression.
+#[inline(always)]
+pub fn step_if_not_above<W: Into<u128> + Copy>(low: usize, half: usize, middle: W, probe: W) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (middle, probe): (u128, u128) = (middle.into(), probe.into());
+        let mut result = low;
+        if std::mem::size_of::<W>() <= 8 {
+            // SAFETY: registers and flags only: the carry of
+            // probe - middle is set exactly when probe < middle, and
+            // `cmovae` takes `low + half` when it is clear.
+            unsafe {
+                std::arch::asm!(
+                    "cmp {probe}, {middle}",
+                    "cmovae {result}, {next}",
+                    probe = in(reg) probe as u64,
+                    middle = in(reg) middle as u64,
+                    result = inout(reg) result,
+                    next = in(reg) low + half,
+                    options(pure, nomem, nostack),
+                );
+            }
+        } else {
+            // SAFETY: as above, the subtraction carried across both
+            // halves (`cmp` the low, `sbb` the high).
+            unsafe {
+                std::arch::asm!(
+                    "cmp {probe_low}, {middle_low}",
+                    "sbb {probe_high}, {middle_high}",
+                    "cmovae {result}, {next}",
+                    probe_low = in(reg) probe as u64,
+                    middle_low = in(reg) middle as u64,
+                    probe_high = inout(reg) (probe >> 64) as u64 => _,
+                    middle_high = in(reg) (middle >> 64) as u64,
+                    result = inout(reg) result,
+                    next = in(reg) low + half,
+                    options(pure, nomem, nostack),
+                );
+            }
+        }
+        result
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        if middle.into() <= probe.into() { low + half } else { low }
+    }
+}
+
 /// Hints the CPU to bring the line holding `*pointer` into L1 (no-op on
 /// other architectures). Never faults, whatever the address.
 #[inline(always)]
@@ -284,6 +340,23 @@ mod tests {
         assert_eq!(from_switch(Some("avx512")), detected());
         assert_eq!(from_switch(None), detected());
         assert_eq!(from_switch(Some("on")), detected());
+    }
+
+    #[test]
+    fn a_search_step_moves_exactly_when_the_middle_is_not_above() {
+        let words: [u128; 7] = [0, 1, 0xffff, u64::MAX as u128, 1 << 64, (1 << 64) | 1, u128::MAX];
+        for &middle in &words {
+            for &probe in &words {
+                let want = if middle <= probe { 10 + 7 } else { 10 };
+                assert_eq!(step_if_not_above(10, 7, middle, probe), want, "{middle:x} <= {probe:x}");
+                if let (Ok(middle), Ok(probe)) = (u64::try_from(middle), u64::try_from(probe)) {
+                    assert_eq!(step_if_not_above(10, 7, middle, probe), want, "u64 {middle:x} <= {probe:x}");
+                }
+                if let (Ok(middle), Ok(probe)) = (u16::try_from(middle), u16::try_from(probe)) {
+                    assert_eq!(step_if_not_above(10, 7, middle, probe), want, "u16 {middle:x} <= {probe:x}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -95,7 +95,7 @@ fn search_sorted<C: Cell>(table: &[C], base: usize, count: usize, probe: C::Word
         // SAFETY: low + half < base + count <= table.len() (checked above in
         // debug builds; the builder guarantees it for every direct entry).
         let middle = unsafe { table.get_unchecked(low + half) }.get();
-        low = if middle <= probe { low + half } else { low };
+        low = simd::step_if_not_above::<u64>(low, half, middle.into(), probe.into());
         remaining -= half;
     }
     // SAFETY: low lies in base..base + count.

@@ -1,7 +1,9 @@
-//! The hot path: direct table, then binary search over the chunk's ranges.
+//! The hot path: direct table, then binary search over the chunk's ranges;
+//! and the batch path, which searches a group's keys side by side.
 
 use super::{Dxr6, RangeEntry, SIZE_XL};
 use crate::fib::forward_fib;
+use crate::simd::{self, GROUP};
 use crate::NextHop;
 
 impl<const K: u32> Dxr6<K> {
@@ -20,8 +22,9 @@ impl<const K: u32> Dxr6<K> {
 
     /// The binary search over a chunk's ranges for `probe` (offset << K
     /// with every next-hop bit set), without a branch on the comparisons:
-    /// each step moves `low` by `half` or by nothing (a multiply, not a
-    /// jump the CPU would mispredict half the time) and always halves
+    /// each step moves `low` by `half` or by nothing
+    /// ([`simd::step_if_not_above`]: a `cmov`, not a jump the CPU would
+    /// mispredict half the time) and always halves
     /// `len`, so the steps are as many as `count`'s bits whatever the key.
     #[inline]
     fn search(&self, base: usize, size: u32, probe: u128) -> NextHop {
@@ -33,12 +36,83 @@ impl<const K: u32> Dxr6<K> {
         while len > 1 {
             let half = len / 2;
             // SAFETY: low + half < low + len <= base + count <= range.len().
-            let middle = unsafe { *self.range.get_unchecked(low + half) };
-            low += usize::from(middle.0 <= probe) * half;
+            let middle = unsafe { *self.range.get_unchecked(low + half) }.0;
+            low = simd::step_if_not_above(low, half, middle, probe);
             len -= half;
         }
         // SAFETY: low < base + count <= range.len().
         unsafe { self.range.get_unchecked(low) }.next_hop::<K>()
+    }
+
+    /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
+    ///
+    /// Keys go in groups of 32. The direct stage loads every key's entry
+    /// and answers the keys it resolves; the keys left to search are
+    /// listed, and their binary searches advance in rounds, one step of
+    /// every listed search a round:
+    ///
+    /// ```text
+    ///  round 1: range[low0 + half0]  range[low1 + half1]  ...   (independent loads)
+    ///  round 2: ...
+    ///  until the longest search has one range left; then every listed key
+    ///  reads its range's next hop
+    /// ```
+    ///
+    /// A round's loads do not wait on one another, so a group has up to 32
+    /// loads in flight where the scalar search has one; a search that has
+    /// converged steps in place (its `half` is 0) until the round ends.
+    /// Nothing is allocated.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `keys`.
+    pub fn lookup_batch(&self, keys: &[u128], out: &mut [NextHop]) {
+        assert!(out.len() >= keys.len(), "output shorter than keys");
+        for (keys, out) in keys.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            self.search_group(keys, out);
+        }
+    }
+
+    /// [`Dxr6::lookup_batch`] for up to [`GROUP`] keys. The searches are
+    /// kept in arrays by their position in the list of searching keys, so
+    /// a round walks them in order without an index to load.
+    #[inline(always)]
+    fn search_group(&self, keys: &[u128], out: &mut [NextHop]) {
+        let mut lane_of = [0u8; GROUP];
+        let (mut low, mut len, mut probe) = ([0usize; GROUP], [0usize; GROUP], [0u128; GROUP]);
+        let (mut count, mut longest) = (0, 0);
+        for (lane, (&addr, answer)) in keys.iter().zip(out.iter_mut()).enumerate() {
+            let chunk = (addr >> (128 - K)) as usize;
+            debug_assert!(chunk < self.direct.len());
+            // SAFETY: the direct table has 2^K entries and `chunk` < 2^K.
+            let entry = unsafe { *self.direct.get_unchecked(chunk) };
+            *answer = entry.base();
+            if entry.size() != 0 {
+                let base = entry.base() as usize;
+                let (first, ranges) = if entry.size() == SIZE_XL { self.header(base) } else { (base, entry.size() as usize) };
+                debug_assert!(first + ranges <= self.range.len() && ranges > 0);
+                (low[count], len[count], probe[count]) = (first, ranges, addr << K | ((1 << K) - 1));
+                lane_of[count] = lane as u8;
+                count += 1;
+                longest = longest.max(ranges);
+            }
+        }
+        let (low, len, probe) = (&mut low[..count], &mut len[..count], &probe[..count]);
+        while longest > 1 {
+            for ((low, len), &probe) in low.iter_mut().zip(len.iter_mut()).zip(probe) {
+                let half = *len / 2;
+                // SAFETY: as in `search`: low + half < low + len <= the
+                // chunk's end <= range.len() while len > 1; a converged
+                // search (len == 1) reads range[low], inside the chunk.
+                let middle = unsafe { self.range.get_unchecked(*low + half) }.0;
+                *low = simd::step_if_not_above(*low, half, middle, probe);
+                *len -= half;
+            }
+            longest -= longest / 2;
+        }
+        for (&lane, &low) in lane_of[..count].iter().zip(low.iter()) {
+            // SAFETY: low stays inside the chunk's ranges (see above).
+            out[usize::from(lane)] = unsafe { self.range.get_unchecked(low) }.next_hop::<K>();
+        }
     }
 
     /// A large chunk: its first range and count from the header at `base`.
@@ -49,6 +123,6 @@ impl<const K: u32> Dxr6<K> {
     }
 }
 
-forward_fib!([const K: u32] Dxr6<K>, u128, |dxr| &dxr.summary.name, []);
+forward_fib!([const K: u32] Dxr6<K>, u128, |dxr| &dxr.summary.name, [lookup_batch]);
 
 const _: () = assert!(std::mem::align_of::<RangeEntry>() <= 16);

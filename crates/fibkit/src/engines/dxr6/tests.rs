@@ -20,10 +20,20 @@ fn check_against_rib<const K: u32>(rib: &Rib6, extra: &[u128]) -> Result<(), Str
         addrs.extend(range.first.checked_prev());
         addrs.extend(range.last.checked_next());
     });
-    for addr in addrs {
+    for &addr in &addrs {
         let (want, got) = (rib.lookup(addr), fib.lookup(addr));
         if want != got {
             return Err(format!("d{K}r6 at {}: want {want}, got {got}", addr.display()));
+        }
+    }
+    // The batch path, in order and with the keys of far-apart chunks
+    // side by side in a group (taken from both ends in turn).
+    let mixed: Vec<u128> = (0..addrs.len()).map(|i| if i % 2 == 0 { addrs[i / 2] } else { addrs[addrs.len() - 1 - i / 2] }).collect();
+    for keys in [&addrs, &mixed] {
+        let mut out = vec![0; keys.len()];
+        fib.lookup_batch(keys, &mut out);
+        if let Some((addr, got)) = keys.iter().zip(&out).find(|&(&addr, &got)| rib.lookup(addr) != got) {
+            return Err(format!("d{K}r6 batch at {}: want {}, got {got}", addr.display(), rib.lookup(*addr)));
         }
     }
     Ok(())
