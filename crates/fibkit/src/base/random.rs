@@ -104,12 +104,7 @@ impl XorShift32x16 {
     /// Sixteen generators, each seeded from `seed` and its lane number
     /// (SplitMix64 finaliser), none zero.
     pub fn new(seed: u64) -> Self {
-        let mut lanes = [0u32; Self::LANES];
-        for (lane, state) in lanes.iter_mut().enumerate() {
-            let mixed = split_mix(seed.wrapping_add((lane as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
-            *state = XorShift32::new(mixed).0;
-        }
-        XorShift32x16(lanes)
+        XorShift32x16(std::array::from_fn(|lane| XorShift32::new(lane_seed(seed, lane)).0))
     }
 
     /// Fills `keys` with the next keys: lane `i` gives every key at an
@@ -141,6 +136,11 @@ impl XorShift32x16 {
             *state ^= *state << 5;
         }
     }
+}
+
+/// The seed of lane `lane` of a multi-lane generator seeded with `seed`.
+fn lane_seed(seed: u64, lane: usize) -> u64 {
+    split_mix(seed.wrapping_add((lane as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)))
 }
 
 /// SplitMix64's finaliser: spreads nearby seeds over the state space.
@@ -206,12 +206,10 @@ impl XorShift64x16 {
     /// Sixteen generators, each seeded from `seed` and its lane number
     /// (SplitMix64 finaliser), none zero.
     pub fn new(seed: u64) -> Self {
-        let mut lanes = [0u64; Self::LANES];
-        for (lane, state) in lanes.iter_mut().enumerate() {
-            let mixed = split_mix(seed.wrapping_add((lane as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
-            *state = if mixed == 0 { 0x9e37_79b9_7f4a_7c15 } else { mixed };
-        }
-        XorShift64x16(lanes)
+        XorShift64x16(std::array::from_fn(|lane| match lane_seed(seed, lane) {
+            0 => 0x9e37_79b9_7f4a_7c15,
+            state => state,
+        }))
     }
 
     /// Fills `keys` with the next keys, eight a step (a final partial

@@ -1,7 +1,7 @@
 //! The hot path: direct table, then binary search over the chunk's ranges;
 //! and the batch path, which searches a group's keys side by side.
 
-use super::{Dxr6, RangeEntry, SIZE_XL};
+use super::{DirectEntry, Dxr6, RangeEntry, SIZE_XL};
 use crate::fib::forward_fib;
 use crate::simd::{self, GROUP};
 use crate::NextHop;
@@ -10,14 +10,37 @@ impl<const K: u32> Dxr6<K> {
     /// Longest-prefix match for `addr`.
     #[inline]
     pub fn lookup(&self, addr: u128) -> NextHop {
-        let chunk = (addr >> (128 - K)) as usize;
-        debug_assert!(chunk < self.direct.len());
-        // SAFETY: the direct table has 2^K entries and `chunk` < 2^K.
-        let entry = unsafe { *self.direct.get_unchecked(chunk) };
+        let entry = self.direct_entry(addr);
         if entry.size() == 0 {
             return entry.base();
         }
-        self.search(entry.base() as usize, entry.size(), addr << K | ((1 << K) - 1))
+        self.search(self.ranges(entry), Self::probe(addr))
+    }
+
+    /// The direct entry of `addr`'s chunk.
+    #[inline(always)]
+    fn direct_entry(&self, addr: u128) -> DirectEntry {
+        let chunk = (addr >> (128 - K)) as usize;
+        debug_assert!(chunk < self.direct.len());
+        // SAFETY: the direct table has 2^K entries and `chunk` < 2^K.
+        unsafe { *self.direct.get_unchecked(chunk) }
+    }
+
+    /// The first range and the range count of a chunk with ranges (`size`
+    /// of its entry not 0).
+    #[inline(always)]
+    fn ranges(&self, entry: DirectEntry) -> (usize, usize) {
+        let base = entry.base() as usize;
+        let ranges = if entry.size() == SIZE_XL { self.header(base) } else { (base, entry.size() as usize) };
+        debug_assert!(ranges.0 + ranges.1 <= self.range.len() && ranges.1 > 0);
+        ranges
+    }
+
+    /// What the search compares range entries with: `addr`'s offset in its
+    /// chunk above every next-hop bit set.
+    #[inline(always)]
+    fn probe(addr: u128) -> u128 {
+        addr << K | ((1 << K) - 1)
     }
 
     /// The binary search over a chunk's ranges for `probe` (offset << K
@@ -27,20 +50,19 @@ impl<const K: u32> Dxr6<K> {
     /// mispredict half the time) and always halves
     /// `len`, so the steps are as many as `count`'s bits whatever the key.
     #[inline]
-    fn search(&self, base: usize, size: u32, probe: u128) -> NextHop {
-        let (mut low, count) = if size == SIZE_XL { self.header(base) } else { (base, size as usize) };
-        debug_assert!(low + count <= self.range.len() && count > 0);
+    fn search(&self, (mut low, count): (usize, usize), probe: u128) -> NextHop {
         // Invariant: range[low].start <= offset, and the range holding the
         // offset is among range[low .. low + len].
         let mut len = count;
         while len > 1 {
             let half = len / 2;
-            // SAFETY: low + half < low + len <= base + count <= range.len().
+            // SAFETY: low + half < low + len <= the chunk's end <= range.len()
+            // (`ranges`).
             let middle = unsafe { *self.range.get_unchecked(low + half) }.0;
             low = simd::step_if_not_above(low, half, middle, probe);
             len -= half;
         }
-        // SAFETY: low < base + count <= range.len().
+        // SAFETY: low lies inside the chunk's ranges.
         unsafe { self.range.get_unchecked(low) }.next_hop::<K>()
     }
 
@@ -81,16 +103,11 @@ impl<const K: u32> Dxr6<K> {
         let (mut low, mut len, mut probe) = ([0usize; GROUP], [0usize; GROUP], [0u128; GROUP]);
         let (mut count, mut longest) = (0, 0);
         for (lane, (&addr, answer)) in keys.iter().zip(out.iter_mut()).enumerate() {
-            let chunk = (addr >> (128 - K)) as usize;
-            debug_assert!(chunk < self.direct.len());
-            // SAFETY: the direct table has 2^K entries and `chunk` < 2^K.
-            let entry = unsafe { *self.direct.get_unchecked(chunk) };
+            let entry = self.direct_entry(addr);
             *answer = entry.base();
             if entry.size() != 0 {
-                let base = entry.base() as usize;
-                let (first, ranges) = if entry.size() == SIZE_XL { self.header(base) } else { (base, entry.size() as usize) };
-                debug_assert!(first + ranges <= self.range.len() && ranges > 0);
-                (low[count], len[count], probe[count]) = (first, ranges, addr << K | ((1 << K) - 1));
+                let (first, ranges) = self.ranges(entry);
+                (low[count], len[count], probe[count]) = (first, ranges, Self::probe(addr));
                 lane_of[count] = lane as u8;
                 count += 1;
                 longest = longest.max(ranges);
