@@ -209,6 +209,20 @@ fn lulea_handles_next_hops_beyond_14_bits_and_beyond_direct_code_words() {
 }
 
 #[test]
+fn lulea_reads_direct_code_words_past_its_last_pointer() {
+    // Level 1 reads the pointer at `base + six` whatever the code word
+    // (without a branch on it): next hop 63 in direct code words after the
+    // last pointer puts that slot past the end of the array, and with only
+    // the default route there is no level-1 pointer at all.
+    for more in [&[][..], &[("0.1.0.0/17", 2), ("0.2.0.0/24", 3)][..]] {
+        let rib: Rib4 = [("0.0.0.0/0", 63)].iter().chain(more).map(|&(prefix, next_hop)| (p(prefix), next_hop)).collect();
+        let fib = build("lulea", &rib);
+        check(fib.as_ref(), &rib, 100_000).unwrap();
+        assert_eq!(fib.lookup(u32::MAX), 63);
+    }
+}
+
+#[test]
 fn lulea_refuses_next_hops_no_pointer_holds() {
     let mut rib = Rib4::new();
     rib.insert(p("10.0.0.0/8"), 1);

@@ -345,7 +345,7 @@ pub struct Lulea<P, B> {
     pub(crate) summary: Summary,
 }
 
-forward_fib!([P: PointerWord, B: BaseIndex] Lulea<P, B>, u32, |_table| "lulea", []);
+forward_fib!([P: PointerWord, B: BaseIndex] Lulea<P, B>, u32, |_table| "lulea", [lookup_batch]);
 
 /// Registry builder for `lulea`: builds the narrowest variant that holds
 /// the table.
