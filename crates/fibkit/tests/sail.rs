@@ -20,7 +20,7 @@ fn the_2014_table_fits_sail_with_239_next_hops() {
     // level-24 chunk IDs that SAIL's 15 bits allow.
     assert_eq!(stats.get("chunks_24"), Some(&Figure::Count(20_323)), "{}", stats.report);
     assert_eq!(stats.get("chunks_32"), Some(&Figure::Count(1_982)), "{}", stats.report);
-    assert_eq!(fib.footprint(), (65_537 + (20_323 + 1_982) * 256) * 2);
+    assert_eq!(fib.footprint(), (65_536 + (20_323 + 1_982) * 256) * 2);
     assert!(stats.report.contains("level 24: 20323 chunks of 256"), "{}", stats.report);
 }
 

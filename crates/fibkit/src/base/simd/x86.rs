@@ -178,37 +178,6 @@ pub unsafe fn last_le_u32_avx2(words: *const u32, count: u32, probe: u32) -> u32
     }
 }
 
-/// Gathers `table[keys[i] >> shift]` from a table of plain 16-bit
-/// (`word_bytes` 2) or 32-bit (4) words into `values`, zero-extended: two
-/// 8-lane AVX2 gathers of 4-byte reads at `word_bytes` apart (a 16-bit
-/// word is the low half of its read). For tables no one writes while they
-/// are read (SAIL's levels); [`direct_stage_avx2`] is for atomic tables.
-///
-/// # Safety
-/// The CPU must have AVX2, and for every key the 4 bytes at `table +
-/// word_bytes * (key >> shift)` must be readable (a table of 16-bit words
-/// needs one word after the last that a key indexes).
-#[inline]
-#[target_feature(enable = "avx2")]
-pub unsafe fn gather_words_avx2(table: *const u8, word_bytes: usize, keys: &[u32; LANES], shift: u32, values: &mut [u32; LANES]) {
-    // SAFETY: `keys` and `values` are 64 bytes each, read and written in
-    // two unaligned halves of 32; each gathered read is readable (the
-    // caller's contract).
-    unsafe {
-        let shift = _mm_cvtsi32_si128(shift as i32);
-        let base = table.cast::<i32>();
-        for half in 0..2 {
-            let index = _mm256_srl_epi32(_mm256_loadu_si256(keys.as_ptr().add(half * 8).cast()), shift);
-            let words = if word_bytes == 2 {
-                _mm256_and_si256(_mm256_i32gather_epi32::<2>(base, index), _mm256_set1_epi32(0xffff))
-            } else {
-                _mm256_i32gather_epi32::<4>(base, index)
-            };
-            _mm256_storeu_si256(values.as_mut_ptr().add(half * 8).cast(), words);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

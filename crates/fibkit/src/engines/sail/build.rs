@@ -64,7 +64,7 @@ impl<W: Word> Sail<W> {
             chunk24[id16 * CHUNK_ENTRIES + (slash24 & 0xff) as usize] = id as u32;
         }
 
-        let mut bcn16 = vec![W::default(); LEVEL16_ENTRIES + 1];
+        let mut bcn16 = vec![W::default(); LEVEL16_ENTRIES];
         let mut bcn24 = vec![W::default(); chunk24.len()];
         let mut n32 = vec![W::default(); split24.len() * CHUNK_ENTRIES];
         for (entry, &id) in bcn16.iter_mut().zip(&chunk16).filter(|(_, &id)| id != NONE) {

@@ -111,8 +111,7 @@ pub const LEVEL16_ENTRIES: usize = 1 << 16;
 
 /// A SAIL_L lookup structure of `W` entries: what lookups read.
 pub struct Sail<W: Word> {
-    /// `BCN16`: one entry per /16, plus one padding entry (the batch path's
-    /// 16-bit gathers read 4 bytes from the last entry's).
+    /// `BCN16`: one entry per /16.
     bcn16: LookupArray<W>,
     /// `BCN24`: the level-24 chunks, 256 entries each.
     bcn24: LookupArray<W>,

@@ -14,7 +14,7 @@ impl<W: Word> Sail<W> {
         self.n32.len() / CHUNK_ENTRIES
     }
 
-    /// Bytes of the three levels (level 16's padding entry included).
+    /// Bytes of the three levels.
     pub fn footprint(&self) -> usize {
         (self.bcn16.len() + self.bcn24.len() + self.n32.len()) * std::mem::size_of::<W>()
     }

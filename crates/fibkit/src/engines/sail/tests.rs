@@ -69,7 +69,7 @@ fn levels_hold_next_hops_or_chunks() {
     assert_eq!(sail.lookup(u32::MAX), 8);
     assert_matches(&sail, &table);
     assert_matches(&Sail::<u32>::build(&table).unwrap(), &table);
-    assert_eq!(sail.footprint(), (65_537 + 2 * 256 + 2 * 256) * 2);
+    assert_eq!(sail.footprint(), (65_536 + 2 * 256 + 2 * 256) * 2);
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn empty_table_and_default_route() {
     let empty = Rib4::new();
     let sail = Sail::<u16>::build(&empty).unwrap();
     assert_eq!(sail.lookup(0x0102_0304), crate::NO_ROUTE);
-    assert_eq!(sail.footprint(), 65_537 * 2);
+    assert_eq!(sail.footprint(), 65_536 * 2);
     let table = rib(&[("0.0.0.0/0", 9)]);
     assert_matches(&Sail::<u16>::build(&table).unwrap(), &table);
 }
