@@ -251,6 +251,8 @@ pub static ENGINES: &[Engine] = &[
         "Poptrie, s = 18, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)",
         "poptrie18",
     ),
+    Engine::new("poptrie16x12", "Poptrie with two-stage direct pointing: 16 bits, then 12 more where the trie goes on (IPv6)")
+        .ipv6(poptrie::build_expanded::<u128, 16, 12>, None),
     Engine::new("d16r6", "DXR for IPv6, K = 16").ipv6(dxr6::build::<16>, None),
     Engine::new("d18r6", "DXR for IPv6, K = 18").ipv6(dxr6::build::<18>, None),
     Engine::new("lulea", "Lulea (Degermark et al., SIGCOMM 1997)").ipv4(lulea::build, None),

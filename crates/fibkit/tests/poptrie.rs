@@ -4,6 +4,7 @@
 mod common;
 
 use fibkit::addr::{Address, Prefix, Prefix4, Prefix6};
+use fibkit::error::{BuildError, Limit};
 use fibkit::fib::{BuildOptions, Figure};
 use fibkit::registry;
 use fibkit::nexthop::Mapping;
@@ -30,6 +31,9 @@ const ALL: [&str; 9] = [
     "poptrie16-basic",
     "poptrie18-basic",
 ];
+
+/// Poptrie engines for IPv6 only: two-stage direct pointing.
+const IPV6_ONLY: [&str; 1] = ["poptrie16x12"];
 
 // ---------------------------------------------------------------- helpers
 
@@ -168,7 +172,7 @@ proptest! {
             }
         }
         let addrs = probes(&rib, extra);
-        for name in ALL {
+        for name in ALL.into_iter().chain(IPV6_ONLY) {
             let fib = registry::build(name, &rib, &BuildOptions::default()).unwrap();
             prop_assert_eq!(fib.name(), name);
             let mismatch = first_mismatch(&rib, &addrs, |addr| fib.lookup(addr));
@@ -281,9 +285,13 @@ fn empty_and_default_only_tables() {
     }
     empty6.insert(Prefix6::default_route(), 4);
     empty6.insert(Prefix6::new(u128::MAX, 128).unwrap(), 5);
-    for name in NAMES {
+    for name in NAMES.into_iter().chain(IPV6_ONLY) {
         let fib6 = registry::build(name, &empty6, &BuildOptions::default()).unwrap();
         assert_eq!((fib6.lookup(0), fib6.lookup(u128::MAX - 1), fib6.lookup(u128::MAX)), (4, 4, 5));
+    }
+    for name in IPV6_ONLY {
+        let fib6 = registry::build(name, &Rib6::new(), &BuildOptions::default()).unwrap();
+        assert_eq!((fib6.lookup(0), fib6.lookup(u128::MAX)), (NO_ROUTE, NO_ROUTE));
     }
 }
 
@@ -420,4 +428,35 @@ fn the_updater_widens_its_leaves_when_next_hops_outgrow_them() {
         assert!(!published.rebuilt && published.rejected.is_empty(), "{name}: {published:?}");
         assert!(verify::boundaries(router.reader().snapshot().fib(), router.rib()).passed());
     }
+}
+
+#[test]
+fn two_stage_direct_pointing_blocks_only_what_the_trie_goes_on_under() {
+    // Routes under two /16s: one block each; a /48 below a /32 so that
+    // some block entries go on to nodes at depth 28, and a /20 that ends
+    // in a block entry.
+    let mut rib = Rib6::new();
+    for (text, next_hop) in [("2001:db8::/32", 1), ("2001:db8:1::/48", 2), ("2a00::/20", 3), ("3000::/4", 4)] {
+        rib.insert(text.parse().unwrap(), next_hop);
+    }
+    let fib = registry::build("poptrie16x12", &rib, &BuildOptions::default()).unwrap();
+    let stats = fib.stats();
+    assert_eq!(count(&stats, "blocks"), 2, "{}", stats.report);
+    assert_eq!(count(&stats, "first_leaves"), 65_536 - 2);
+    assert!(count(&stats, "block_leaves") < 2 * 4096, "{}", stats.report);
+    assert_eq!(count(&stats, "bytes_total"), fib.footprint() as u64);
+    let addrs = probes(&rib, []);
+    assert!(first_mismatch(&rib, &addrs, |addr| fib.lookup(addr)).is_none());
+}
+
+#[test]
+fn two_stage_direct_pointing_refuses_ipv4_sized_block_counts() {
+    // A route in each of 5,000 /16s: 5,000 blocks of 4,096 entries exceed
+    // the 2^24 the engine takes.
+    let rib: Rib6 = (0..5_000u128).map(|i| (Prefix6::new(0x2000 + i << 112 | 1 << 90, 40).unwrap(), 1)).collect();
+    let Err(BuildError::Limit(refused)) = registry::build("poptrie16x12", &rib, &BuildOptions::default()) else {
+        panic!("5,000 blocks built")
+    };
+    assert_eq!((refused.limit, refused.value, refused.max), (Limit::Chunks, 5_000 * 4_096, 1 << 24));
+    assert_eq!(refused.engine, "poptrie16x12");
 }

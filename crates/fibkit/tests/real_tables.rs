@@ -1,8 +1,9 @@
 //! Differential tests of every engine against the RIB on the real 2014
 //! RouteViews table: every range boundary plus random addresses, with the
 //! DXR paper's 239 next hops and with the origin ASNs kept apart (which
-//! needs more than 16 bits of next hop: DXR's wide chunks). The exhaustive
-//! 2^32 sweeps are ignored tests (`make test-exhaustive`).
+//! needs more than 16 bits of next hop: DXR's wide chunks); and of every
+//! IPv6 engine on the LINX and 2026 IPv6 tables. The exhaustive 2^32
+//! sweeps are ignored tests (`make test-exhaustive`).
 
 mod common;
 
@@ -69,4 +70,24 @@ fn dxr_family_exhaustive() {
         assert_eq!(report.checked, 1 << 32);
         assert!(report.passed(), "{name}: {} wrong, first {:?}", report.mismatches, report.first);
     }
+}
+
+fn check_every_ipv6_engine(table: &RouteTable, random: u64) {
+    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    for spec in registry::engines_of(Family::Ipv6) {
+        let fib = spec.build(&table.v6, &options).unwrap_or_else(|error| panic!("{error}"));
+        common::check_ipv6(spec.name, fib.as_ref(), &table.v6, random);
+    }
+}
+
+#[test]
+fn every_ipv6_engine_matches_the_rib_on_linx() {
+    let Some(table) = common::linx_ipv6() else { return };
+    check_every_ipv6_engine(&table, 200_000);
+}
+
+#[test]
+fn every_ipv6_engine_matches_the_rib_on_the_2026_table() {
+    let Some(table) = common::ipdb_2026_ipv6(Mapping::Modulo(239)) else { return };
+    check_every_ipv6_engine(&table, 200_000);
 }

@@ -49,6 +49,15 @@ pub fn linx_ipv6() -> Option<RouteTable> {
     Some(table)
 }
 
+/// The 2026 IPv6 table of origin ASNs (167,903 prefixes), values mapped as
+/// given.
+pub fn ipdb_2026_ipv6(mapping: Mapping) -> Option<RouteTable> {
+    let path = shared_data("ipdb-asn-2026-06/asn-ipv6.csv.gz")?;
+    let table = load::load_path(&path, &LoadOptions { mapping, ..Default::default() }).expect("2026 IPv6 table loads");
+    assert_eq!(table.v6.len(), 167_903);
+    Some(table)
+}
+
 /// The LINX update trace (23,446 IPv4 updates) as router updates, values
 /// mapped as given.
 pub fn linx_trace(mapping: Mapping) -> Option<Vec<fibkit::router::Update<fibkit::Prefix4>>> {

@@ -309,7 +309,7 @@ impl<A: Address> Prepared<A> {
 
     /// Whether the leaves must be 32 bits wide: the caller's largest next
     /// hop or the table's does not fit in 16.
-    fn needs_wide_leaves(&self, options: &BuildOptions) -> bool {
+    pub(super) fn needs_wide_leaves(&self, options: &BuildOptions) -> bool {
         options.max_next_hop.max(self.points.max_next_hop()) > NextHop::from(u16::MAX)
     }
 }

@@ -40,7 +40,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// The lookup below the direct table: from node `index` down, with
     /// `key` shifted past the bits read above it.
     #[inline(always)]
-    fn walk(&self, index: usize, mut key: A) -> NextHop {
+    pub(super) fn walk(&self, index: usize, mut key: A) -> NextHop {
         let mut node = self.node(index);
         let mut v = chunk(key);
         while node.is_internal(v) {
@@ -61,7 +61,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     }
 
     #[inline(always)]
-    fn node(&self, index: usize) -> &N {
+    pub(super) fn node(&self, index: usize) -> &N {
         debug_assert!(index < self.nodes.len());
         // SAFETY: node indexes come from a `direct` entry, `base1` plus a
         // count of at most the node's children, or 0 for S = 0;
@@ -72,7 +72,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     }
 
     #[inline(always)]
-    fn leaf(&self, index: usize) -> L {
+    pub(super) fn leaf(&self, index: usize) -> L {
         debug_assert!(index < self.leaves.len());
         // SAFETY: `index` is `base0` plus the count of leafvec bits (the
         // basic layout: of leaf slots) through a leaf slot, at least 1 (the first leaf slot is always marked) and

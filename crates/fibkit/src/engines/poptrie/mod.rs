@@ -85,12 +85,14 @@ use crate::mem::LookupArray;
 use crate::NextHop;
 
 mod build;
+mod expanded;
 mod file;
 mod lookup;
 mod stats;
 mod update;
 
 pub use build::{aggregate, build, build_variant, PoptrieOptions};
+pub use expanded::{build_expanded, Expanded, MAX_BLOCK_ENTRIES};
 pub use file::open;
 pub use update::{updater, PoptrieUpdater};
 
