@@ -94,7 +94,7 @@ fn ipv6_readers_see_exactly_the_generation_they_hold() {
     let batches = random_batches(400, 21);
     let probes = Arc::new(probes(&batches));
     let expected = Arc::new(expected(&rib, &next_hops, &batches, &probes));
-    for engine in ["poptrie18", "poptrie0", "radix"] {
+    for engine in ["poptrie18", "poptrie0", "poptrie16x12", "radix"] {
         let mut router = Router::new(engine, rib.clone(), next_hops.clone(), Window::Count(1)).unwrap();
         assert!(!router.incremental(), "IPv6 engines are rebuilt per batch");
         let stop = Arc::new(AtomicBool::new(false));
