@@ -2,7 +2,7 @@
 //! chosen by measuring them.
 //!
 //! ```text
-//!  candidates of the family (registry::AUTO_CANDIDATES: d16r..d22r, poptrie16/18)
+//!  candidates of the family (registry::AUTO_CANDIDATES: d16r..d22r, poptrie16/18, IPv6 poptrie16x12)
 //!     | build each over the table (two at a time); one that cannot hold the table is out
 //!     | keep those whose footprint fits the caches the OS reports (L2 + L3 of cpu0;
 //!     |   all of them when none fits, or the OS reports no cache)
@@ -100,7 +100,7 @@ impl<A: Address> fmt::Display for Choice<A> {
                 (None, Some(mlps)) => format!("{mlps:.1} Mlps"),
                 (None, None) => "not measured: does not fit the cache".to_string(),
             };
-            writeln!(f, "  {:<10} {footprint:>10}  {verdict}", candidate.name)?;
+            writeln!(f, "  {:<12} {footprint:>10}  {verdict}", candidate.name)?;
         }
         Ok(())
     }

@@ -199,6 +199,55 @@ fn hostile_direct_entries_are_named_with_their_offset() {
 }
 
 #[test]
+fn hostile_two_stage_entries_are_named_and_damage_never_panics() {
+    let bytes = bytes_of(&compiled("poptrie16x12", false, 3000));
+    let file = FibFile::from_bytes(&bytes, "t.fib").unwrap();
+    let leaf = crate::engines::poptrie::DIRECT_LEAF;
+    for (section, hostile, problem) in [
+        ("v6.first", 0x7fff_ffff, "block number out of range"),
+        ("v6.first", leaf | 0x7fff_ffff, "next hop beyond the file's values"),
+        ("v6.blocks", 0x7fff_ffff, "node index out of range"),
+        ("v6.blocks", leaf | 0x7fff_ffff, "next hop beyond the file's values"),
+    ] {
+        let at = file.section_offset(section).unwrap() as usize;
+        let mut damaged = bytes.clone();
+        damaged[at..][..4].copy_from_slice(&hostile.to_le_bytes());
+        reseal(&mut damaged);
+        let error = open(&damaged).unwrap_err();
+        assert_eq!(error.to_string(), format!("test.fib: offset {at}: {section}[0] = {hostile:#x}: {problem}"));
+    }
+    let mut bits = XorShift32::new(98);
+    let mut wide = XorShift64Pair::new(98);
+    let (mut refused, mut taken) = (0, 0);
+    for _ in 0..200 {
+        let mut damaged = bytes.clone();
+        for _ in 0..1 + bits.next() % 4 {
+            let position = 64 + bits.next() as usize % (damaged.len() - 64);
+            damaged[position] = bits.next() as u8;
+        }
+        reseal(&mut damaged);
+        match open(&damaged) {
+            Err(error) => {
+                refused += 1;
+                assert!(error.to_string().starts_with("test.fib: "), "{error}");
+            }
+            Ok(table) => {
+                taken += 1;
+                let v6 = table.v6.as_ref().unwrap();
+                let keys: Vec<u128> = (0..2000).map(|_| wide.next() >> 3 | 1 << 125).chain([0, u128::MAX]).collect();
+                let mut answers = vec![0; keys.len()];
+                v6.lookup_batch(&keys, &mut answers);
+                for (&key, &answer) in keys.iter().zip(&answers) {
+                    assert_eq!(v6.fib().lookup(key), answer);
+                    let _ = (v6.route(answer), table.values.value_text(v6.next_hop(answer)));
+                }
+            }
+        }
+    }
+    assert!(refused > 0 && taken > 0, "{refused} refused, {taken} taken");
+}
+
+#[test]
 fn every_byte_is_covered_by_a_checksum_whatever_the_table_length() {
     for count in 1..=3 {
         let mut writer = FileWriter::new();

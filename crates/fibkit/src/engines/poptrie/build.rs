@@ -520,7 +520,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// first next hop of a direct entry past `max_next_hop` (the build's
     /// are right by construction; a file's are checked).
     pub(super) fn bad_index(&mut self, used: usize, max_next_hop: NextHop) -> Option<BadIndex> {
-        let (nodes, leaves) = (self.nodes.len(), self.leaves.len());
+        let nodes = self.nodes.len();
         let bad = |array, index, value, problem| Some(BadIndex { array, index, value, problem });
         if S == 0 && nodes == 0 {
             return bad("nodes", 0, 0, "no root node");
@@ -541,6 +541,15 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
             let problem = if direct[index] & DIRECT_LEAF != 0 { "next hop beyond the file's values" } else { "node index out of range" };
             return bad("direct", index, direct[index].into(), problem);
         }
+        self.bad_node(used)
+    }
+
+    /// The first of the first `used` nodes whose children or leaves lie
+    /// outside their arrays or before it, or whose bit vectors disagree:
+    /// from any node, a walk stays inside the arrays and ends.
+    pub(super) fn bad_node(&self, used: usize) -> Option<BadIndex> {
+        let (nodes, leaves) = (self.nodes.len(), self.leaves.len());
+        let bad = |array, index, value, problem| Some(BadIndex { array, index, value, problem });
         for (index, node) in self.nodes.iter().take(used).map(N::get).enumerate() {
             if node.vector & node.leafvec != 0 {
                 return bad("nodes", index, node.leafvec, "leafvec marks an internal slot");

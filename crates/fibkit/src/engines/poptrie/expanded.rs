@@ -33,7 +33,8 @@
 //! cost 2^X × 4 bytes each (16 KiB), so an IPv4 table (a block for almost
 //! every /16) would need hundreds of MiB: the engine serves IPv6, and a
 //! table needing more than [`MAX_BLOCK_ENTRIES`] block entries is refused.
-//! No incremental updater: the router rebuilds it per batch.
+//! No incremental updater: the router rebuilds it per batch. Its file
+//! format is in [`super::file`].
 
 use crate::addr::Address;
 use crate::error::{BuildError, Limit, LimitExceeded};
@@ -55,15 +56,22 @@ pub const MAX_BLOCK_ENTRIES: usize = 1 << 24;
 /// multiple of 6, the trie's stride).
 pub struct Expanded<A: Address, L: Leaf, const S: u32, const X: u32> {
     /// The nodes and leaves (its direct array empty).
-    trie: Poptrie<A, L, S>,
+    pub(super) trie: Poptrie<A, L, S>,
     /// 2^S entries: a next hop or a block number.
-    first: LookupArray<u32>,
+    pub(super) first: LookupArray<u32>,
     /// Blocks of 2^X entries: a next hop or a node index.
-    blocks: LookupArray<u32>,
+    pub(super) blocks: LookupArray<u32>,
     /// Blocks built.
-    block_count: usize,
+    pub(super) block_count: usize,
     /// Registry name.
-    name: String,
+    pub(super) name: String,
+}
+
+impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
+    /// The registry name of these parameters: `poptrieSxX`.
+    pub fn engine_name() -> String {
+        format!("poptrie{S}x{X}")
+    }
 }
 
 impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
@@ -248,7 +256,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     }
 }
 
-forward_fib!([A: Address, L: Leaf, const S: u32, const X: u32] Expanded<A, L, S, X>, A, |expanded| &expanded.name, [lookup_batch]);
+forward_fib!([A: Address, L: Leaf, const S: u32, const X: u32] Expanded<A, L, S, X>, A, |expanded| &expanded.name, [lookup_batch], [save]);
 
 /// Registry builder for `poptrieSxX` (route aggregation on; 16-bit leaves
 /// while every next hop fits, 32-bit otherwise).
@@ -260,7 +268,7 @@ pub fn build_expanded<A: Address, const S: u32, const X: u32>(
     options: &BuildOptions,
 ) -> Result<Box<dyn Fib<A>>, BuildError> {
     let prepared = Prepared::new(rib, &PoptrieOptions { aggregate: true });
-    let name = format!("poptrie{S}x{X}");
+    let name = Expanded::<A, u16, S, X>::engine_name();
     Ok(if prepared.needs_wide_leaves(options) {
         Box::new(Expanded::<A, u32, S, X>::assemble(prepared, name)?)
     } else {

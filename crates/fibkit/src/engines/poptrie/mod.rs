@@ -93,7 +93,7 @@ mod update;
 
 pub use build::{aggregate, build, build_variant, PoptrieOptions};
 pub use expanded::{build_expanded, Expanded, MAX_BLOCK_ENTRIES};
-pub use file::open;
+pub use file::{open, open_expanded};
 pub use update::{updater, PoptrieUpdater};
 
 /// Bits of the key each trie level consumes (k in the paper).
