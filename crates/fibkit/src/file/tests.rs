@@ -137,39 +137,47 @@ fn a_newer_version_is_refused_with_a_clear_message() {
 
 /// Bytes changed on purpose and resealed pass the checksums: the openers'
 /// own checks must refuse what the lookups cannot follow, or give a FIB
-/// whose every lookup stays in bounds.
+/// whose every lookup stays in bounds. Damages `bytes` `rounds` times (1
+/// to 4 random bytes past the header) and opens each: a refusal must name
+/// the file; a table taken must answer `keys` (drawn anew each time) alike
+/// in a batch and one by one. Returns how many were refused and taken.
+fn open_damaged<A: crate::addr::Address>(bytes: &[u8], rounds: usize, mut keys: impl FnMut() -> Vec<A>) -> (usize, usize) {
+    let mut bits = XorShift32::new(99);
+    let (mut refused, mut taken) = (0, 0);
+    for _ in 0..rounds {
+        let mut damaged = bytes.to_vec();
+        for _ in 0..1 + bits.next() % 4 {
+            let position = 64 + bits.next() as usize % (damaged.len() - 64);
+            damaged[position] = bits.next() as u8;
+        }
+        reseal(&mut damaged);
+        match open(&damaged) {
+            Err(error) => {
+                refused += 1;
+                assert!(error.to_string().starts_with("test.fib: "), "{error}");
+            }
+            Ok(table) => {
+                taken += 1;
+                let family = table.family_fib::<A>().unwrap();
+                let keys = keys();
+                let mut answers = vec![0; keys.len()];
+                family.lookup_batch(&keys, &mut answers);
+                for (&key, &answer) in keys.iter().zip(&answers) {
+                    assert_eq!(family.fib().lookup(key), answer);
+                    let _ = (family.route(answer), table.values.value_text(family.next_hop(answer)), table.values.label(answer));
+                }
+            }
+        }
+    }
+    (refused, taken)
+}
+
 #[test]
 fn damaged_files_with_valid_checksums_never_panic() {
     for (engine, count) in [("d16r", 3000), ("poptrie16", 3000), ("poptrie0", 300)] {
         let bytes = bytes_of(&compiled(engine, engine == "poptrie0", count));
-        let mut bits = XorShift32::new(99);
-        let (mut refused, mut taken) = (0, 0);
-        for _ in 0..300 {
-            let mut damaged = bytes.clone();
-            for _ in 0..1 + bits.next() % 4 {
-                let position = 64 + bits.next() as usize % (damaged.len() - 64);
-                damaged[position] = bits.next() as u8;
-            }
-            reseal(&mut damaged);
-            match open(&damaged) {
-                Err(error) => {
-                    refused += 1;
-                    assert!(error.to_string().starts_with("test.fib: "), "{error}");
-                }
-                Ok(table) => {
-                    taken += 1;
-                    let v4 = table.v4.as_ref().unwrap();
-                    let mut keys: Vec<u32> = (0..2000).map(|_| bits.next()).collect();
-                    keys.push(u32::MAX);
-                    let mut answers = vec![0; keys.len()];
-                    v4.lookup_batch(&keys, &mut answers);
-                    for (&key, &answer) in keys.iter().zip(&answers) {
-                        assert_eq!(v4.fib().lookup(key), answer);
-                        let _ = (v4.route(answer), table.values.value_text(v4.next_hop(answer)), table.values.label(answer));
-                    }
-                }
-            }
-        }
+        let mut bits = XorShift32::new(98);
+        let (refused, taken) = open_damaged::<u32>(&bytes, 300, || (0..2000).map(|_| bits.next()).chain([u32::MAX]).collect());
         assert!(refused > 0 && taken > 0, "{engine}: {refused} refused, {taken} taken");
     }
 }
@@ -216,34 +224,8 @@ fn hostile_two_stage_entries_are_named_and_damage_never_panics() {
         let error = open(&damaged).unwrap_err();
         assert_eq!(error.to_string(), format!("test.fib: offset {at}: {section}[0] = {hostile:#x}: {problem}"));
     }
-    let mut bits = XorShift32::new(98);
     let mut wide = XorShift64Pair::new(98);
-    let (mut refused, mut taken) = (0, 0);
-    for _ in 0..200 {
-        let mut damaged = bytes.clone();
-        for _ in 0..1 + bits.next() % 4 {
-            let position = 64 + bits.next() as usize % (damaged.len() - 64);
-            damaged[position] = bits.next() as u8;
-        }
-        reseal(&mut damaged);
-        match open(&damaged) {
-            Err(error) => {
-                refused += 1;
-                assert!(error.to_string().starts_with("test.fib: "), "{error}");
-            }
-            Ok(table) => {
-                taken += 1;
-                let v6 = table.v6.as_ref().unwrap();
-                let keys: Vec<u128> = (0..2000).map(|_| wide.next() >> 3 | 1 << 125).chain([0, u128::MAX]).collect();
-                let mut answers = vec![0; keys.len()];
-                v6.lookup_batch(&keys, &mut answers);
-                for (&key, &answer) in keys.iter().zip(&answers) {
-                    assert_eq!(v6.fib().lookup(key), answer);
-                    let _ = (v6.route(answer), table.values.value_text(v6.next_hop(answer)));
-                }
-            }
-        }
-    }
+    let (refused, taken) = open_damaged::<u128>(&bytes, 200, || (0..2000).map(|_| wide.next() >> 3 | 1 << 125).chain([0, u128::MAX]).collect());
     assert!(refused > 0 && taken > 0, "{refused} refused, {taken} taken");
 }
 
