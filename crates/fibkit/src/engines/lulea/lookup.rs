@@ -260,7 +260,6 @@ impl<P: PointerWord, B: BaseIndex> ChunkLevel<P, B> {
         let resolved = direct && next_hop < DIRECT_LIMIT;
         (if resolved { next_hop } else { slot as u32 }, !resolved)
     }
-
 }
 
 /// The code word of `key`'s 16 positions in a dense chunk.
