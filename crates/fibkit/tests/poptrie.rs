@@ -453,7 +453,7 @@ fn two_stage_direct_pointing_blocks_only_what_the_trie_goes_on_under() {
 fn two_stage_direct_pointing_refuses_ipv4_sized_block_counts() {
     // A route in each of 5,000 /16s: 5,000 blocks of 4,096 entries exceed
     // the 2^24 the engine takes.
-    let rib: Rib6 = (0..5_000u128).map(|i| (Prefix6::new(0x2000 + i << 112 | 1 << 90, 40).unwrap(), 1)).collect();
+    let rib: Rib6 = (0..5_000u128).map(|i| (Prefix6::new((0x2000 + i) << 112 | 1 << 90, 40).unwrap(), 1)).collect();
     let Err(BuildError::Limit(refused)) = registry::build("poptrie16x12", &rib, &BuildOptions::default()) else {
         panic!("5,000 blocks built")
     };

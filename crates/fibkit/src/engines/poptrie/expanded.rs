@@ -82,7 +82,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     /// The Poptrie's limits ([`BuildError`]), and [`Limit::Chunks`] when the
     /// blocks would exceed [`MAX_BLOCK_ENTRIES`] entries.
     fn assemble(prepared: Prepared<A>, name: String) -> Result<Self, BuildError> {
-        const { assert!(X % K == 0 && X > 0 && S > 0 && S + X < 64, "X is whole levels below S") };
+        const { assert!(X.is_multiple_of(K) && X > 0 && S > 0 && S + X < 64, "X is whole levels below S") };
         let mut trie = Poptrie::<A, L, S>::assemble(prepared)?;
         let direct: Vec<u32> = trie.direct.iter().map(|entry| entry.load(Ordering::Relaxed)).collect();
         let pointing = direct.iter().filter(|&&entry| entry & DIRECT_LEAF == 0).count();
