@@ -323,6 +323,18 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_candidates_that_cannot_hold_the_table_are_out() {
+        // Routes under 5,000 /16s: poptrie16x12 would need 5,000 blocks of
+        // 4,096 entries, more than it takes; Poptrie holds the table.
+        let rib: Rib<u128> = (0..5_000u128).map(|i| (Prefix::new((0x2000 + i) << 112 | 1 << 90, 40).unwrap(), 1)).collect();
+        let choice = choose(&rib, &BuildOptions { max_next_hop: 1 }).unwrap();
+        let expanded = choice.candidates.iter().find(|candidate| candidate.name == "poptrie16x12").unwrap();
+        assert!(expanded.refused.is_some() && expanded.mlps.is_none(), "{choice}");
+        assert_ne!(choice.engine.name, "poptrie16x12");
+        assert_eq!(choice.fib.lookup(0x2abc_u128 << 112 | 1 << 90), 1);
+    }
+
+    #[test]
     fn cache_sizes_parse_as_sysfs_writes_them() {
         assert_eq!(parse_size("512K"), Some(512 << 10));
         assert_eq!(parse_size("32768K"), Some(32 << 20));
