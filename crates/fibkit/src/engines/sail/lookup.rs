@@ -1,5 +1,5 @@
 //! The lookup: at most three dependent loads, no search; and the batch
-//! path, which loads level 16 for many keys and prefetches level 24.
+//! path, which loads level 16 for a group of keys before going on below.
 
 use super::{Sail, Word};
 use crate::simd::{self, GROUP};
@@ -45,13 +45,18 @@ impl<W: Word> Sail<W> {
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
     ///
     /// Keys go in groups of 32 through [`simd::pipeline`]'s two stages:
-    /// the first loads the group's level-16 entries, answers every key as
-    /// if resolved there and prefetches the level-24 entry of the others;
-    /// the second, one group later, goes on from the level-16 entry kept
-    /// in the answer slot. The level-16 loads are plain loads at every SIMD
+    /// the first loads the group's level-16 entries and answers every key
+    /// as if resolved there; the second, one group later, goes on from the
+    /// level-16 entry kept in the answer slot, its loads overlapping the
+    /// next group's. The level-16 loads are plain loads at every SIMD
     /// level: on the project's Zen 5 machine AVX2 gathers of them were
     /// slower (2014 table, one process, ABAB: RND 545 against 637 Mlps,
-    /// REP 526 against 673). Nothing is allocated.
+    /// REP 526 against 673). Nor does the first stage prefetch the level-24
+    /// entries: with a prefetch for every key (the level-16 entry of a
+    /// resolved one names no chunk, so its prefetch is of a random line)
+    /// the batch path ran at 630 Mlps RND and 690 REP, without it at 940
+    /// to 970 and 890 to 940 (three runs each, alternated). Nothing is
+    /// allocated.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
@@ -63,7 +68,7 @@ impl<W: Word> Sail<W> {
 
     /// The first stage for up to 32 keys: writes each key's level-16
     /// entry as its answer and returns the mask of the keys whose entry
-    /// holds a chunk ID (their level-24 entries prefetched).
+    /// holds a chunk ID.
     #[inline(always)]
     fn level16_group(&self, keys: &[u32], out: &mut [NextHop]) -> u32 {
         debug_assert!(keys.len() <= GROUP && out.len() == keys.len());
@@ -72,8 +77,6 @@ impl<W: Word> Sail<W> {
             let entry = self.level16(key);
             *answer = entry;
             chunked |= u32::from(entry & W::FLAG != 0) << lane;
-            let index = ((entry & W::VALUE) as usize) << 8 | (key >> 8 & 0xff) as usize;
-            simd::prefetch(self.bcn24.as_ptr().wrapping_add(index));
         }
         chunked
     }
