@@ -2,10 +2,10 @@
 //! which runs the same steps as a software pipeline sorted by chunk kind.
 
 use super::{
-    maptable, BaseIndex, ChunkLevel, CodeWord, DenseChunk, Lulea, PointerWord, SparseChunk, VeryDenseChunk,
+    maptable, BaseIndex, ChunkLevel, CodeWord, Lulea, PointerWord, SparseChunk,
     DIRECT_LIMIT, KIND_DENSE, KIND_NEXT_HOP, KIND_SPARSE,
 };
-use crate::simd::{self, GROUP};
+use crate::simd::GROUP;
 use crate::NextHop;
 
 /// Where a chunk sends a key: a pointer already in hand (a sparse chunk's,
@@ -55,14 +55,19 @@ impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
     /// the one before:
     ///
     /// 1. level 1 for every key; the keys it leaves pending are sorted into
-    ///    one lane mask per chunk kind, and their level-2 chunks prefetched;
+    ///    one lane mask per chunk kind;
     /// 2. the level-2 sparse search or code word, kind by kind (so the
-    ///    branch on the kind is a loop's, not a guess per key), prefetching
-    ///    the pointer the code word selects;
-    /// 3. that pointer, and level 3 for the rare key that needs it.
+    ///    branch on the kind is a loop's, not a guess per key);
+    /// 3. the pointer the code word selects, and level 3 for the rare key
+    ///    that needs it.
     ///
-    /// A pending key's state between the stages is kept in its answer
-    /// slot ([`state`]). Nothing is allocated.
+    /// A stage's loads overlap the next group's. Nothing is prefetched:
+    /// prefetching each pending key's level-2 chunk (and, for a resolved
+    /// key, some harmless line) in stage 1 made the batch path slower on
+    /// the Zen 5 machine (2014 table, alternated runs: RND 136 against 144
+    /// Mlps, REP 173 against 186), and the pointer's prefetch in stage 2
+    /// changed nothing. A pending key's state between the stages is kept
+    /// in its answer slot ([`state`]). Nothing is allocated.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
@@ -73,12 +78,11 @@ impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
         // chunk kind (sparse, dense, very dense), then after stage 2.
         let mut kinds = [[0u32; 3]; 3];
         let mut pending = [0u32; 3];
-        let chunks = ChunkArrays::of(&self.level2);
         for group in 0..groups + 2 {
             if group < groups {
                 let start = group * GROUP;
                 let end = keys.len().min(start + GROUP);
-                kinds[group % 3] = self.level1_group(&keys[start..end], &mut out[start..end], &chunks);
+                kinds[group % 3] = self.level1_group(&keys[start..end], &mut out[start..end]);
             }
             if let Some(previous) = group.checked_sub(1).filter(|&previous| previous < groups) {
                 let start = previous * GROUP;
@@ -101,7 +105,7 @@ impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
     /// leaves the others' level-1 pointer as their [`state`]; returns their
     /// lane masks by chunk kind (sparse, dense, very dense).
     #[inline(always)]
-    fn level1_group(&self, keys: &[u32], out: &mut [NextHop], chunks: &ChunkArrays) -> [u32; 3] {
+    fn level1_group(&self, keys: &[u32], out: &mut [NextHop]) -> [u32; 3] {
         // Bit 0 and bit 1 of each lane's pointer kind.
         let (mut low, mut high) = (0u32, 0u32);
         for (lane, (&key, answer)) in keys.iter().zip(out.iter_mut()).enumerate() {
@@ -110,7 +114,6 @@ impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
             let kind = pointer.kind();
             low |= (kind & 1) << lane;
             high |= (kind >> 1) << lane;
-            chunks.prefetch(kind, pointer.index());
         }
         [low & !high, high & !low, high & low]
     }
@@ -154,35 +157,6 @@ impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
             return pointer.index();
         }
         self.level3.search(pointer, key as u8).index()
-    }
-}
-
-/// Where a level's chunks of each kind start and how large they are,
-/// indexed by pointer kind (a next hop's entry is the sparse chunks'): the
-/// batch path prefetches a chunk without a branch on its kind.
-struct ChunkArrays {
-    start: [usize; 4],
-    size: [usize; 4],
-}
-
-impl ChunkArrays {
-    fn of<P: PointerWord, B: BaseIndex>(level: &ChunkLevel<P, B>) -> Self {
-        let sparse = (level.sparse.as_ptr() as usize, std::mem::size_of::<SparseChunk<P>>());
-        let dense = (level.dense.as_ptr() as usize, std::mem::size_of::<DenseChunk<B>>());
-        let very_dense = (level.very_dense.as_ptr() as usize, std::mem::size_of::<VeryDenseChunk<B>>());
-        let kinds = [sparse, sparse, dense, very_dense];
-        ChunkArrays { start: kinds.map(|(start, _)| start), size: kinds.map(|(_, size)| size) }
-    }
-
-    /// Prefetches the first and last byte of chunk `index` of `kind`
-    /// (chunks are byte-aligned and may straddle two cache lines); for a
-    /// next hop, some harmless address.
-    #[inline(always)]
-    fn prefetch(&self, kind: u32, index: u32) {
-        let kind = kind as usize & 3;
-        let first = (self.start[kind] as *const u8).wrapping_add(index as usize * self.size[kind]);
-        simd::prefetch(first);
-        simd::prefetch(first.wrapping_add(self.size[kind] - 1));
     }
 }
 
@@ -246,8 +220,7 @@ impl<P: PointerWord, B: BaseIndex> ChunkLevel<P, B> {
     }
 
     /// [`Self::resolve`] without a branch, for the batch path: the next hop
-    /// of a direct code word and `false`, or the pointer slot (prefetched)
-    /// and `true`.
+    /// of a direct code word and `false`, or the pointer slot and `true`.
     #[inline(always)]
     fn code_word(&self, code: &[[u8; 2]; 16], base: usize, key: u8) -> (u32, bool) {
         let code = code_word(code, key);
@@ -255,7 +228,6 @@ impl<P: PointerWord, B: BaseIndex> ChunkLevel<P, B> {
         let direct = ten >= maptable::DIRECT_ROW;
         let offset = maptable::offset(ten.min(maptable::DIRECT_ROW - 1), u32::from(key & 15));
         let slot = base + code.six() + if direct { 0 } else { offset };
-        simd::prefetch(self.pointers.as_ptr().wrapping_add(slot));
         let next_hop = u32::from(ten.wrapping_sub(maptable::DIRECT_ROW)) << 6 | code.six() as u32;
         let resolved = direct && next_hop < DIRECT_LIMIT;
         (if resolved { next_hop } else { slot as u32 }, !resolved)
