@@ -140,10 +140,12 @@ impl Node {
     }
 
     /// Index in the node array of the internal child in slot `v` (which
-    /// must be an internal slot).
+    /// must be an internal slot; for a leaf slot the value means nothing,
+    /// but computing it is harmless: it wraps rather than overflows, so a
+    /// walk can compute it before it knows which it needs).
     #[inline(always)]
     pub fn child_index(&self, v: u32) -> usize {
-        self.base1 as usize + ones_through(self.vector, v) as usize - 1
+        (self.base1 as usize + ones_through(self.vector, v) as usize).wrapping_sub(1)
     }
 
     /// Index in the leaf array of the leaf in slot `v` (which must be a
@@ -234,7 +236,7 @@ impl NodeCell {
     /// [`Node::child_index`], reading only `vector` and `base1`.
     #[inline(always)]
     pub fn child_index(&self, v: u32) -> usize {
-        self.base1.load(Ordering::Relaxed) as usize + ones_through(self.vector.load(Ordering::Relaxed), v) as usize - 1
+        (self.base1.load(Ordering::Relaxed) as usize + ones_through(self.vector.load(Ordering::Relaxed), v) as usize).wrapping_sub(1)
     }
 
     /// [`Node::leaf_index`], reading only `leafvec` and `base0`.
@@ -262,7 +264,8 @@ pub trait NodeLayout: crate::mem::Plain + Default + fmt::Debug {
     /// Whether slot `v` holds an internal child.
     fn is_internal(&self, v: u32) -> bool;
 
-    /// Index in the node array of the internal child in slot `v`.
+    /// Index in the node array of the internal child in slot `v` (for a
+    /// leaf slot: meaningless, but computed without overflow).
     fn child_index(&self, v: u32) -> usize;
 
     /// Index in the leaf array of the leaf in slot `v`.
@@ -342,7 +345,7 @@ impl NodeLayout for BasicNodeCell {
 
     #[inline(always)]
     fn child_index(&self, v: u32) -> usize {
-        self.base1.load(Ordering::Relaxed) as usize + ones_through(self.vector.load(Ordering::Relaxed), v) as usize - 1
+        (self.base1.load(Ordering::Relaxed) as usize + ones_through(self.vector.load(Ordering::Relaxed), v) as usize).wrapping_sub(1)
     }
 
     #[inline(always)]
@@ -559,6 +562,13 @@ mod tests {
         assert_eq!(full.child_index(63), 66);
         let flat = Node { vector: 0, leafvec: 1, base0: 5, base1: 0 };
         assert!((0..64).all(|v| !flat.is_internal(v) && flat.leaf_index(v) == 5));
+        // A side-by-side walk computes the child index of a leaf slot too
+        // (and drops it): with no child before the slot and `base1` 0 it
+        // wraps, in every layout, rather than panicking in a debug build.
+        assert_eq!(flat.child_index(7), usize::MAX);
+        assert_eq!(<NodeCell as NodeLayout>::new(flat).child_index(7), usize::MAX);
+        let basic = Node { leafvec: u64::MAX, ..flat };
+        assert_eq!(<BasicNodeCell as NodeLayout>::new(basic).child_index(7), usize::MAX);
     }
 
     #[test]
