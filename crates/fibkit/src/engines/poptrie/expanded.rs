@@ -179,6 +179,11 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
         walks
     }
 
+    /// The `first` entries that hold a next hop (the rest name a block).
+    pub(super) fn first_leaves(&self) -> usize {
+        self.first.iter().filter(|&&entry| entry & DIRECT_LEAF != 0).count()
+    }
+
     /// Bytes of the lookup structure: `first`, blocks, nodes and leaves.
     pub fn footprint(&self) -> usize {
         (self.first.len() + self.blocks.len()) * std::mem::size_of::<u32>()
@@ -189,7 +194,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     /// The statistics report.
     pub fn report(&self) -> Stats {
         let trie = self.trie.summary();
-        let first_leaves = self.first.iter().filter(|&&entry| entry & DIRECT_LEAF != 0).count();
+        let first_leaves = self.first_leaves();
         let block_leaves = self.blocks.iter().filter(|&&entry| entry & DIRECT_LEAF != 0).count();
         let bytes = |count: usize, size: usize| (count * size) as u64;
         let (first, blocks) = (bytes(self.first.len(), 4), bytes(self.blocks.len(), 4));

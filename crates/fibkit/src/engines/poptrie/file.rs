@@ -117,14 +117,13 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     /// None: every `poptrieSxX` has a file format.
     pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
         let summary = self.trie.summary();
-        let first_leaves = self.first.iter().filter(|&&entry| entry & DIRECT_LEAF != 0).count();
         file.params(&[
             L::BITS.into(),
             summary.prefixes as u64,
             summary.aggregated.into(),
             summary.prefixes_aggregated as u64,
             summary.boundaries as u64,
-            first_leaves as u64,
+            self.first_leaves() as u64,
             summary.levels.into(),
         ]);
         file.array("first", &self.first);
