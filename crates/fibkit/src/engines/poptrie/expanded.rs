@@ -50,6 +50,7 @@ use crate::NextHop;
 use std::sync::atomic::Ordering;
 
 use super::build::Prepared;
+use super::lookup::take_leaf_flags;
 use super::{Leaf, NodeCell, NodeLayout, Poptrie, PoptrieOptions, DIRECT_LEAF, K};
 
 /// Most block entries a table may take (64 MiB of blocks).
@@ -168,15 +169,11 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     #[inline(always)]
     fn direct_group(&self, keys: &[A], out: &mut [NextHop]) -> u32 {
         debug_assert!(keys.len() <= GROUP && out.len() == keys.len());
-        let mut walks = 0;
-        for (lane, (&key, answer)) in keys.iter().zip(out.iter_mut()).enumerate() {
+        for (&key, answer) in keys.iter().zip(out.iter_mut()) {
             let first = self.first_entry(key);
-            let entry = if first & DIRECT_LEAF != 0 { first } else { self.block_entry(Self::block_index(first, key)) };
-            *answer = entry & !DIRECT_LEAF;
-            let walk = entry & DIRECT_LEAF == 0;
-            walks |= u32::from(walk) << lane;
+            *answer = if first & DIRECT_LEAF != 0 { first } else { self.block_entry(Self::block_index(first, key)) };
         }
-        walks
+        take_leaf_flags(out) & (u32::MAX >> (GROUP - keys.len()))
     }
 
     /// The `first` entries that hold a next hop (the rest name a block).
