@@ -121,3 +121,5 @@ test-exhaustive:
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	CARGO_TARGET_DIR=$(CURDIR)/target/py $(CARGO) clippy --manifest-path crates/fibkit-py/Cargo.toml -- -D warnings
+	for package in fibkit fibkit-cli fibkit-peers fibkit-c; do RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p $$package || exit 1; done
+	RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR=$(CURDIR)/target/py $(CARGO) doc --no-deps --manifest-path crates/fibkit-py/Cargo.toml

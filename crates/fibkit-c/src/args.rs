@@ -78,7 +78,7 @@ fn null(name: &str) -> Failure {
 /// `ptr` as a mutable reference, refused when NULL or misaligned.
 ///
 /// # Safety
-/// As [`reference`], and no other reference to the `T` is in use.
+/// As [`reference()`], and no other reference to the `T` is in use.
 #[inline]
 pub unsafe fn mutable<'a, T>(ptr: *mut T, name: &str) -> Result<&'a mut T, Failure> {
     check_pointer(ptr, name)?;

@@ -4,7 +4,7 @@
 //! A lookup through the C API is the Rust call behind one NULL check: the
 //! handle holds the engine's `dyn Fib` of each family, and the bulk calls
 //! go through the engine's batch path. IPv6 keys and network-order IPv4
-//! keys are converted in steps of [`STEP`] keys on the stack.
+//! keys are converted in steps of `STEP` keys on the stack.
 
 use std::ffi::{c_char, c_int, CString};
 

@@ -3,12 +3,12 @@
 //! A FIB is built once from routes or a table file; `lookup_batch` then
 //! answers a whole numpy array of addresses with the GIL released, in the
 //! engine's own batch path, optionally split across threads. Both classes
-//! are thin shells over one generic [`Core`]; only the way addresses come
-//! in from Python ([`PyAddress`]) differs. The Python package
+//! are thin shells over one generic `Core`; only the way addresses come
+//! in from Python (`PyAddress`) differs. The Python package
 //! (`python/fibkit/__init__.py`) adds address conversions on top.
 //!
-//! No panic reaches Python: arguments are checked in [`arrays`] (the numpy
-//! arrays) and [`convert`] (ints and strings), numpy borrows are tried
+//! No panic reaches Python: arguments are checked in `arrays` (the numpy
+//! arrays) and `convert` (ints and strings), numpy borrows are tried
 //! (`try_readonly`/`try_readwrite`) and their failures are `ValueError`s.
 
 #![warn(clippy::undocumented_unsafe_blocks)]

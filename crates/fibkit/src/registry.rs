@@ -166,7 +166,7 @@ impl Engine {
     /// next hops go up to `max_next_hop`.
     ///
     /// # Errors
-    /// [`Problem::NotSavable`] if it has no file format for `A`; the
+    /// [`Problem::NotSavable`](crate::file::Problem::NotSavable) if it has no file format for `A`; the
     /// opener's [`FileError`]s for a section it refuses.
     pub fn open<A: Address>(&self, family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fib<A>>, FileError> {
         match self.builders::<A>().and_then(|builders| builders.open) {

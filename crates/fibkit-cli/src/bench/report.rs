@@ -1,5 +1,5 @@
 //! What a bench run found ([`Report`], with each engine's build figures)
-//! and its two forms: the text tables ([`render`]) and the JSON
+//! and its two forms: the text tables (`render`) and the JSON
 //! ([`to_json`]).
 
 use std::collections::BTreeSet;

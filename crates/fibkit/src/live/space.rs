@@ -9,7 +9,7 @@ const EXACT_MAX: usize = 512;
 
 /// Free segments of a range table (or of a node or leaf array).
 ///
-/// A freed segment of up to [`EXACT_MAX`] entries goes to the list of its
+/// A freed segment of up to `EXACT_MAX` (512) entries goes to the list of its
 /// exact length: updates rewrite the same chunks again and again, so a
 /// later allocation of that length takes it back in O(1). Longer segments,
 /// and the short ones once an allocation finds nothing, live in two trees:

@@ -40,7 +40,7 @@ impl Compression {
 /// `input` as it reads decompressed: gzip and bzip2 (every member of a
 /// multi-member file) detected by their magic bytes, anything else as it
 /// is. For input read as a stream (`fibkit lookup`'s addresses), where
-/// [`decompress`] reads a whole file; a damaged or truncated stream is a
+/// `decompress` reads a whole file; a damaged or truncated stream is a
 /// read error there.
 ///
 /// # Errors

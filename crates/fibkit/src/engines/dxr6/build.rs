@@ -102,7 +102,7 @@ impl<const K: u32> Dxr6<K> {
     }
 }
 
-/// Builds D`K`R6 as a boxed [`Fib6`] (the registry's builder).
+/// Builds D`K`R6 as a boxed [`Fib<u128>`](crate::fib::Fib) (the registry's builder).
 pub fn build<const K: u32>(rib: &Rib6, _options: &BuildOptions) -> Result<Box<dyn Fib<u128>>, BuildError> {
     Ok(Box::new(Dxr6::<K>::build(rib)?))
 }

@@ -67,7 +67,7 @@ impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
     /// the Zen 5 machine (2014 table, alternated runs: RND 136 against 144
     /// Mlps, REP 173 against 186), and the pointer's prefetch in stage 2
     /// changed nothing. A pending key's state between the stages is kept
-    /// in its answer slot ([`state`]). Nothing is allocated.
+    /// in its answer slot (`state`). Nothing is allocated.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.

@@ -46,7 +46,7 @@
 //! does not fit 14 bits, 3-byte base indices when a level's pointer array
 //! outgrows 16 bits. Next hops above 22207 no longer fit a direct code word;
 //! such zero or single-head masks store one pointer (the paper's limit 3).
-//! What was built is reported in [`Fib4::stats`] under `variant`; a table
+//! What was built is reported in [`Fib::stats`] under `variant`; a table
 //! no variant can hold is refused with a [`BuildError`].
 //!
 //! Lookup follows the paper's Figure 10 at each level.

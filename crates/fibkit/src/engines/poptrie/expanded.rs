@@ -265,7 +265,8 @@ forward_fib!([A: Address, L: Leaf, const S: u32, const X: u32] Expanded<A, L, S,
 /// while every next hop fits, 32-bit otherwise).
 ///
 /// # Errors
-/// As [`Expanded::assemble`].
+/// The Poptrie's limits ([`BuildError`]), and [`Limit::Chunks`] when the
+/// blocks would exceed [`MAX_BLOCK_ENTRIES`] entries.
 pub fn build_expanded<A: Address, const S: u32, const X: u32>(
     rib: &Rib<A>,
     options: &BuildOptions,

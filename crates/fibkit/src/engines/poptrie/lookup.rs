@@ -136,7 +136,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     ///
     /// Without direct pointing (poptrie0) every key walks from the root,
     /// four keys side by side (IPv6: two), a level a round, with no branch
-    /// on a lane's walk ending ([`Self::walk_side_by_side`]): Zen 5, RND
+    /// on a lane's walk ending (`walk_side_by_side`): Zen 5, RND
     /// 144 against 177 Mlps one by one on the 2014 table, 96 against 123
     /// on the 2026 IPv6 table in 2001::/16, and REP 161 against 240 and 116
     /// against 148 (8 lanes: 187 and 114; 16: slower than one by one).

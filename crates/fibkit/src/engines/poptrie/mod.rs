@@ -62,11 +62,11 @@
 //! - [`build`]: RIB -> boundary points (the RIB's runs, aggregated, or every
 //!   prefix's edges, not aggregated) -> arrays, depth first; route
 //!   aggregation's prefix count ([`build::aggregate`]).
-//! - [`lookup`]: the hot path (Algorithms 1-3 of the paper).
-//! - [`stats`]: the figures of the paper's Table 2, counted in the live
+//! - `lookup`: the hot path (Algorithms 1-3 of the paper).
+//! - `stats`: the figures of the paper's Table 2, counted in the live
 //!   arrays (after live updates: of the updated trie; the allocated sizes
 //!   include the updater's free space).
-//! - [`update`]: incremental updates under concurrent lookups (section
+//! - `update`: incremental updates under concurrent lookups (section
 //!   3.5): the subtree of every `direct` entry an update touches is built
 //!   anew into free space and the entry swapped ([`PoptrieUpdater`]).
 //!
@@ -168,7 +168,7 @@ impl Node {
 
 /// A [`Node`] as the node array stores it: four atomic words, read with
 /// `Relaxed` loads (plain loads on x86-64), so that the updater
-/// ([`update`]) can write new subtrees into free space of an array that
+/// (`update`) can write new subtrees into free space of an array that
 /// readers are searching. A reader reaches a node only through a `direct`
 /// entry loaded with `Acquire` after the updater stored it with `Release`,
 /// so it sees the node as written. Its fields are in the order of

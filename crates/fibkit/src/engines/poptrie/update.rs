@@ -454,7 +454,7 @@ impl<const S: u32> Updater<u32> for WideningUpdater<S> {
 }
 
 /// Registry updater for IPv4 `poptrie16` and `poptrie18`
-/// ([`WideningUpdater`]).
+/// (`WideningUpdater`).
 pub fn updater<const S: u32>(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater<u32>>, BuildError> {
     Ok(Box::new(WideningUpdater::<S>::new(rib, options.max_next_hop)?))
 }
