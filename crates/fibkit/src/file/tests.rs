@@ -229,6 +229,43 @@ fn hostile_two_stage_entries_are_named_and_damage_never_panics() {
     assert!(refused > 0 && taken > 0, "{refused} refused, {taken} taken");
 }
 
+/// A DIR-24-8 file of `routes` (`PREFIX/LEN` text), its bytes and the
+/// offsets of `v4.tbl24` and `v4.tbl8`.
+fn dir24_file(routes: &[&str]) -> (Vec<u8>, usize, usize) {
+    let mut table = RouteTable::new("dir24 routes", Mapping::Distinct);
+    for (index, route) in routes.iter().enumerate() {
+        let hop = table.next_hops.intern(Label::Number(64_500 + index as u64));
+        table.v4.insert(route.parse().unwrap(), hop);
+    }
+    let options = CompileOptions { engines: vec!["dir24-8".to_string()], prefixes: false };
+    let bytes = bytes_of(&CompiledTable::build(table, &options).unwrap());
+    let file = FibFile::from_bytes(&bytes, "t.fib").unwrap();
+    let at = |section| file.section_offset(section).unwrap() as usize;
+    (bytes.clone(), at("v4.tbl24"), at("v4.tbl8"))
+}
+
+#[test]
+fn hostile_dir24_entries_are_named_with_their_offset() {
+    use crate::engines::dir24::Entry;
+    // No route longer than /24: no groups at all, so even group 0 is past
+    // the last (a file taking it would read outside an empty tbl8).
+    let (short, short_tbl24, _) = dir24_file(&["10.0.0.0/8"]);
+    let (long, long_tbl24, long_tbl8) = dir24_file(&["10.0.0.0/8", "10.1.2.128/25"]);
+    for (bytes, at, hostile, problem) in [
+        (&short, short_tbl24, Entry::group(0).0, "group past the last of tbl8"),
+        (&long, long_tbl24, Entry::group(1).0, "group past the last of tbl8"),
+        (&long, long_tbl24, Entry::route(3, 8).0, "next hop beyond the file's values"),
+        (&long, long_tbl8, Entry::route(3, 25).0, "next hop beyond the file's values"),
+    ] {
+        let mut damaged = bytes.clone();
+        damaged[at..][..4].copy_from_slice(&hostile.to_le_bytes());
+        reseal(&mut damaged);
+        let section = if at == long_tbl8 { "v4.tbl8" } else { "v4.tbl24" };
+        let error = open(&damaged).err().unwrap_or_else(|| panic!("{section}[0] = {hostile:#x} was taken"));
+        assert_eq!(error.to_string(), format!("test.fib: offset {at}: {section}[0] = {hostile:#x}: {problem}"));
+    }
+}
+
 #[test]
 fn every_byte_is_covered_by_a_checksum_whatever_the_table_length() {
     for count in 1..=3 {
