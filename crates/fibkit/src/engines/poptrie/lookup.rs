@@ -22,7 +22,8 @@ fn chunk<A: Address>(key: A) -> u32 {
 
 /// Clears the [`DIRECT_LEAF`] flag of a group's direct entries, loaded
 /// whole into `entries`, and returns the mask of those that had it clear
-/// (bit i for `entries[i]`): the keys that go on down the trie.
+/// (bit i for `entries[i]`): the keys that go on down the trie. The bits
+/// at and past `entries.len()` are set too; callers mask them off.
 ///
 /// A pass of its own after the loads: folding each entry's flag into the
 /// mask as it was loaded chained every key's mask step to its load, and
