@@ -1,6 +1,6 @@
 //! Compile time, file size and open time of compiled FIB files, measured
 //! in one run: `cargo run --release -p fibkit --example fib_file_open --
-//! TABLE [ENGINE...]` (default engines d16r, d18r, poptrie18).
+//! TABLE [ENGINE...]` (default: every engine with an IPv4 file format).
 //!
 //! For each engine: the build from the loaded RIB (median of 5), the file
 //! written, then opened 31 times from the page cache (median, with the
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use fibkit::compiled::{CompileOptions, CompiledTable};
 use fibkit::load::{self, LoadOptions};
 use fibkit::measure::verify;
+use fibkit::{registry, Family};
 
 fn median(mut times: Vec<Duration>) -> (f64, f64, f64) {
     times.sort();
@@ -26,8 +27,11 @@ fn main() {
     let Some((table_path, engines)) = args.split_first() else {
         panic!("usage: fib_file_open TABLE [ENGINE...]");
     };
-    let engines: Vec<&str> =
-        if engines.is_empty() { vec!["d16r", "d18r", "poptrie18"] } else { engines.iter().map(String::as_str).collect() };
+    let engines: Vec<&str> = if engines.is_empty() {
+        registry::engines_of(Family::Ipv4).into_iter().filter(|engine| engine.savable::<u32>()).map(|engine| engine.name).collect()
+    } else {
+        engines.iter().map(String::as_str).collect()
+    };
     let started = Instant::now();
     let routes = load::load_path(table_path.as_ref(), &LoadOptions::default()).expect("table loads");
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -36,6 +40,10 @@ fn main() {
     let directory = tempfile::tempdir().expect("temporary directory");
     for engine in engines {
         let options = CompileOptions { engines: vec![engine.to_string()], prefixes: false };
+        if let Some(engine) = registry::find(engine).filter(|engine| !engine.savable::<u32>()) {
+            println!("{:<10} skipped: no IPv4 file format", engine.name);
+            continue;
+        }
         let mut builds = Vec::new();
         let mut built = None;
         for _ in 0..5 {
