@@ -173,7 +173,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
             let first = self.first_entry(key);
             *answer = if first & DIRECT_LEAF != 0 { first } else { self.block_entry(Self::block_index(first, key)) };
         }
-        take_leaf_flags(out) & (u32::MAX >> (GROUP - keys.len()))
+        take_leaf_flags(out)
     }
 
     /// The `first` entries that hold a next hop (the rest name a block).

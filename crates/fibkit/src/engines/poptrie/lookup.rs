@@ -21,9 +21,9 @@ fn chunk<A: Address>(key: A) -> u32 {
 }
 
 /// Clears the [`DIRECT_LEAF`] flag of a group's direct entries, loaded
-/// whole into `entries`, and returns the mask of those that had it clear
-/// (bit i for `entries[i]`): the keys that go on down the trie. The bits
-/// at and past `entries.len()` are set too; callers mask them off.
+/// whole into `entries` (1 to 32 of them), and returns the mask of those
+/// that had it clear (bit i for `entries[i]`): the keys that go on down
+/// the trie.
 ///
 /// A pass of its own after the loads: folding each entry's flag into the
 /// mask as it was loaded chained every key's mask step to its load, and
@@ -33,13 +33,13 @@ fn chunk<A: Address>(key: A) -> u32 {
 /// 2001::/16: poptrie16x12 520 against 608).
 #[inline(always)]
 pub(super) fn take_leaf_flags(entries: &mut [u32]) -> u32 {
-    debug_assert!(entries.len() <= GROUP);
+    debug_assert!(!entries.is_empty() && entries.len() <= GROUP);
     let mut leaves = 0;
     for (lane, entry) in entries.iter_mut().enumerate() {
         leaves |= (*entry >> DIRECT_LEAF.trailing_zeros()) << lane;
         *entry &= !DIRECT_LEAF;
     }
-    !leaves
+    !leaves & u32::MAX >> (GROUP - entries.len())
 }
 
 impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
@@ -238,8 +238,8 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         gather: impl simd::DirectKernel,
     ) -> u32 {
         debug_assert!(keys.len() <= GROUP && out.len() == keys.len());
-        let mut walks = 0;
         if A::BITS == 32 {
+            let mut walks = 0;
             let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0, value_shift: 0, value_mask: !DIRECT_LEAF };
             let mut group = [0u32; GROUP];
             let mut values = [0u32; GROUP];
@@ -252,13 +252,14 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
                 walks |= gather(&self.direct, keys.try_into().expect("16 keys"), test, values.try_into().expect("16 slots")) << (half * LANES);
             }
             out.copy_from_slice(&values[..out.len()]);
+            // The lanes past the keys (keys 0) are not the group's.
+            walks & (u32::MAX >> (GROUP - keys.len()))
         } else {
             for (&key, slot) in keys.iter().zip(out.iter_mut()) {
                 *slot = self.direct_entry((key >> (u32::from(A::BITS) - S)).to_u128() as usize);
             }
-            walks = take_leaf_flags(out);
+            take_leaf_flags(out)
         }
-        walks & (u32::MAX >> (GROUP - keys.len()))
     }
 }
 
@@ -285,8 +286,7 @@ mod tests {
     #[test]
     fn leaf_flags_leave_the_walks_mask() {
         let mut entries = [DIRECT_LEAF | 7, 12, DIRECT_LEAF, 0, DIRECT_LEAF | 0x7fff_ffff];
-        let walks = take_leaf_flags(&mut entries);
-        assert_eq!(walks & 0b11111, 0b01010);
+        assert_eq!(take_leaf_flags(&mut entries), 0b01010);
         assert_eq!(entries, [7, 12, 0, 0, 0x7fff_ffff]);
         let mut group = [DIRECT_LEAF; GROUP];
         group[31] = 5;

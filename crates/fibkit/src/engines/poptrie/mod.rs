@@ -132,6 +132,15 @@ pub const fn ones_through(word: u64, v: u32) -> u32 {
     (word << (63 - v)).count_ones()
 }
 
+/// Index in the node array of the internal child in slot `v` of a node
+/// with `base1` and `vector`. For a leaf slot the value means nothing, but
+/// computing it is harmless: it wraps rather than overflows, so a walk can
+/// compute it before it knows which index it needs.
+#[inline(always)]
+const fn child_at(base1: u32, vector: u64, v: u32) -> usize {
+    (base1 as usize + ones_through(vector, v) as usize).wrapping_sub(1)
+}
+
 impl Node {
     /// Whether slot `v` holds an internal child.
     #[inline(always)]
@@ -140,12 +149,11 @@ impl Node {
     }
 
     /// Index in the node array of the internal child in slot `v` (which
-    /// must be an internal slot; for a leaf slot the value means nothing,
-    /// but computing it is harmless: it wraps rather than overflows, so a
-    /// walk can compute it before it knows which it needs).
+    /// must be an internal slot; for a leaf slot the value means
+    /// nothing, but it is computed without overflow).
     #[inline(always)]
     pub fn child_index(&self, v: u32) -> usize {
-        (self.base1 as usize + ones_through(self.vector, v) as usize).wrapping_sub(1)
+        child_at(self.base1, self.vector, v)
     }
 
     /// Index in the leaf array of the leaf in slot `v` (which must be a
@@ -236,7 +244,7 @@ impl NodeCell {
     /// [`Node::child_index`], reading only `vector` and `base1`.
     #[inline(always)]
     pub fn child_index(&self, v: u32) -> usize {
-        (self.base1.load(Ordering::Relaxed) as usize + ones_through(self.vector.load(Ordering::Relaxed), v) as usize).wrapping_sub(1)
+        child_at(self.base1.load(Ordering::Relaxed), self.vector.load(Ordering::Relaxed), v)
     }
 
     /// [`Node::leaf_index`], reading only `leafvec` and `base0`.
@@ -345,7 +353,7 @@ impl NodeLayout for BasicNodeCell {
 
     #[inline(always)]
     fn child_index(&self, v: u32) -> usize {
-        (self.base1.load(Ordering::Relaxed) as usize + ones_through(self.vector.load(Ordering::Relaxed), v) as usize).wrapping_sub(1)
+        child_at(self.base1.load(Ordering::Relaxed), self.vector.load(Ordering::Relaxed), v)
     }
 
     #[inline(always)]
