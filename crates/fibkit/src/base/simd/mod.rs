@@ -246,18 +246,39 @@ const _: () = assert!(GROUP == 2 * LANES);
 pub fn pipeline<K: Copy>(
     keys: &[K],
     out: &mut [NextHop],
+    direct: impl FnMut(&[K], &mut [NextHop]) -> u32,
+    finish: impl FnMut(K, &mut NextHop),
+) {
+    pipeline_settled(keys, out, direct, |mask, _| mask, finish);
+}
+
+/// [`pipeline`] whose first stage's mask is settled one group later:
+/// `settle(direct's value, the group's answers)` gives the mask of the
+/// keys to finish, just before they are finished.
+///
+/// For a first stage that stores its entries one by one and would read
+/// them back a group at a time to find the keys to finish (Poptrie's
+/// IPv6 direct stage): read back at once, the wide loads wait for the
+/// narrow stores to reach the cache (no store forwarding); a group later,
+/// they have.
+#[inline(always)]
+pub fn pipeline_settled<K: Copy>(
+    keys: &[K],
+    out: &mut [NextHop],
     mut direct: impl FnMut(&[K], &mut [NextHop]) -> u32,
+    mut settle: impl FnMut(u32, &mut [NextHop]) -> u32,
     mut finish: impl FnMut(K, &mut NextHop),
 ) {
     let groups = keys.len().div_ceil(GROUP);
+    let lanes_of = |group: usize| group * GROUP..keys.len().min(group * GROUP + GROUP);
     let mut pending = [0u32; 2];
     for group in 0..=groups {
         if group < groups {
-            let lanes = group * GROUP..keys.len().min(group * GROUP + GROUP);
+            let lanes = lanes_of(group);
             pending[group % 2] = direct(&keys[lanes.clone()], &mut out[lanes]);
         }
         if let Some(previous) = group.checked_sub(1) {
-            let mut lanes = pending[previous % 2];
+            let mut lanes = settle(pending[previous % 2], &mut out[lanes_of(previous)]);
             while lanes != 0 {
                 let index = previous * GROUP + lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;

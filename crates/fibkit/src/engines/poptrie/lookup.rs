@@ -31,6 +31,14 @@ fn chunk<A: Address>(key: A) -> u32 {
 /// 2000::/3, batch 64: RND poptrie16 861 against 1,002 Mlps, poptrie18
 /// 758 against 986, poptrie16x12 789 against 1,000; 2026 table in
 /// 2001::/16: poptrie16x12 520 against 608).
+///
+/// `poptrieS` takes the flags a group later, as the mask of
+/// [`simd::pipeline_settled`]: read back right after the loads, the
+/// entries wait for their stores to reach the cache (LINX, batched REP:
+/// poptrie16 1,000 against 1,135 Mlps, poptrie18 1,000 against 1,100; RND
+/// 3-4% faster; in 2001::/16 on the 2026 table, where every key walks,
+/// 3-4% slower). `poptrie16x12` takes them at once: a group later it lost
+/// 6% in 2001::/16 (RND 636 against 598), its own table.
 #[inline(always)]
 pub(super) fn take_leaf_flags(entries: &mut [u32]) -> u32 {
     debug_assert!(!entries.is_empty() && entries.len() <= GROUP);
@@ -181,7 +189,13 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// The two stages (see [`Poptrie::lookup_batch`]); `out.len() == keys.len()`.
     #[inline(always)]
     fn pipeline(&self, keys: &[A], out: &mut [NextHop], gather: impl simd::DirectKernel) {
-        simd::pipeline(keys, out, |keys, out| self.direct_group(keys, out, &gather), |key, out| *out = self.walk(*out as usize, key << S));
+        simd::pipeline_settled(
+            keys,
+            out,
+            |keys, out| self.direct_group(keys, out, &gather),
+            |walks, out| if A::BITS == 32 { walks } else { take_leaf_flags(out) },
+            |key, out| *out = self.walk(*out as usize, key << S),
+        );
     }
 
     /// Every key walks from the root, `W` side by side
@@ -227,9 +241,11 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         std::array::from_fn(|lane| self.leaf(self.node(index[lane]).leaf_index(chunk(key[lane]))).next_hop())
     }
 
-    /// The direct stage of up to 32 keys: writes each key's `direct` entry
-    /// without its leaf flag (a next hop, or a node index) to `out` and
-    /// returns the mask of the keys whose entry is a node.
+    /// The direct stage of up to 32 keys. IPv4: writes each key's `direct`
+    /// entry without its leaf flag (a next hop, or a node index) to `out`
+    /// and returns the mask of the keys whose entry is a node. IPv6:
+    /// writes the entries whole and returns 0; [`take_leaf_flags`] takes
+    /// the flags a group later.
     #[inline(always)]
     fn direct_group(
         &self,
@@ -251,7 +267,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
             for (&key, slot) in keys.iter().zip(out.iter_mut()) {
                 *slot = self.direct_entry((key >> (u32::from(A::BITS) - S)).to_u128() as usize);
             }
-            take_leaf_flags(out)
+            0
         }
     }
 
