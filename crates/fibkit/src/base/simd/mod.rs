@@ -26,6 +26,9 @@
 //! them against 575 with 8-lane ones; poptrie18 at 290 against 340), and
 //! on Zen 5, whose 512-bit units are whole, too (2014 table, batched RND:
 //! D19R 590 against 779, D21R 483 against 660, poptrie18 563 against 587).
+//! Sixteen scalar loads with the tests in AVX2 registers measured level
+//! with the 8-lane gathers there (within the VM's noise), so the gathers
+//! stay.
 //!
 //! # The direct stage ([`direct_stage`])
 //!
