@@ -277,7 +277,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// Full groups are gathered straight into `out`: copying every group's
     /// keys in and its answers out (two `memmove` calls of a variable
     /// length) cost batched RND a fifth of its rate (Zen 5, 2014 table:
-    /// poptrie18 575 against 725 Mlps, REP 640 against 750).
+    /// poptrie18 575 against 760 Mlps, REP 650 against 720).
     #[cold]
     fn direct_group_short(&self, keys: &[A], out: &mut [NextHop], gather: impl simd::DirectKernel) -> u32 {
         let count = keys.len();
