@@ -2,7 +2,7 @@
 //! the batch path, which overlaps the reads of many keys.
 
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::{Dir24, Entry};
 use crate::simd::{self, LANES};
@@ -66,7 +66,7 @@ impl Dir24 {
                 let lanes = first..round_end.min(first + LANES);
                 let mut extended = match (keys[lanes.clone()].first_chunk(), out[lanes.clone()].first_chunk_mut()) {
                     (Some(group), Some(values)) => simd::direct_stage(level, &self.tbl24, group, test, values),
-                    _ => Self::direct_stage_short(level, &self.tbl24, &keys[lanes.clone()], test, &mut out[lanes]),
+                    _ => simd::padded(&keys[lanes.clone()], &mut out[lanes], 0, |group, values| simd::direct_stage(level, &self.tbl24, group, test, values)),
                 };
                 while extended != 0 {
                     let slot = first + extended.trailing_zeros() as usize;
@@ -83,22 +83,5 @@ impl Dir24 {
                 out[read.slot as usize] = Entry(self.tbl8[read.index as usize].load(Ordering::Relaxed)).value();
             }
         }
-    }
-
-    /// The direct stage of the last keys of a batch (fewer than 16),
-    /// through a padded copy; returns the mask of the extended entries.
-    ///
-    /// Full groups go straight from `keys` to `out`: copying every group
-    /// in and out as this does cost two `memmove` calls a group (Zen 5,
-    /// 2014 table, batched RND 167 against 173 Mlps, REP 235 against 248).
-    #[cold]
-    fn direct_stage_short(level: simd::Level, tbl24: &[AtomicU32], keys: &[u32], test: simd::DirectTest, out: &mut [NextHop]) -> u32 {
-        let count = keys.len();
-        debug_assert!(count < LANES && out.len() == count);
-        let (mut group, mut values) = ([0u32; LANES], [0 as NextHop; LANES]);
-        group[..count].copy_from_slice(keys);
-        let extended = simd::direct_stage(level, tbl24, &group, test, &mut values);
-        out.copy_from_slice(&values[..count]);
-        extended & !(u32::MAX << count)
     }
 }

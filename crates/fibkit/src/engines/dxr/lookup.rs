@@ -233,31 +233,13 @@ impl<const K: u32> Dxr<K> {
         gather: impl simd::DirectKernel,
     ) -> u32 {
         let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
-            return self.direct_group_short(keys, out, gather);
+            return simd::padded::<_, GROUP>(keys, out, 0, move |keys, out| self.direct_group(keys, out, gather));
         };
         let test = simd::DirectTest { shift: Self::SHIFT, test_mask: FRAGS_MASK, test_value: 0, value_shift: BASE_SHIFT, value_mask: u32::MAX };
         let (low, high) = out.split_at_mut(LANES);
         let resolved = gather(&self.direct, keys[..LANES].try_into().expect("16 keys"), test, low.try_into().expect("16 slots"))
             | gather(&self.direct, keys[LANES..].try_into().expect("16 keys"), test, high.try_into().expect("16 slots")) << LANES;
         !resolved
-    }
-
-    /// [`Dxr::direct_group`] for the last keys of a batch (fewer than 32),
-    /// through a padded copy.
-    #[cold]
-    fn direct_group_short(
-        &self,
-        keys: &[u32],
-        out: &mut [NextHop],
-        gather: impl simd::DirectKernel,
-    ) -> u32 {
-        let count = keys.len();
-        debug_assert!(count < GROUP && out.len() == count);
-        let (mut padded, mut slots) = ([0u32; GROUP], [0 as NextHop; GROUP]);
-        padded[..count].copy_from_slice(keys);
-        let searches = self.direct_group(&padded, &mut slots, gather);
-        out.copy_from_slice(&slots[..count]);
-        searches & !(u32::MAX << count)
     }
 
     /// The range search of a chunk with AVX2 (see [`Dxr::counting_search`]).

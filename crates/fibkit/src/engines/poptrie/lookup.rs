@@ -256,7 +256,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         debug_assert!(keys.len() <= GROUP && out.len() == keys.len());
         if A::BITS == 32 {
             let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
-                return self.direct_group_short(keys, out, gather);
+                return simd::padded::<_, GROUP>(keys, out, A::ZERO, move |keys, out| self.direct_group(keys, out, gather));
             };
             let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0, value_shift: 0, value_mask: !DIRECT_LEAF };
             let keys = keys.map(|key| key.to_u128() as u32);
@@ -269,25 +269,6 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
             }
             0
         }
-    }
-
-    /// [`Poptrie::direct_group`] for the last keys of an IPv4 batch (fewer
-    /// than 32), through a padded copy.
-    ///
-    /// Full groups are gathered straight into `out`: copying every group's
-    /// keys in and its answers out (two `memmove` calls of a variable
-    /// length) cost batched RND a fifth of its rate (Zen 5, 2014 table:
-    /// poptrie18 575 against 760 Mlps, REP 650 against 720).
-    #[cold]
-    fn direct_group_short(&self, keys: &[A], out: &mut [NextHop], gather: impl simd::DirectKernel) -> u32 {
-        let count = keys.len();
-        debug_assert!(count < GROUP && out.len() == count);
-        let (mut padded, mut slots) = ([A::ZERO; GROUP], [0 as NextHop; GROUP]);
-        padded[..count].copy_from_slice(keys);
-        let walks = self.direct_group(&padded, &mut slots, gather);
-        out.copy_from_slice(&slots[..count]);
-        // The padding lanes (keys 0) are not the batch's.
-        walks & !(u32::MAX << count)
     }
 }
 
