@@ -261,9 +261,9 @@ pub static ENGINES: &[Engine] = &[
         .opens_ipv4(dir24::open),
     Engine::new("lctrie", "LC-trie (Nilsson-Karlsson), Linux fib_trie's shape").ipv4(lctrie::build, None),
     Engine::new("sail", "SAIL_L (Yang et al., SIGCOMM 2014): levels 16/24/32, 15-bit chunk IDs and next hops")
-        .ipv4(sail::build::<u16>, None),
+        .ipv4(sail::build::<u16>, Some(sail::updater::<u16>)),
     Engine::new("sail-wide", "SAIL_L with 32-bit entries (31-bit chunk IDs and next hops)")
-        .ipv4(sail::build::<u32>, None)
+        .ipv4(sail::build::<u32>, Some(sail::updater::<u32>))
         .variant_of("sail"),
     Engine::new("treebitmap16", "Tree BitMap (Eatherton et al.), 16-ary (stride 4)")
         .ipv4(treebitmap::build::<u32, 4>, None)

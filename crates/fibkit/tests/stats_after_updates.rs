@@ -47,6 +47,19 @@ fn check_poptrie(router: &Router) {
     assert_eq!(count(&fresh, "prefixes_aggregated"), aggregated);
 }
 
+/// The aligned blocks of `2^bits` addresses whose answers are not all one.
+fn mixed_blocks(rib: &Rib4, bits: u32) -> u64 {
+    let mut mixed = 0u64;
+    let mut last_block = None;
+    rib.for_each_run(0, u32::MAX, |start, _| {
+        if start & ((1 << bits) - 1) != 0 && last_block != Some(start >> bits) {
+            mixed += 1;
+            last_block = Some(start >> bits);
+        }
+    });
+    mixed
+}
+
 /// DIR-24-8: the route count agrees. Groups differ legitimately: the
 /// updater gives a group exactly to the /24 blocks with more than one
 /// answer, while a table built by inserting route after route (as DPDK
@@ -59,14 +72,7 @@ fn check_dir24(router: &Router, all_updated: bool) {
     let (updated, fresh) = updated_and_fresh(router);
     assert_eq!(count(&updated, "prefixes"), count(&fresh, "prefixes"));
     assert_eq!(count(&updated, "prefixes"), router.rib().len() as u64);
-    let mut mixed_blocks = 0u64;
-    let mut last_block = None;
-    router.rib().for_each_run(0, u32::MAX, |start, _| {
-        if start & 0xff != 0 && last_block != Some(start >> 8) {
-            mixed_blocks += 1;
-            last_block = Some(start >> 8);
-        }
-    });
+    let mixed_blocks = mixed_blocks(router.rib(), 8);
     let groups = count(&updated, "groups_used");
     assert!(mixed_blocks <= groups && groups <= count(&fresh, "groups_used"), "{groups} groups, {mixed_blocks} mixed");
     if all_updated {
@@ -75,11 +81,32 @@ fn check_dir24(router: &Router, all_updated: bool) {
     assert!(count(&updated, "groups_allocated") > groups, "room to grow is not counted as in use");
 }
 
+/// SAIL: the route count agrees. Chunks differ legitimately, as
+/// DIR-24-8's groups do: a rewritten /16 gets a level-24 chunk exactly when
+/// its answers are not all one, and a rewritten /24 a level-32 chunk
+/// likewise, while a build gives one to every /16 (/24) holding a longer
+/// route; /16s and /24s no update changed keep what they had. So every
+/// mixed block has a chunk, and when every chunk came from the updater
+/// (`all_updated`) only the mixed ones do.
+fn check_sail(router: &Router, all_updated: bool) {
+    let (updated, fresh) = updated_and_fresh(router);
+    assert_eq!(count(&updated, "prefixes"), count(&fresh, "prefixes"));
+    assert_eq!(count(&updated, "prefixes"), router.rib().len() as u64);
+    for (level, bits) in [("24", 16), ("32", 8)] {
+        let (chunks, mixed) = (count(&updated, &format!("chunks_{level}")), mixed_blocks(router.rib(), bits));
+        assert!(mixed <= chunks, "level {level}: {chunks} chunks, {mixed} mixed blocks");
+        if all_updated {
+            assert_eq!(chunks, mixed, "level {level}");
+        }
+        assert!(count(&updated, &format!("chunks_{level}_allocated")) > chunks, "level {level}: room to grow is not counted as in use");
+    }
+}
+
 fn check(router: &Router, all_updated: bool) {
-    if router.engine().starts_with("poptrie") {
-        check_poptrie(router);
-    } else {
-        check_dir24(router, all_updated);
+    match router.engine() {
+        engine if engine.starts_with("poptrie") => check_poptrie(router),
+        engine if engine.starts_with("sail") => check_sail(router, all_updated),
+        _ => check_dir24(router, all_updated),
     }
 }
 
@@ -100,7 +127,15 @@ fn stats_after_random_updates_describe_the_updated_structure() {
         let prefix = random_prefix(&mut rng);
         rib.insert(prefix, table.intern(Label::Number(u64::from(rng.next() % 40))));
     }
-    let runs = [("poptrie16", &rib), ("poptrie18", &rib), ("dir24-8", &rib), ("poptrie18", &empty), ("dir24-8", &empty)];
+    let runs = [
+        ("poptrie16", &rib),
+        ("poptrie18", &rib),
+        ("dir24-8", &rib),
+        ("sail", &rib),
+        ("poptrie18", &empty),
+        ("dir24-8", &empty),
+        ("sail", &empty),
+    ];
     for (engine, initial) in runs {
         let all_updated = initial.is_empty();
         let mut router = Router::new(engine, initial.clone(), table.clone(), Window::Count(1)).unwrap();
@@ -125,7 +160,7 @@ fn stats_after_the_real_trace_describe_the_updated_structure() {
     else {
         return;
     };
-    for engine in ["poptrie18", "dir24-8"] {
+    for engine in ["poptrie18", "dir24-8", "sail"] {
         let mut router = Router::new(engine, table.v4.clone(), table.next_hops.clone(), Window::Count(1)).unwrap();
         for update in &updates {
             router.apply(std::slice::from_ref(update)).unwrap();

@@ -49,7 +49,7 @@ mod space;
 
 use std::sync::Arc;
 
-pub use rebuild::FullRebuild;
+pub use rebuild::{replace_updater, FullRebuild};
 pub use reclaim::Limbo;
 pub use space::FreeSpace;
 

@@ -9,6 +9,32 @@ use crate::error::BuildError;
 use crate::fib::{Build, BuildOptions, Fib};
 use crate::rib::Rib;
 
+/// A full rebuild by an in-place updater: `fresh`, the updater made anew
+/// from the RIB, replaces `updater` (the report counts `footprint` of it as
+/// written); if the RIB did not build, `mark_stale` flags `updater`, whose
+/// bookkeeping may no longer match its unpublished writes, so that its next
+/// batch rebuilds too, and the error is returned.
+///
+/// # Errors
+/// `fresh`'s error: the table is beyond the engine's limits.
+pub fn replace_updater<U>(
+    updater: &mut U,
+    fresh: Result<U, BuildError>,
+    footprint: impl FnOnce(&U) -> usize,
+    mark_stale: impl FnOnce(&mut U),
+) -> Result<Applied, BuildError> {
+    match fresh {
+        Ok(fresh) => {
+            *updater = fresh;
+            Ok(Applied { rebuilt: true, bytes_written: footprint(updater) as u64, ..Applied::default() })
+        }
+        Err(error) => {
+            mark_stale(updater);
+            Err(error)
+        }
+    }
+}
+
 /// Rebuilds the engine from the RIB for every batch and hands the new
 /// structure over whole ([`Applied::rebuilt`]).
 pub struct FullRebuild<A: Address> {

@@ -1,5 +1,6 @@
-//! x86-64 kernels: AVX2 gathers for the direct stage, and AVX-512 and AVX2
-//! counts for searches inside one or two cache lines.
+//! x86-64 kernels: AVX2 gathers for the direct stage, AVX-512 and AVX2
+//! counts for searches inside one or two cache lines, and an AVX2 store
+//! and test of eight loaded entries.
 //!
 //! Each kernel is a `#[target_feature]` function, called only after
 //! [`super::level`] found the features on the CPU. They are `#[inline]`, so
@@ -53,6 +54,21 @@ pub unsafe fn direct_stage_avx2(table: &[AtomicU32], keys: &[u32; LANES], test: 
         }
         mask
     }
+}
+
+/// [`super::store_flagged`] in one AVX2 vector.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub unsafe fn store_flagged_avx2(entries: [u32; 8], flag: u32, out: &mut [u32; 8]) -> u32 {
+    let e = entries.map(|entry| entry as i32);
+    let entries = _mm256_setr_epi32(e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]);
+    // SAFETY: `out` is 32 bytes, written unaligned.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), entries) };
+    let flagged = _mm256_cmpeq_epi32(_mm256_and_si256(entries, _mm256_set1_epi32(flag as i32)), _mm256_setzero_si256());
+    !(_mm256_movemask_ps(_mm256_castsi256_ps(flagged)) as u32) & 0xff
 }
 
 /// The last of the `count` sorted 16-bit words at `words` that is not

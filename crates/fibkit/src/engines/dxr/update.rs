@@ -35,7 +35,7 @@ use super::{
 use crate::addr::Prefix4;
 use crate::error::{BuildError, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, Applied, ApplyContext, FreeSpace, Limbo, Updater};
+use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater};
 use crate::rib::{Range, Rib4};
 use crate::mem::LookupArray;
 use crate::NextHop;
@@ -310,17 +310,8 @@ impl<const K: u32> DxrUpdater<K> {
     }
 
     fn rebuild(&mut self, rib: &Rib4) -> Result<Applied, BuildError> {
-        match Self::build(rib) {
-            Ok((fib, bookkeeping)) => {
-                let bytes_written = fib.footprint() as u64;
-                *self = Self::from_parts(fib, bookkeeping);
-                Ok(Applied { rebuilt: true, bytes_written, ..Applied::default() })
-            }
-            Err(error) => {
-                self.stale = true;
-                Err(error)
-            }
-        }
+        let fresh = Self::build(rib).map(|(fib, bookkeeping)| Self::from_parts(fib, bookkeeping));
+        replace_updater(self, fresh, |updater| updater.fib.footprint(), |updater| updater.stale = true)
     }
 
     /// Moves to a copy of the structure with larger range tables and every

@@ -36,7 +36,7 @@ use super::{Leaf, Node, Poptrie, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX};
 use crate::addr::Prefix4;
 use crate::error::{BuildError, Limit};
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, Applied, ApplyContext, FreeSpace, Limbo, Updater};
+use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -133,16 +133,7 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
     }
 
     fn rebuild(&mut self, rib: &Rib4) -> Result<Applied, BuildError> {
-        match Self::new(rib) {
-            Ok(fresh) => {
-                *self = fresh;
-                Ok(Applied { rebuilt: true, bytes_written: self.fib.footprint() as u64, ..Applied::default() })
-            }
-            Err(error) => {
-                self.stale = true;
-                Err(error)
-            }
-        }
+        replace_updater(self, Self::new(rib), |updater| updater.fib.footprint(), |updater| updater.stale = true)
     }
 
     /// Moves to a copy of the structure with larger node and leaf arrays in

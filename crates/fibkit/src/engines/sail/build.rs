@@ -1,6 +1,8 @@
 //! Building: chunks where longer routes lie, then one walk over the RIB's
 //! address ranges filling every entry that holds a next hop.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::{Sail, Word, CHUNK_ENTRIES, LEVEL16_ENTRIES};
 use crate::error::{Limit, LimitExceeded};
 use crate::mem::LookupArray;
@@ -104,13 +106,31 @@ impl<W: Word> Sail<W> {
             let field = format!("the {}-bit next hop of an entry", W::BITS - 1);
             return Err(refuse::<W>(Limit::NextHop, field, largest.into(), W::VALUE.into()));
         }
-        Ok(Sail { bcn16: LookupArray::from(bcn16), bcn24: LookupArray::from(bcn24), n32: LookupArray::from(n32), prefixes: rib.len() })
+        let cells = |words: Vec<W>| LookupArray::from_fn(words.len(), |index| W::cell(words[index].into()));
+        Ok(Sail { bcn16: cells(bcn16), bcn24: cells(bcn24), n32: cells(n32), prefixes: AtomicUsize::new(rib.len()) })
+    }
+
+    /// A copy with room for `chunks_24` level-24 and `chunks_32` level-32
+    /// chunks (at least those it has; the new ones zeroed): the updater's
+    /// structure, which no reader sees before it is published.
+    pub(super) fn with_room(&self, chunks_24: usize, chunks_32: usize) -> Self {
+        let copy = |cells: &LookupArray<W::Cell>, len: usize| {
+            LookupArray::from_fn(len.max(cells.len()), |index| {
+                W::cell(cells.get(index).map_or(0, |cell| W::load(cell, Ordering::Relaxed)))
+            })
+        };
+        Sail {
+            bcn16: copy(&self.bcn16, LEVEL16_ENTRIES),
+            bcn24: copy(&self.bcn24, chunks_24 * CHUNK_ENTRIES),
+            n32: copy(&self.n32, chunks_32 * CHUNK_ENTRIES),
+            prefixes: AtomicUsize::new(self.prefixes.load(Ordering::Relaxed)),
+        }
     }
 }
 
 /// `W`'s engine refusing a table: `value` is beyond `max`; `sail-wide`
 /// takes what `sail` cannot if its wider field holds `value`.
-fn refuse<W: Word>(limit: Limit, field: String, value: u64, max: u64) -> LimitExceeded {
+pub(super) fn refuse<W: Word>(limit: Limit, field: String, value: u64, max: u64) -> LimitExceeded {
     let refused = LimitExceeded::new(W::NAME, limit, field, value, max);
     let wide_max = if limit == Limit::NextHop { <u32 as Word>::VALUE } else { <u32 as Word>::FLAG };
     if W::BITS < 32 && value <= u64::from(wide_max) { refused.instead("the sail-wide engine") } else { refused }

@@ -47,28 +47,37 @@
 //!
 //! # Updates
 //!
-//! None in place: the router rebuilds the structure for every batch, as
-//! for Luleå. SAIL_L's chunk IDs could be appended in any order, but a
-//! route of length 17 to 24 rewrites up to 256 entries of a shared chunk
-//! and one of 0 to 16 up to 65,536 level-16 entries plus the pushed
-//! entries of every chunk below it, which readers would see half done
-//! without the copy-and-publish that a rebuild already is (about a tenth
-//! of a second for a full table).
+//! In place, a /16 at a time, copy on write ([`SailUpdater`]): the updater builds
+//! a changed /16's new level-24 chunk (and a new level-32 chunk for each
+//! /24 whose answers changed and are not all one) in free chunks no reader
+//! can reach, then publishes it with one `Release` store of the level-16
+//! entry. A lookup, which loads that entry with `Acquire`, sees the /16
+//! wholly before or wholly after the batch. Replaced chunks wait until no
+//! reader can hold them ([`crate::live::Limbo`]). So a live structure gives
+//! a /16 a chunk when its answers differ (not when a route longer than /16
+//! lies in it, as a build does), and its arrays have room for more chunks.
 //!
 //! What lookups read is all there is: [`Sail`] holds the three arrays and
-//! the route count; the builder's state (chunk maps) is dropped after the
-//! build.
+//! the route count; the builder's chunk maps are dropped after the build,
+//! and the updater's free chunks live in the updater.
 
 mod build;
+mod live;
 mod lookup;
 mod stats;
+
+pub use live::{updater, SailUpdater};
+
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicUsize, Ordering};
 
 use crate::error::BuildError;
 use crate::fib::{forward_fib, BuildOptions, Fib};
 use crate::mem::LookupArray;
 use crate::rib::Rib4;
 
-/// An entry word of SAIL's arrays: `u16` (`sail`) or `u32` (`sail-wide`).
+/// An entry word of SAIL's arrays: `u16` (`sail`) or `u32` (`sail-wide`),
+/// kept in an atomic cell ([`Word::Cell`]) that lookups read while the
+/// updater writes.
 pub trait Word: Copy + Default + Send + Sync + Into<u32> + 'static {
     /// The engine's registry name.
     const NAME: &'static str;
@@ -78,28 +87,49 @@ pub trait Word: Copy + Default + Send + Sync + Into<u32> + 'static {
     const FLAG: u32 = 1 << (Self::BITS - 1);
     /// The largest next hop or chunk ID an entry holds.
     const VALUE: u32 = Self::FLAG - 1;
+    /// The atomic integer of the word's width.
+    type Cell: Send + Sync + 'static;
     /// The word holding `value` (at most [`Word::FLAG`] `| VALUE`).
     fn of(value: u32) -> Self;
+    /// A cell holding `value` (as [`Word::of`]).
+    fn cell(value: u32) -> Self::Cell;
+    /// The cell's value.
+    fn load(cell: &Self::Cell, order: Ordering) -> u32;
+    /// Writes `value` (as [`Word::of`]) into the cell.
+    fn store(cell: &Self::Cell, value: u32, order: Ordering);
 }
 
-impl Word for u16 {
-    const NAME: &'static str = "sail";
-    const BITS: u32 = 16;
+macro_rules! word {
+    ($word:ty, $atomic:ty, $name:literal) => {
+        impl Word for $word {
+            const NAME: &'static str = $name;
+            const BITS: u32 = <$word>::BITS;
+            type Cell = $atomic;
 
-    fn of(value: u32) -> Self {
-        debug_assert!(value <= u32::from(u16::MAX));
-        value as u16
-    }
+            fn of(value: u32) -> Self {
+                debug_assert!(value <= u32::from(<$word>::MAX));
+                value as $word
+            }
+
+            fn cell(value: u32) -> $atomic {
+                <$atomic>::new(Self::of(value))
+            }
+
+            #[inline(always)]
+            fn load(cell: &$atomic, order: Ordering) -> u32 {
+                cell.load(order).into()
+            }
+
+            #[inline(always)]
+            fn store(cell: &$atomic, value: u32, order: Ordering) {
+                cell.store(Self::of(value), order)
+            }
+        }
+    };
 }
 
-impl Word for u32 {
-    const NAME: &'static str = "sail-wide";
-    const BITS: u32 = 32;
-
-    fn of(value: u32) -> Self {
-        value
-    }
-}
+word!(u16, AtomicU16, "sail");
+word!(u32, AtomicU32, "sail-wide");
 
 const _: () = assert!(<u16 as Word>::FLAG == 0x8000 && <u16 as Word>::VALUE == 0x7fff);
 const _: () = assert!(<u32 as Word>::FLAG == 0x8000_0000);
@@ -111,14 +141,15 @@ pub const LEVEL16_ENTRIES: usize = 1 << 16;
 
 /// A SAIL_L lookup structure of `W` entries: what lookups read.
 pub struct Sail<W: Word> {
-    /// `BCN16`: one entry per /16.
-    bcn16: LookupArray<W>,
+    /// `BCN16`: one entry per /16 (loaded `Acquire`: a chunk it names was
+    /// written before it).
+    bcn16: LookupArray<W::Cell>,
     /// `BCN24`: the level-24 chunks, 256 entries each.
-    bcn24: LookupArray<W>,
+    bcn24: LookupArray<W::Cell>,
     /// `N32`: the level-32 chunks, 256 next hops each.
-    n32: LookupArray<W>,
-    /// Routes of the RIB it was built from.
-    prefixes: usize,
+    n32: LookupArray<W::Cell>,
+    /// Routes of the RIB it holds.
+    prefixes: AtomicUsize,
 }
 
 impl<W: Word> std::fmt::Debug for Sail<W> {

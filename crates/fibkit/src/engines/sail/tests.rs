@@ -1,5 +1,7 @@
 //! SAIL's levels on small tables, and its limits.
 
+use std::sync::atomic::Ordering;
+
 use super::*;
 use crate::addr::Prefix4;
 use crate::error::Limit;
@@ -54,14 +56,14 @@ fn levels_hold_next_hops_or_chunks() {
     // Chunks where longer routes lie: 10.2/16 and 255.255/16 at level 24;
     // 10.2.3/24 and 255.255.255/24 at level 32.
     assert_eq!((sail.chunks_24(), sail.chunks_32()), (2, 2));
-    assert_eq!(u32::from(sail.bcn16[ip("10.1.0.0") as usize >> 16]), 3);
-    assert_eq!(u32::from(sail.bcn16[ip("10.3.0.0") as usize >> 16]), 2);
-    assert_eq!(u32::from(sail.bcn16[0x0a02]), 0x8000, "the first chunk, in address order");
-    assert_eq!(u32::from(sail.bcn16[0xffff]), 0x8001);
+    assert_eq!(u16::load(&sail.bcn16[ip("10.1.0.0") as usize >> 16], Ordering::Relaxed), 3);
+    assert_eq!(u16::load(&sail.bcn16[ip("10.3.0.0") as usize >> 16], Ordering::Relaxed), 2);
+    assert_eq!(u16::load(&sail.bcn16[0x0a02], Ordering::Relaxed), 0x8000, "the first chunk, in address order");
+    assert_eq!(u16::load(&sail.bcn16[0xffff], Ordering::Relaxed), 0x8001);
     // 10.2.4.0/24 lies under the /20 (pushed to 24), 10.2.16.0/24 under the /8.
-    assert_eq!(u32::from(sail.bcn24[4]), 4);
-    assert_eq!(u32::from(sail.bcn24[16]), 2);
-    assert_eq!(u32::from(sail.bcn24[3]), 0x8000);
+    assert_eq!(u16::load(&sail.bcn24[4], Ordering::Relaxed), 4);
+    assert_eq!(u16::load(&sail.bcn24[16], Ordering::Relaxed), 2);
+    assert_eq!(u16::load(&sail.bcn24[3], Ordering::Relaxed), 0x8000);
     assert_eq!(sail.lookup(ip("10.2.3.7")), 7);
     assert_eq!(sail.lookup(ip("10.2.3.8")), 5);
     assert_eq!(sail.lookup(ip("10.2.3.200")), 6);
