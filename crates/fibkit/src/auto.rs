@@ -2,13 +2,14 @@
 //! chosen by measuring them.
 //!
 //! ```text
-//!  candidates of the family (registry::AUTO_CANDIDATES: d16r..d22r, poptrie16/18, IPv6 poptrie16x12)
+//!  candidates of the family (registry::AUTO_CANDIDATES: d16r..d22r, poptrie16/18, IPv4 sail and
+//!     |   sail-wide, IPv6 poptrie16x12)
 //!     | build each over the table (two at a time); one that cannot hold the table is out
 //!     | keep those whose footprint fits the caches the OS reports (L2 + L3 of cpu0;
 //!     |   all of them when none fits, or the OS reports no cache)
 //!     | measure each: batched RND (64 keys, as `fibkit lookup`, Python's lookup_batch and
 //!     |   the C _bulk calls look up), ROUNDS short runs interleaved, each after an
-//!     |   untimed quarter run that refills the caches, their median
+//!     |   untimed run as long that refills the caches, their median
 //!     v
 //!  the fastest: `auto` builds its FIB (its own name, file format and updater)
 //! ```
@@ -157,11 +158,15 @@ pub fn choose_in<A: Address>(rib: &Rib<A>, options: &BuildOptions, space: Prefix
     let mut rates = vec![Vec::with_capacity(ROUNDS); candidates.len()];
     for _ in 0..ROUNDS {
         for &(index, fib) in &measured {
-            // Untimed: bring the candidate back into the caches the one
+            // Untimed: bring the candidate back into the caches the ones
             // before evicted it from. Without it a 4 ms run of a 4 MiB
             // table spent much of its time refilling them, and the
-            // biggest candidates read slowest (d20r below d19r).
-            std::hint::black_box(fib.run_workload(&workload, lookups / 4));
+            // biggest candidates read slowest (d20r below d19r); with a
+            // quarter run, still so for the largest (Zen 5, 2014 table:
+            // sail 478 to 553 Mlps, d22r 370 to 407, where `bench` gave
+            // 926 and 690 and auto chose d19r at 787); with a whole run,
+            // 876 to 949 and 694 to 730, and auto chose sail.
+            std::hint::black_box(fib.run_workload(&workload, lookups));
             let run = Instant::now();
             std::hint::black_box(fib.run_workload(&workload, lookups));
             rates[index].push(lookups as f64 / run.elapsed().as_secs_f64() / 1e6);

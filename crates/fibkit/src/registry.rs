@@ -261,9 +261,11 @@ pub static ENGINES: &[Engine] = &[
         .opens_ipv4(dir24::open),
     Engine::new("lctrie", "LC-trie (Nilsson-Karlsson), Linux fib_trie's shape").ipv4(lctrie::build, None),
     Engine::new("sail", "SAIL_L (Yang et al., SIGCOMM 2014): levels 16/24/32, 15-bit chunk IDs and next hops")
-        .ipv4(sail::build::<u16>, Some(sail::updater::<u16>)),
+        .ipv4(sail::build::<u16>, Some(sail::updater::<u16>))
+        .opens_ipv4(sail::open::<u16>),
     Engine::new("sail-wide", "SAIL_L with 32-bit entries (31-bit chunk IDs and next hops)")
         .ipv4(sail::build::<u32>, Some(sail::updater::<u32>))
+        .opens_ipv4(sail::open::<u32>)
         .variant_of("sail"),
     Engine::new("treebitmap16", "Tree BitMap (Eatherton et al.), 16-ary (stride 4)")
         .ipv4(treebitmap::build::<u32, 4>, None)
@@ -285,13 +287,15 @@ pub static AUTO: Engine = Engine::new(auto::NAME, "the fastest candidate on this
     .ipv6(auto::build::<u128>, Some(auto::updater::<u128>));
 
 /// The engines `auto` chooses among, for the families they serve: every
-/// DXR split and Poptrie with direct pointing, and for IPv6 Poptrie with
-/// two-stage direct pointing. Each has a file format, and for IPv4 an
-/// incremental updater, so a FIB `auto` builds can be saved and updated
-/// (IPv6 FIBs are rebuilt per batch; DXR for IPv6 has no file format yet,
-/// and is not among them).
+/// DXR split, Poptrie with direct pointing and SAIL for IPv4, and for IPv6
+/// Poptrie with direct and with two-stage direct pointing. Each has a file
+/// format, and for IPv4 an incremental updater, so a FIB `auto` builds can
+/// be saved and updated (IPv6 FIBs are rebuilt per batch; DXR for IPv6 has
+/// no file format yet, and is not among them). The engine chosen keeps its
+/// limits for later updates: `sail` takes next hops up to 32,767, DXR up to
+/// 2^22 - 1.
 pub const AUTO_CANDIDATES: &[&str] =
-    &["d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r", "poptrie16", "poptrie18", "poptrie16x12"];
+    &["d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r", "poptrie16", "poptrie18", "sail", "sail-wide", "poptrie16x12"];
 
 /// Engines other crates registered, in the order they did.
 static REGISTERED: RwLock<Vec<&'static Engine>> = RwLock::new(Vec::new());

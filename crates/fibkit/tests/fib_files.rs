@@ -63,14 +63,19 @@ fn savable(family: Family) -> Vec<&'static str> {
 
 #[test]
 fn every_savable_ipv4_engine_answers_the_2014_table_from_its_file() {
-    let table = common::routeviews_2014(Mapping::Distinct).unwrap_or_else(|| synthetic::default_table(Mapping::Distinct));
+    let load = |mapping| common::routeviews_2014(mapping).unwrap_or_else(|| synthetic::default_table(mapping));
+    let (table, table_239) = (load(Mapping::Distinct), load(Mapping::Modulo(239)));
     let engines = savable(Family::Ipv4);
-    assert_eq!(engines.len(), 11, "{engines:?}");
+    assert_eq!(engines.len(), 13, "{engines:?}");
     for engine in engines {
-        check_file::<u32>(&table, engine, false, 200_000);
+        // sail's 15-bit next hops cannot hold the 2014 table's 46,823
+        // origin ASNs: it gets the same routes with 239 next hops.
+        let table = if engine == "sail" { &table_239 } else { &table };
+        check_file::<u32>(table, engine, false, 200_000);
     }
     check_file::<u32>(&table, "d18r", true, 0);
     check_file::<u32>(&table, "poptrie18", true, 0);
+    check_file::<u32>(&table, "sail-wide", true, 0);
 }
 
 #[test]

@@ -174,7 +174,7 @@ fn open_damaged<A: crate::addr::Address>(bytes: &[u8], rounds: usize, mut keys: 
 
 #[test]
 fn damaged_files_with_valid_checksums_never_panic() {
-    for (engine, count) in [("d16r", 3000), ("poptrie16", 3000), ("poptrie0", 300)] {
+    for (engine, count) in [("d16r", 3000), ("poptrie16", 3000), ("poptrie0", 300), ("sail", 3000)] {
         let bytes = bytes_of(&compiled(engine, engine == "poptrie0", count));
         let mut bits = XorShift32::new(98);
         let (refused, taken) = open_damaged::<u32>(&bytes, 300, || (0..2000).map(|_| bits.next()).chain([u32::MAX]).collect());
@@ -267,6 +267,31 @@ fn hostile_dir24_entries_are_named_with_their_offset() {
 }
 
 #[test]
+fn hostile_sail_entries_are_named_with_their_offset() {
+    let table = compiled("sail", false, 3000);
+    let bytes = bytes_of(&table);
+    let file = FibFile::from_bytes(&bytes, "t.fib").unwrap();
+    // The first values past each bound: chunk IDs, next hops.
+    let chunks = |section| (file.array::<u16>(section).unwrap().len() / 256) as u16;
+    let (chunks_24, chunks_32, past_hops) = (chunks("v4.bcn24"), chunks("v4.n32"), table.values.max_index() as u16 + 1);
+    for (section, hostile, problem) in [
+        ("v4.bcn16", 0x8000 | chunks_24, "a chunk ID past the last chunk of the next level"),
+        ("v4.bcn16", past_hops, "next hop beyond the file's values"),
+        ("v4.bcn24", 0x8000 | chunks_32, "a chunk ID past the last chunk of the next level"),
+        ("v4.bcn24", past_hops, "next hop beyond the file's values"),
+        ("v4.n32", 0x8000, "a chunk ID where only next hops are"),
+        ("v4.n32", past_hops, "next hop beyond the file's values"),
+    ] {
+        let at = file.section_offset(section).unwrap() as usize;
+        let mut damaged = bytes.clone();
+        damaged[at..][..2].copy_from_slice(&hostile.to_le_bytes());
+        reseal(&mut damaged);
+        let error = open(&damaged).err().unwrap_or_else(|| panic!("{section}[0] = {hostile:#x} was taken"));
+        assert_eq!(error.to_string(), format!("test.fib: offset {at}: {section}[0] = {hostile:#x}: {problem}"));
+    }
+}
+
+#[test]
 fn every_byte_is_covered_by_a_checksum_whatever_the_table_length() {
     for count in 1..=3 {
         let mut writer = FileWriter::new();
@@ -293,6 +318,7 @@ fn fuzz_seeds_are_current() {
         ("poptrie0_prefixes", "poptrie0", true, 60),
         ("poptrie0", "poptrie0", false, 200),
         ("d16r", "d16r", false, 400),
+        ("sail", "sail", false, 100),
     ] {
         // IPv6 by poptrie0 (d16r is IPv4 only): no direct array, a small seed.
         let options = CompileOptions { engines: vec![engine.to_string(), "poptrie0".to_string()], prefixes };

@@ -57,22 +57,32 @@
 //! a /16 a chunk when its answers differ (not when a route longer than /16
 //! lies in it, as a build does), and its arrays have room for more chunks.
 //!
+//! # Files
+//!
+//! A compiled FIB file holds the three arrays as they are (sections
+//! `bcn16`, `bcn24`, `n32` of `W` entries, and `params` with the route
+//! count); [`open`] maps them in place after checking every chunk ID
+//! against the next level's chunk count and every next hop against the
+//! file's values.
+//!
 //! What lookups read is all there is: [`Sail`] holds the three arrays and
 //! the route count; the builder's chunk maps are dropped after the build,
 //! and the updater's free chunks live in the updater.
 
 mod build;
+mod file;
 mod live;
 mod lookup;
 mod stats;
 
+pub use file::open;
 pub use live::{updater, SailUpdater};
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicUsize, Ordering};
 
 use crate::error::BuildError;
 use crate::fib::{forward_fib, BuildOptions, Fib};
-use crate::mem::LookupArray;
+use crate::mem::{AtomicCell, LookupArray};
 use crate::rib::Rib4;
 
 /// An entry word of SAIL's arrays: `u16` (`sail`) or `u32` (`sail-wide`),
@@ -88,7 +98,7 @@ pub trait Word: Copy + Default + Send + Sync + Into<u32> + 'static {
     /// The largest next hop or chunk ID an entry holds.
     const VALUE: u32 = Self::FLAG - 1;
     /// The atomic integer of the word's width.
-    type Cell: Send + Sync + 'static;
+    type Cell: AtomicCell<Word = Self>;
     /// The word holding `value` (at most [`Word::FLAG`] `| VALUE`).
     fn of(value: u32) -> Self;
     /// A cell holding `value` (as [`Word::of`]).
@@ -163,7 +173,7 @@ impl<W: Word> std::fmt::Debug for Sail<W> {
     }
 }
 
-forward_fib!([W: Word] Sail<W>, u32, |_sail| W::NAME, [lookup_batch]);
+forward_fib!([W: Word] Sail<W>, u32, |_sail| W::NAME, [lookup_batch], [save]);
 
 /// Registry builder of `sail` (`W = u16`) and `sail-wide` (`W = u32`).
 ///
