@@ -60,7 +60,15 @@ impl<W: Word> Sail<W> {
     /// the batch path ran at 630 Mlps RND and 690 REP, without it at 940
     /// to 970 and 890 to 940 (three runs each, alternated). Prefetching
     /// only the chunked keys' level-24 entries (a loop over the mask's
-    /// bits) cost a fifth too: RND 675 to 711 against 788 to 875 without.
+    /// bits) cost a fifth too: RND 675 to 711 against 788 to 875 without;
+    /// and branch-free, a prefetch for every key (of entry 0 for the
+    /// resolved ones), 714 to 750 against 804 to 859. Yet the loads of
+    /// level 24 are where the batch path waits (under `perf`, 45% of its
+    /// samples on the instruction after them). Nor did a second stage
+    /// without the branch on the level-24 entry (always a level-32 load,
+    /// of entry 0 for a resolved key, and a select) pay: 702 to 734
+    /// against 920 to 967; the predicted branch lets the CPU go on past
+    /// a level-24 load still in flight.
     /// Nothing is allocated.
     ///
     /// # Panics
