@@ -65,9 +65,11 @@
 //! offset and the problem, never a panic or a read out of bounds.
 
 mod read;
+mod scan;
 mod write;
 
 pub use read::{FamilyFile, FibFile};
+pub use scan::largest_references_and_hops;
 pub use write::{FamilyWriter, FileWriter};
 
 use std::fmt;

@@ -12,10 +12,9 @@
 use std::sync::atomic::{AtomicU32, AtomicUsize};
 
 use super::{Dir24, Entry, GROUP_ENTRIES, TBL24_ENTRIES};
-use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
+use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
 use crate::NextHop;
-use rayon::prelude::*;
 
 impl Dir24 {
     /// Writes `tbl24` and the groups into `file`.
@@ -59,7 +58,12 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
     };
     let words = tbl24.words();
     // The largest group and next hop first, positions only on failure.
-    let (groups_used, largest_hop) = groups_used_and_largest_hop(words);
+    let (groups_used, largest_hop) = largest_references_and_hops(words, |word| {
+        let entry = Entry(word);
+        // All ones for an extended entry: its group plus one, else its next hop.
+        let extended = u32::from(entry.is_extended()).wrapping_neg();
+        ((entry.value() + 1) & extended, entry.value() & !extended)
+    });
     if groups_used > groups || largest_hop > max_next_hop {
         if let Some((index, reason)) = words.iter().enumerate().find_map(|(index, &word)| Some((index, problem(word)?))) {
             return Err(family.bad::<u32>("tbl24", index, words[index].into(), reason));
@@ -72,22 +76,4 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
     let tbl8: Vec<AtomicU32> = words.iter().map(|&word| AtomicU32::new(word)).collect();
     let routes = usize::try_from(routes).map_err(|_| family.bad_param(0, routes, "too large"))?;
     Ok(Box::new(Dir24 { tbl24, tbl8, routes: AtomicUsize::new(routes) }))
-}
-
-/// `tbl24` entries a thread scans at a time.
-const PIECE: usize = 1 << 20;
-
-/// One pass over `tbl24` (vectorised, in pieces on every core): the number
-/// of groups its extended entries need (the largest group named plus one,
-/// 0 if none is extended) and the largest next hop of the others.
-fn groups_used_and_largest_hop(tbl24: &[u32]) -> (u32, NextHop) {
-    let scan = |entries: &[u32]| {
-        entries.iter().fold((0, 0), |(groups, hop): (u32, NextHop), &word| {
-            let entry = Entry(word);
-            // All ones for an extended entry, branch-free.
-            let extended = u32::from(entry.is_extended()).wrapping_neg();
-            (groups.max((entry.value() + 1) & extended), hop.max(entry.value() & !extended))
-        })
-    };
-    tbl24.par_chunks(PIECE).map(scan).reduce(|| (0, 0), |(a, b), (c, d)| (a.max(c), b.max(d)))
 }

@@ -19,11 +19,10 @@
 use std::sync::atomic::AtomicUsize;
 
 use super::{Sail, Word, CHUNK_ENTRIES, LEVEL16_ENTRIES};
-use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
+use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
 use crate::mem::LookupArray;
 use crate::NextHop;
-use rayon::prelude::*;
 
 impl<W: Word> Sail<W> {
     /// Writes the three levels into `file`.
@@ -81,7 +80,11 @@ fn check_level<W: Word>(
 ) -> Result<(), FileError> {
     let words = level.words();
     // The largest chunk and next hop first, positions only on failure.
-    let (chunks_named, largest_hop) = chunks_named_and_largest_hop::<W>(words);
+    let (chunks_named, largest_hop) = largest_references_and_hops(words, |entry| {
+        // All ones for a flagged entry: its chunk ID plus one, else its next hop.
+        let flagged = (entry >> (W::BITS - 1)).wrapping_neg();
+        (((entry & W::VALUE) + 1) & flagged, entry & !flagged)
+    });
     if chunks_named <= chunks && largest_hop <= max_next_hop {
         return Ok(());
     }
@@ -95,41 +98,4 @@ fn check_level<W: Word>(
     let found = words.iter().enumerate().find_map(|(index, &word)| Some((index, problem(word.into())?)));
     let (index, reason) = found.unwrap_or((0, "an entry out of range"));
     Err(family.bad::<W>(name, index, words.get(index).map_or(0, |&word| u64::from(Into::<u32>::into(word))), reason))
-}
-
-/// Entries a thread scans at a time.
-const PIECE: usize = 1 << 18;
-
-/// Lanes of [`chunks_named_and_largest_hop`]'s running maxima.
-const LANES: usize = 16;
-
-/// One pass over `entries` (vectorised, in pieces on every core): the
-/// number of chunks their flagged entries need (the largest chunk ID named
-/// plus one, 0 if none is flagged) and the largest next hop of the others.
-///
-/// The maxima run in [`LANES`] lanes, each entry's test branch-free: as
-/// one fold over the entries, the loop compiled to scalar `cmov`s, and
-/// opening `sail-wide`'s 22 MiB of the 2014 table took 2.5 ms.
-fn chunks_named_and_largest_hop<W: Word>(entries: &[W]) -> (u32, NextHop) {
-    let scan = |entries: &[W]| {
-        let (mut chunks, mut hops) = ([0u32; LANES], [0 as NextHop; LANES]);
-        let (blocks, rest) = entries.as_chunks::<LANES>();
-        let mut take = |lane: usize, entry: W| {
-            let entry: u32 = entry.into();
-            // All ones for a flagged entry.
-            let flagged = (entry >> (W::BITS - 1)).wrapping_neg();
-            chunks[lane] = chunks[lane].max(((entry & W::VALUE) + 1) & flagged);
-            hops[lane] = hops[lane].max(entry & !flagged);
-        };
-        for block in blocks {
-            for (lane, &entry) in block.iter().enumerate() {
-                take(lane, entry);
-            }
-        }
-        for (lane, &entry) in rest.iter().enumerate() {
-            take(lane, entry);
-        }
-        (chunks.into_iter().max().unwrap_or(0), hops.into_iter().max().unwrap_or(0))
-    };
-    entries.par_chunks(PIECE).map(scan).reduce(|| (0, 0), |(a, b), (c, d)| (a.max(c), b.max(d)))
 }
