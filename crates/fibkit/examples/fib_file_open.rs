@@ -47,7 +47,7 @@ fn main() {
     println!("{}: {} IPv4 + {} IPv6 routes, loaded in {load_ms:.1} ms", routes.name, routes.v4.len(), routes.v6.len());
     println!("{:<10} {:>10} {:>12} {:>24} {:>12} {:>16}", "engine", "build ms", "file bytes", "open ms (min-max)", "open/build", "open/load+build");
     let directory = tempfile::tempdir().expect("temporary directory");
-    for engine in engines {
+    'engines: for engine in engines {
         let options = CompileOptions { engines: vec![engine.to_string()], prefixes: false };
         if let Some(engine) = registry::find(engine).filter(|engine| !engine.savable::<u32>()) {
             println!("{:<10} skipped: no IPv4 file format", engine.name);
@@ -61,16 +61,16 @@ fn main() {
             copy.v6 = routes.v6.clone();
             copy.next_hops = routes.next_hops.clone();
             let start = Instant::now();
-            built = Some(CompiledTable::build(copy, &options));
+            match CompiledTable::build(copy, &options) {
+                Ok(table) => built = Some(table),
+                Err(error) => {
+                    println!("{engine:<10} skipped: {error}");
+                    continue 'engines;
+                }
+            }
             builds.push(start.elapsed());
         }
-        let built = match built.expect("five builds") {
-            Ok(built) => built,
-            Err(error) => {
-                println!("{engine:<10} skipped: {error}");
-                continue;
-            }
-        };
+        let built = built.expect("five builds");
         let path = directory.path().join(format!("{engine}.fib"));
         built.to_file().expect("savable").write(&path).expect("written");
         let size = std::fs::metadata(&path).expect("written").len();

@@ -103,8 +103,7 @@ impl<W: Word> Sail<W> {
             }
         });
         if largest > W::VALUE {
-            let field = format!("the {}-bit next hop of an entry", W::BITS - 1);
-            return Err(refuse::<W>(Limit::NextHop, field, largest.into(), W::VALUE.into()));
+            return Err(next_hop_refused::<W>(largest));
         }
         let cells = |words: Vec<W>| LookupArray::from_fn(words.len(), |index| W::cell(words[index].into()));
         Ok(Sail { bcn16: cells(bcn16), bcn24: cells(bcn24), n32: cells(n32), prefixes: AtomicUsize::new(rib.len()) })
@@ -126,6 +125,12 @@ impl<W: Word> Sail<W> {
             prefixes: AtomicUsize::new(self.prefixes.load(Ordering::Relaxed)),
         }
     }
+}
+
+/// `W`'s engine refusing next hops up to `largest` (above [`Word::VALUE`]).
+pub(super) fn next_hop_refused<W: Word>(largest: u32) -> LimitExceeded {
+    let field = format!("the {}-bit next hop of an entry", W::BITS - 1);
+    refuse::<W>(Limit::NextHop, field, largest.into(), W::VALUE.into())
 }
 
 /// `W`'s engine refusing a table: `value` is beyond `max`; `sail-wide`

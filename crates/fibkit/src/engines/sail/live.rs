@@ -39,10 +39,10 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::build::refuse;
+use super::build::next_hop_refused;
 use super::{Sail, Word, CHUNK_ENTRIES};
 use crate::addr::Prefix4;
-use crate::error::{BuildError, Limit};
+use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Limbo, Updater};
 use crate::rib::{Range, Rib4};
@@ -358,8 +358,7 @@ impl<W: Word> Updater<u32> for SailUpdater<W> {
 /// `options` asks for next hops larger than an entry holds.
 pub fn updater<W: Word>(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater<u32>>, BuildError> {
     if options.max_next_hop > W::VALUE {
-        let field = format!("the {}-bit next hop of an entry", W::BITS - 1);
-        return Err(refuse::<W>(Limit::NextHop, field, options.max_next_hop.into(), W::VALUE.into()).into());
+        return Err(next_hop_refused::<W>(options.max_next_hop).into());
     }
     Ok(Box::new(SailUpdater::<W>::new(rib)?))
 }

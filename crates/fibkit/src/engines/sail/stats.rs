@@ -40,6 +40,7 @@ impl<W: Word> Sail<W> {
         let (level16, level24, level32) = (self.bcn16.len() * word, self.bcn24.len() * word, self.n32.len() * word);
         let bytes = self.footprint();
         let prefixes = self.prefixes.load(Ordering::Relaxed);
+        let (chunks_24, chunks_32) = (self.chunks_24(), self.chunks_32());
         let mut stats = Stats::default();
         stats
             .text("engine", W::NAME)
@@ -47,8 +48,8 @@ impl<W: Word> Sail<W> {
             .count("entry_bits", u64::from(W::BITS))
             .count("max_next_hop", u64::from(W::VALUE))
             .count("max_chunks", u64::from(W::FLAG))
-            .count("chunks_24", self.chunks_24() as u64)
-            .count("chunks_32", self.chunks_32() as u64)
+            .count("chunks_24", chunks_24 as u64)
+            .count("chunks_32", chunks_32 as u64)
             .count("chunks_24_allocated", (self.bcn24.len() / CHUNK_ENTRIES) as u64)
             .count("chunks_32_allocated", (self.n32.len() / CHUNK_ENTRIES) as u64)
             .count("bytes_level16", level16 as u64)
@@ -67,9 +68,9 @@ impl<W: Word> Sail<W> {
             W::BITS,
             W::BITS - 1,
             kib(level16),
-            self.chunks_24(),
+            chunks_24,
             kib(level24),
-            self.chunks_32(),
+            chunks_32,
             kib(level32),
             bytes as f64 / (1024.0 * 1024.0),
             bytes as f64 / prefixes.max(1) as f64
