@@ -29,7 +29,7 @@ use std::sync::RwLock;
 use crate::addr::{Address, Family};
 use crate::engines::poptrie::{BasicNodeCell, NodeCell};
 use crate::auto;
-use crate::engines::{dir24, dxr, dxr6, lctrie, lulea, poptrie, radix, sail, treebitmap};
+use crate::engines::{dir24, dxr, dxr6, lctrie, lulea, poptrie, radix, sail, sail_runs, treebitmap};
 use crate::error::{BuildError, UnknownEngine};
 use crate::fib::{Build, BuildOptions, Fib};
 use crate::file::{FamilyFile, FileError};
@@ -267,6 +267,8 @@ pub static ENGINES: &[Engine] = &[
         .ipv4(sail::build::<u32>, Some(sail::updater::<u32>))
         .opens_ipv4(sail::open::<u32>)
         .variant_of("sail"),
+    Engine::new("sail-runs", "SAIL-R (fibkit's): SAIL's levels, a /16's /24 answers as up to 21 runs in one cache line")
+        .ipv4(sail_runs::build, None),
     Engine::new("treebitmap16", "Tree BitMap (Eatherton et al.), 16-ary (stride 4)")
         .ipv4(treebitmap::build::<u32, 4>, None)
         .ipv6(treebitmap::build::<u128, 4>, None),

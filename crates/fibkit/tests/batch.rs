@@ -132,7 +132,7 @@ fn long_batches_match_too() {
     let mut keys = keys_for(&rib, 9);
     let mut rng = XorShift32::new(99);
     keys.extend((0..10_000).map(|_| rng.next()));
-    for name in ["d16r", "d20r", "poptrie0", "poptrie18", "dir24-8", "lulea", "sail"] {
+    for name in ["d16r", "d20r", "poptrie0", "poptrie18", "dir24-8", "lulea", "sail", "sail-runs"] {
         let fib = registry::build(name, &rib, &options).unwrap();
         let want: Vec<NextHop> = keys.iter().map(|&key| fib.lookup(key)).collect();
         for level in levels() {

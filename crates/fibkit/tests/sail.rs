@@ -1,7 +1,8 @@
-//! SAIL on the 2014 RouteViews table: its levels, its 15-bit limits, and
-//! the exhaustive 2^32 sweeps (ignored: `make test-exhaustive`). The
-//! differential tests of every engine (properties.rs, real_tables.rs,
-//! batch.rs) cover `sail` and `sail-wide` too.
+//! SAIL and SAIL-R on the 2014 RouteViews table: their levels, their
+//! 15-bit limits, and the exhaustive 2^32 sweeps (ignored: `make
+//! test-exhaustive`). The differential tests of every engine
+//! (properties.rs, real_tables.rs, batch.rs) cover `sail`, `sail-wide` and
+//! `sail-runs` too.
 
 mod common;
 
@@ -25,6 +26,25 @@ fn the_2014_table_fits_sail_with_239_next_hops() {
 }
 
 #[test]
+fn sail_runs_packs_the_2014_table_into_lines() {
+    let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
+    let fib = registry::build("sail-runs", &table.v4, &BuildOptions::default()).unwrap();
+    let stats = fib.stats();
+    // Of SAIL's 20,323 level-24 and 1,982 level-32 chunks, those whose
+    // answers differ, the level-24 ones in 1 to 16 lines each.
+    assert_eq!(stats.get("lines"), Some(&Figure::Count(26_846)), "{}", stats.report);
+    assert_eq!(stats.get("chunks_32"), Some(&Figure::Count(722)), "{}", stats.report);
+    assert_eq!(fib.footprint(), 65_536 * 4 + 26_846 * 64 + 722 * 256 * 2);
+    assert_eq!(stats.get("chunks_24"), Some(&Figure::Count(13_820)), "{}", stats.report);
+    assert!(stats.report.contains("level 24: 13820 chunks (10388 in one line), 26846 lines of up to 21 runs"), "{}", stats.report);
+    let Err(BuildError::Limit(refused)) = registry::build("sail-runs", &common::routeviews_2014(Mapping::Distinct).unwrap().v4, &BuildOptions::default())
+    else {
+        panic!("sail-runs took 46,823 next hops")
+    };
+    assert_eq!((refused.limit, refused.value, refused.max), (Limit::NextHop, 46_823, 32_767));
+}
+
+#[test]
 fn origin_asns_need_sail_wide() {
     let Some(table) = common::routeviews_2014(Mapping::Distinct) else { return };
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
@@ -35,10 +55,10 @@ fn origin_asns_need_sail_wide() {
 }
 
 #[test]
-#[ignore = "all 2^32 addresses for sail and sail-wide: run with `make test-exhaustive`"]
+#[ignore = "all 2^32 addresses for sail, sail-wide and sail-runs: run with `make test-exhaustive`"]
 fn sail_exhaustive() {
     let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
-    for name in ["sail", "sail-wide"] {
+    for name in ["sail", "sail-wide", "sail-runs"] {
         let fib = registry::build(name, &table.v4, &BuildOptions::default()).unwrap();
         let report = verify::exhaustive(fib.as_ref(), &table.v4);
         assert_eq!(report.checked, 1 << 32);

@@ -8,4 +8,5 @@ pub mod lulea;
 pub mod poptrie;
 pub mod radix;
 pub mod sail;
+pub mod sail_runs;
 pub mod treebitmap;

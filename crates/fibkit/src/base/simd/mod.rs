@@ -258,6 +258,23 @@ pub const GROUP: usize = 32;
 
 const _: () = assert!(GROUP == 2 * LANES);
 
+/// The first stage of a batch whose entries are answers unless flagged
+/// (SAIL's and SAIL-R's level 16) for up to [`GROUP`] keys: stores each
+/// key's entry, `load(key)`, as its answer and returns the mask of the keys
+/// whose entry has a bit of `flag` set (bit i for `keys[i]`), eight at a
+/// time through [`store_flagged`].
+#[inline(always)]
+pub fn flagged_group(keys: &[u32], out: &mut [NextHop], flag: u32, load: impl Fn(u32) -> u32 + Copy) -> u32 {
+    let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
+        return padded::<_, GROUP>(keys, out, 0, |keys, out| flagged_group(keys, out, flag, load));
+    };
+    let mut flagged = 0;
+    for (part, (keys, out)) in keys.as_chunks::<8>().0.iter().zip(out.as_chunks_mut::<8>().0).enumerate() {
+        flagged |= store_flagged(keys.map(load), flag, out) << (part * 8);
+    }
+    flagged
+}
+
 /// A stage made for `N` keys at a time, run on the last keys of a batch
 /// (fewer than `N`): `full` gets them padded with `pad` and a scratch
 /// answer array; `out` gets the answers of the real keys, and the result

@@ -4,7 +4,7 @@
 use std::sync::atomic::{fence, Ordering};
 
 use super::{Sail, Word};
-use crate::simd::{self, GROUP};
+use crate::simd;
 use crate::NextHop;
 
 impl<W: Word> Sail<W> {
@@ -83,8 +83,8 @@ impl<W: Word> Sail<W> {
     /// entry as its answer and returns the mask of the keys whose entry
     /// holds a chunk ID.
     ///
-    /// Eight keys at a time, the entries are loaded `Relaxed` and handed to
-    /// [`simd::store_flagged`], which stores them as answers and tests
+    /// Eight keys at a time ([`simd::flagged_group`]), the entries are loaded
+    /// `Relaxed` and handed to [`simd::store_flagged`], which stores them as answers and tests
     /// their chunk flags in one vector; one `Acquire` fence after the group
     /// orders every entry before the chunks the second stage reads. With
     /// all 32 entries in one array and the answers and mask worked out in
@@ -96,14 +96,7 @@ impl<W: Word> Sail<W> {
     /// 871; REP 887, 860, 878 against 602, 843, 860).
     #[inline(always)]
     fn level16_group(&self, keys: &[u32], out: &mut [NextHop]) -> u32 {
-        let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
-            return simd::padded::<_, GROUP>(keys, out, 0, |keys, out| self.level16_group(keys, out));
-        };
-        let mut chunked = 0;
-        for (part, (keys, out)) in keys.as_chunks::<8>().0.iter().zip(out.as_chunks_mut::<8>().0).enumerate() {
-            let entries = keys.map(|key| self.level16(key, Ordering::Relaxed));
-            chunked |= simd::store_flagged(entries, W::FLAG, out) << (part * 8);
-        }
+        let chunked = simd::flagged_group(keys, out, W::FLAG, |key| self.level16(key, Ordering::Relaxed));
         fence(Ordering::Acquire);
         chunked
     }

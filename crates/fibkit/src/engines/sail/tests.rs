@@ -4,20 +4,8 @@ use std::sync::atomic::Ordering;
 
 use super::*;
 use crate::addr::Prefix4;
+use crate::rib::rib_of;
 use crate::error::Limit;
-
-fn prefix(text: &str) -> Prefix4 {
-    let (addr, len) = text.split_once('/').unwrap();
-    Prefix4::new(u32::from(addr.parse::<std::net::Ipv4Addr>().unwrap()), len.parse().unwrap()).unwrap()
-}
-
-fn rib(routes: &[(&str, crate::NextHop)]) -> Rib4 {
-    let mut rib = Rib4::new();
-    for &(text, next_hop) in routes {
-        rib.insert(prefix(text), next_hop);
-    }
-    rib
-}
 
 fn ip(text: &str) -> u32 {
     text.parse::<std::net::Ipv4Addr>().unwrap().into()
@@ -42,7 +30,7 @@ fn assert_matches<W: Word>(sail: &Sail<W>, rib: &Rib4) {
 
 #[test]
 fn levels_hold_next_hops_or_chunks() {
-    let table = rib(&[
+    let table = rib_of(&[
         ("0.0.0.0/0", 1),
         ("10.0.0.0/8", 2),
         ("10.1.0.0/16", 3),
@@ -77,7 +65,7 @@ fn levels_hold_next_hops_or_chunks() {
 #[test]
 fn chunks_depend_on_routes_not_on_next_hops() {
     // A /24 with the next hop of its /16 still makes a chunk, as in SAIL.
-    let table = rib(&[("10.0.0.0/16", 1), ("10.0.5.0/24", 1)]);
+    let table = rib_of(&[("10.0.0.0/16", 1), ("10.0.5.0/24", 1)]);
     let sail = Sail::<u16>::build(&table).unwrap();
     assert_eq!((sail.chunks_24(), sail.chunks_32()), (1, 0));
     assert_matches(&sail, &table);
@@ -89,7 +77,7 @@ fn empty_table_and_default_route() {
     let sail = Sail::<u16>::build(&empty).unwrap();
     assert_eq!(sail.lookup(0x0102_0304), crate::NO_ROUTE);
     assert_eq!(sail.footprint(), 65_536 * 2);
-    let table = rib(&[("0.0.0.0/0", 9)]);
+    let table = rib_of(&[("0.0.0.0/0", 9)]);
     assert_matches(&Sail::<u16>::build(&table).unwrap(), &table);
 }
 
@@ -131,9 +119,9 @@ fn the_15_bit_chunk_id_limit_of_level_24_too() {
 
 #[test]
 fn next_hops_beyond_15_bits_are_refused() {
-    let table = rib(&[("10.0.0.0/8", 0x7fff), ("10.1.2.3/32", 3)]);
+    let table = rib_of(&[("10.0.0.0/8", 0x7fff), ("10.1.2.3/32", 3)]);
     assert_matches(&Sail::<u16>::build(&table).unwrap(), &table);
-    let table = rib(&[("10.0.0.0/8", 0x8000)]);
+    let table = rib_of(&[("10.0.0.0/8", 0x8000)]);
     let error = Sail::<u16>::build(&table).unwrap_err();
     assert_eq!((error.limit, error.value, error.max), (Limit::NextHop, 0x8000, 0x7fff));
     assert!(error.to_string().contains("the 15-bit next hop of an entry"), "{error}");
@@ -142,7 +130,7 @@ fn next_hops_beyond_15_bits_are_refused() {
 
 #[test]
 fn batches_of_every_length() {
-    let table = rib(&[("10.0.0.0/8", 2), ("10.2.0.0/24", 4), ("10.2.0.0/30", 5)]);
+    let table = rib_of(&[("10.0.0.0/8", 2), ("10.2.0.0/24", 4), ("10.2.0.0/30", 5)]);
     let sail = Sail::<u16>::build(&table).unwrap();
     let keys: Vec<u32> = (0..100u32).map(|i| ip("10.2.0.0") + i % 7 + (i / 7) * 0x100).collect();
     for length in 0..keys.len() {
