@@ -24,8 +24,8 @@ pub struct CompileArgs {
     output: PathBuf,
     /// Engines, comma separated: each family gets the first that serves it
     /// [default: d18r for IPv4, poptrie18 for IPv6]; DXR (d16r..d22r),
-    /// Poptrie (poptrie0/16/18, both families), dir24-8 and SAIL (sail,
-    /// sail-wide) can be saved.
+    /// Poptrie (poptrie0/16/18, both families; poptrie16x12, IPv6),
+    /// dir24-8 and SAIL (sail, sail-wide, sail-runs) can be saved.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     engine: Vec<String>,
     /// Also store the routes, so that lookups answer the matched prefix

@@ -11,7 +11,7 @@ import pytest
 import fibkit
 from test_fibkit import boundary_keys, random_routes, shared
 
-SAVABLE4 = ["d16r", "d18r", "d22r", "poptrie0", "poptrie16", "poptrie18", "dir24-8", "sail", "sail-wide"]
+SAVABLE4 = ["d16r", "d18r", "d22r", "poptrie0", "poptrie16", "poptrie18", "dir24-8", "sail", "sail-wide", "sail-runs"]
 
 
 def assert_same_answers(before, after, keys, family=4):

@@ -268,7 +268,8 @@ pub static ENGINES: &[Engine] = &[
         .opens_ipv4(sail::open::<u32>)
         .variant_of("sail"),
     Engine::new("sail-runs", "SAIL-R (fibkit's): SAIL's levels, a /16's /24 answers as up to 21 runs in one cache line")
-        .ipv4(sail_runs::build, None),
+        .ipv4(sail_runs::build, None)
+        .opens_ipv4(sail_runs::open),
     Engine::new("treebitmap16", "Tree BitMap (Eatherton et al.), 16-ary (stride 4)")
         .ipv4(treebitmap::build::<u32, 4>, None)
         .ipv6(treebitmap::build::<u128, 4>, None),

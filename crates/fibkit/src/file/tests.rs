@@ -292,6 +292,40 @@ fn hostile_sail_entries_are_named_with_their_offset() {
 }
 
 #[test]
+fn hostile_sail_runs_entries_are_named_with_their_offset() {
+    let table = compiled("sail-runs", false, 3000);
+    let bytes = bytes_of(&table);
+    let file = FibFile::from_bytes(&bytes, "t.fib").unwrap();
+    let lines = file.array::<u8>("v4.lines").unwrap().len() as u32 / 64;
+    let chunks_32 = (file.array::<u16>("v4.n32").unwrap().len() / 256) as u64;
+    let past_hops = table.values.max_index() as u64 + 1;
+    assert!(lines >= 16 && chunks_32 > 0, "{lines} lines, {chunks_32} level-32 chunks");
+    let chunk = |shift: u32, first: u32| u64::from(1 << 31 | shift << 27 | first);
+    // (section, byte offset in it, width, hostile value, problem)
+    for (section, at, width, hostile, problem) in [
+        ("v4.level16", 0, 4, chunk(3, 0), "a chunk's shift outside 4 to 8"),
+        ("v4.level16", 0, 4, chunk(9, 0), "a chunk's shift outside 4 to 8"),
+        ("v4.level16", 0, 4, chunk(8, lines), "a chunk's lines past the last line"),
+        ("v4.level16", 0, 4, chunk(4, lines - 15), "a chunk's lines past the last line"),
+        ("v4.level16", 0, 4, past_hops, "next hop beyond the file's values"),
+        ("v4.lines", 0, 1, 0, "a line whose starts do not rise from above 0"),
+        ("v4.lines", 62, 2, 1, "a line whose spare bytes are not zero"),
+        ("v4.lines", 20, 2, 0x8000 | chunks_32, "a level-32 chunk ID past the last chunk"),
+        ("v4.lines", 20, 2, past_hops, "next hop beyond the file's values"),
+        ("v4.n32", 0, 2, past_hops, "next hop beyond the file's values"),
+    ] {
+        let start = file.section_offset(section).unwrap() as usize;
+        let mut damaged = bytes.clone();
+        damaged[start + at..][..width].copy_from_slice(&hostile.to_le_bytes()[..width]);
+        reseal(&mut damaged);
+        let error = open(&damaged).err().unwrap_or_else(|| panic!("{section} + {at} = {hostile:#x} was taken"));
+        // A line's starts are shown as their first eight bytes.
+        let shown = if at == 0 && section == "v4.lines" { u64::from_le_bytes(damaged[start..][..8].try_into().unwrap()) } else { hostile };
+        assert_eq!(error.to_string(), format!("test.fib: offset {start}: {section}[0] = {shown:#x}: {problem}"));
+    }
+}
+
+#[test]
 fn every_byte_is_covered_by_a_checksum_whatever_the_table_length() {
     for count in 1..=3 {
         let mut writer = FileWriter::new();
@@ -319,6 +353,7 @@ fn fuzz_seeds_are_current() {
         ("poptrie0", "poptrie0", false, 200),
         ("d16r", "d16r", false, 400),
         ("sail", "sail", false, 100),
+        ("sail-runs", "sail-runs", false, 100),
     ] {
         // IPv6 by poptrie0 (d16r is IPv4 only): no direct array, a small seed.
         let options = CompileOptions { engines: vec![engine.to_string(), "poptrie0".to_string()], prefixes };

@@ -71,10 +71,18 @@
 //!
 //! None in place: a router serving `sail-runs` rebuilds it for each batch of
 //! updates (about 30 ms for a full IPv4 table).
+//!
+//! # Files
+//!
+//! A compiled FIB file holds the three arrays as they are ([`open`] maps
+//! them in place after checking every entry a lookup reads).
 
 mod build;
+mod file;
 mod lookup;
 mod stats;
+
+pub use file::open;
 
 use crate::error::BuildError;
 use crate::fib::{forward_fib, BuildOptions, Fib};
@@ -144,7 +152,7 @@ impl std::fmt::Debug for SailRuns {
     }
 }
 
-forward_fib!([] SailRuns, u32, |_this| NAME, [lookup_batch]);
+forward_fib!([] SailRuns, u32, |_this| NAME, [lookup_batch], [save]);
 
 /// Registry builder of `sail-runs`.
 ///

@@ -1,0 +1,122 @@
+//! SAIL-R in a compiled FIB file ([`crate::file`]).
+//!
+//! | section | elements | what |
+//! |---|---|---|
+//! | `params` | 1 `u64` | routes |
+//! | `level16` | `u32` | the 2^16 level-16 entries |
+//! | `lines` | 64-byte [`Line`]s | the level-24 chunks' lines |
+//! | `n32` | `u16` | the level-32 chunks, 256 next hops each |
+//!
+//! All three arrays are mapped in place. Opening checks every entry a
+//! lookup reads: a level-16 chunk's `shift` is 4 to 8 and its lines lie
+//! inside `lines`; a line's starts rise (255 only past its last run), its
+//! spare bytes are zero, and each value names a level-32 chunk the file
+//! has or a next hop its values know; every other next hop is known too.
+
+use super::{Line, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, SHIFT_AT, SPLIT, VALUE};
+use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
+use crate::fib::Fib;
+use crate::mem::Plain;
+use crate::NextHop;
+
+// SAFETY: a `Line` is 20 bytes and 22 `u16`s with no padding (asserted
+// beside its definition), any bytes are a valid line, it has no drop glue,
+// and `write_le` writes its fields in order as little-endian bytes.
+unsafe impl Plain for Line {
+    fn write_le(lines: &[Self], out: &mut Vec<u8>) {
+        out.reserve(size_of_val(lines));
+        for line in lines {
+            out.extend_from_slice(&line.starts);
+            for word in line.values.iter().chain([&line.spare]) {
+                out.extend_from_slice(&word.to_le_bytes());
+            }
+        }
+    }
+}
+
+impl SailRuns {
+    /// Writes the three levels into `file`.
+    ///
+    /// # Errors
+    /// None: every SAIL-R structure can be saved.
+    pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+        file.params(&[self.prefixes as u64]);
+        file.array("level16", &self.level16);
+        file.array("lines", &self.lines);
+        file.array("n32", &self.n32);
+        Ok(())
+    }
+}
+
+/// Registry opener of `sail-runs`: the levels of `family`, whose next hops
+/// go up to `max_next_hop`.
+///
+/// # Errors
+/// [`FileError`] naming the section, the element and the problem for a
+/// missing or short section, a `level16` of another size than 2^16, a
+/// chunk's `shift` outside 4 to 8 or lines past the last, a line whose
+/// starts fall or whose spare bytes are not zero, a level-32 chunk ID
+/// past the last, an `n32` of chunks that are not whole, or a next hop
+/// past `max_next_hop` (or past 2^15 - 1).
+pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fib<u32>>, FileError> {
+    let routes = family.params(1)?[0];
+    let level16 = family.array::<u32>("level16")?;
+    let lines = family.array::<Line>("lines")?;
+    let n32 = family.array::<u16>("n32")?;
+    let max_next_hop = max_next_hop.min(VALUE.into());
+    if level16.len() != LEVEL16_ENTRIES {
+        return Err(family.bad::<u32>("level16", 0, level16.len() as u64, "level16 does not have 2^16 entries"));
+    }
+    if n32.len() % CHUNK_ENTRIES != 0 {
+        return Err(family.bad::<u16>("n32", 0, n32.len() as u64, "not whole chunks of 256 entries"));
+    }
+    // Past the last line a chunk reaches (plus one), and the largest next hop.
+    let (lines_named, largest_hop) = largest_references_and_hops(&level16, |entry| {
+        let shift = entry >> SHIFT_AT & 0xf;
+        let reach = if (MIN_SHIFT..=8).contains(&shift) { (entry & INDEX) + (0x100 >> shift) } else { u32::MAX };
+        if entry & CHUNK != 0 { (reach, 0) } else { (0, entry) }
+    });
+    if lines_named as usize > lines.len() || largest_hop > max_next_hop {
+        let problem = |entry: u32| {
+            let shift = entry >> SHIFT_AT & 0xf;
+            match entry & CHUNK != 0 {
+                true if !(MIN_SHIFT..=8).contains(&shift) => Some("a chunk's shift outside 4 to 8"),
+                true if (entry & INDEX) as usize + (0x100 >> shift) > lines.len() => Some("a chunk's lines past the last line"),
+                false if entry > max_next_hop => Some("next hop beyond the file's values"),
+                _ => None,
+            }
+        };
+        let (index, reason) = level16.iter().enumerate().find_map(|(index, &entry)| Some((index, problem(entry)?))).unwrap_or((0, "an entry out of range"));
+        return Err(family.bad::<u32>("level16", index, level16[index].into(), reason));
+    }
+    let chunks_32 = n32.len() / CHUNK_ENTRIES;
+    for (index, line) in lines.iter().enumerate() {
+        if let Some((value, reason)) = line_problem(line, chunks_32, max_next_hop) {
+            return Err(family.bad::<Line>("lines", index, value, reason));
+        }
+    }
+    if let Some((index, &hop)) = n32.iter().enumerate().find(|&(_, &hop)| NextHop::from(hop) > max_next_hop) {
+        return Err(family.bad::<u16>("n32", index, hop.into(), "next hop beyond the file's values"));
+    }
+    let prefixes = usize::try_from(routes).map_err(|_| family.bad_param(0, routes, "too large"))?;
+    Ok(Box::new(SailRuns { level16, lines, n32, prefixes }))
+}
+
+/// What is wrong with `line`, if anything (the word at fault and why), in
+/// a file of `chunks_32` level-32 chunks and next hops up to
+/// `max_next_hop`.
+fn line_problem(line: &Line, chunks_32: usize, max_next_hop: NextHop) -> Option<(u64, &'static str)> {
+    let rising = line.starts.windows(2).all(|pair| pair[0] < pair[1] || pair[1] == u8::MAX);
+    if !rising || line.starts[0] == 0 {
+        let first = u64::from_le_bytes(line.starts[..8].try_into().expect("8 of the 20 starts"));
+        return Some((first, "a line whose starts do not rise from above 0"));
+    }
+    if line.spare != 0 {
+        return Some((line.spare.into(), "a line whose spare bytes are not zero"));
+    }
+    line.values.iter().find_map(|&value| match value & SPLIT != 0 {
+        true if usize::from(value & VALUE) >= chunks_32 => Some((value.into(), "a level-32 chunk ID past the last chunk")),
+        false if NextHop::from(value) > max_next_hop => Some((value.into(), "next hop beyond the file's values")),
+        _ => None,
+    })
+}
