@@ -90,16 +90,35 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
         return Err(family.bad::<u32>("level16", index, level16[index].into(), reason));
     }
     let chunks_32 = n32.len() / CHUNK_ENTRIES;
-    for (index, line) in lines.iter().enumerate() {
-        if let Some((value, reason)) = line_problem(line, chunks_32, max_next_hop) {
-            return Err(family.bad::<Line>("lines", index, value, reason));
-        }
+    // Every line at once, without a branch; where a line fails, which one.
+    if !lines.iter().fold(true, |ok, line| ok & line_ok(line, chunks_32, max_next_hop)) {
+        let found = lines.iter().enumerate().find_map(|(index, line)| Some((index, line_problem(line, chunks_32, max_next_hop)?)));
+        let (index, (value, reason)) = found.unwrap_or((0, (0, "a line out of range")));
+        return Err(family.bad::<Line>("lines", index, value, reason));
     }
-    if let Some((index, &hop)) = n32.iter().enumerate().find(|&(_, &hop)| NextHop::from(hop) > max_next_hop) {
+    if largest_references_and_hops(&n32, |hop| (0, hop)).1 > max_next_hop {
+        let (index, &hop) = n32.iter().enumerate().find(|&(_, &hop)| NextHop::from(hop) > max_next_hop).unwrap_or((0, &0));
         return Err(family.bad::<u16>("n32", index, hop.into(), "next hop beyond the file's values"));
     }
     let prefixes = usize::try_from(routes).map_err(|_| family.bad_param(0, routes, "too large"))?;
     Ok(Box::new(SailRuns { level16, lines, n32, prefixes }))
+}
+
+/// Whether `line` passes [`line_problem`]'s checks, worked out with no
+/// branch (so that the loop over every line vectorises: opening the 2014
+/// table's 26,846 lines one by one, stopping at the first problem, took
+/// most of the open's 0.49 ms).
+#[inline]
+fn line_ok(line: &Line, chunks_32: usize, max_next_hop: NextHop) -> bool {
+    let mut ok = line.starts[0] != 0 && line.spare == 0;
+    for pair in line.starts.windows(2) {
+        ok &= pair[0] < pair[1] || pair[1] == u8::MAX;
+    }
+    for &value in &line.values {
+        let limit = if value & SPLIT != 0 { chunks_32 } else { max_next_hop as usize + 1 };
+        ok &= usize::from(value & VALUE) < limit;
+    }
+    ok
 }
 
 /// What is wrong with `line`, if anything (the word at fault and why), in
