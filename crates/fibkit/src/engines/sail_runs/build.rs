@@ -10,18 +10,23 @@ use crate::NextHop;
 struct Runs {
     ranges: Vec<Range<u32>>,
     /// The run holding the last address asked for.
-    at: usize,
+    current: usize,
 }
 
 impl Runs {
     /// The next hop of the span `first..=last` (at or after the spans
     /// asked for before), or `None` where runs meet inside it.
     fn uniform(&mut self, first: u32, last: u32) -> Option<NextHop> {
-        while self.ranges[self.at].last < first {
-            self.at += 1;
+        let next_hop = self.at(first);
+        (self.ranges[self.current].last >= last).then_some(next_hop)
+    }
+
+    /// The next hop of `addr` (at or after the spans asked for before).
+    fn at(&mut self, addr: u32) -> NextHop {
+        while self.ranges[self.current].last < addr {
+            self.current += 1;
         }
-        let range = &self.ranges[self.at];
-        (range.last >= last).then_some(range.next_hop)
+        self.ranges[self.current].next_hop
     }
 }
 
@@ -59,7 +64,7 @@ impl SailRuns {
             // sail-wide's 31-bit next hops.
             return Err(if largest < 1 << 31 { refused.instead("the sail-wide engine") } else { refused });
         }
-        let mut runs = Runs { ranges: rib.ranges(0, u32::MAX), at: 0 };
+        let mut runs = Runs { ranges: rib.ranges(0, u32::MAX), current: 0 };
         let mut level16 = vec![0u32; LEVEL16_ENTRIES];
         let (mut lines, mut n32) = (Vec::new(), Vec::new());
         let mut answers = [0u16; CHUNK_ENTRIES];
@@ -80,7 +85,7 @@ impl SailRuns {
                             return Err(LimitExceeded::new(NAME, Limit::Chunks, field, id as u64 + 1, u64::from(SPLIT)).instead("the sail-wide engine"));
                         }
                         for c in 0..=0xff {
-                            n32.push(runs.uniform(base | c, base | c).expect("one address is one run") as u16);
+                            n32.push(runs.at(base | c) as u16);
                         }
                         SPLIT | id as u16
                     }

@@ -68,7 +68,8 @@ impl SailRuns {
         let index = (entry & INDEX) as usize + (b >> (entry >> SHIFT_AT & 0xf)) as usize;
         debug_assert!(index < self.lines.len());
         // SAFETY: the builder gives a chunk's entry its first line's index
-        // and a shift leaving a line for every /24 of the /16 after it.
+        // and a shift leaving a line for every /24 of the /16 after it (the
+        // opener checks both in a file's entries).
         let value = unsafe { self.lines.get_unchecked(index) }.value(b as u8);
         if value & SPLIT == 0 {
             return value.into();
@@ -82,7 +83,8 @@ impl SailRuns {
         let index = usize::from(value & VALUE) * CHUNK_ENTRIES + (addr & 0xff) as usize;
         debug_assert!(index < self.n32.len());
         // SAFETY: the builder gives values level-32 chunk IDs below the
-        // count of chunks, 256 entries each in `n32`.
+        // count of chunks, 256 entries each in `n32` (the opener checks
+        // a file's).
         (*unsafe { self.n32.get_unchecked(index) }).into()
     }
 
