@@ -83,17 +83,18 @@ impl<W: Word> Sail<W> {
     /// entry as its answer and returns the mask of the keys whose entry
     /// holds a chunk ID.
     ///
-    /// Eight keys at a time ([`simd::flagged_group`]), the entries are loaded
-    /// `Relaxed` and handed to [`simd::store_flagged`], which stores them as answers and tests
-    /// their chunk flags in one vector; one `Acquire` fence after the group
-    /// orders every entry before the chunks the second stage reads. With
-    /// all 32 entries in one array and the answers and mask worked out in
-    /// a pass of their own, the compiler spilled registers and mixed
-    /// scalar and narrow vector stores: batched RND fell from about 880 to
-    /// 760 Mlps (Zen 5, 2014 table, against the same code on plain,
-    /// non-atomic entries); with the kernel it measures level with it
-    /// (three alternated runs each: RND 896, 904, 913 against 887, 910,
-    /// 871; REP 887, 860, 878 against 602, 843, 860).
+    /// Eight keys at a time ([`simd::flagged_group`]), the entries are
+    /// loaded `Relaxed` and handed to [`simd::store_flagged`], which stores
+    /// them as answers and tests their chunk flags in one vector; one
+    /// `Acquire` fence after the group orders every entry before the chunks
+    /// the second stage reads. With all 32 entries in one array and the
+    /// answers and mask worked out in a pass of their own, the compiler
+    /// spilled registers and mixed scalar and narrow vector stores:
+    /// batched RND fell from about 880 to 760 Mlps (Zen 5, 2014 table,
+    /// against the same code on plain, non-atomic entries); with the
+    /// kernel it measures level with it (three alternated runs each: RND
+    /// 896, 904, 913 against 887, 910, 871; REP 887, 860, 878 against 602,
+    /// 843, 860).
     #[inline(always)]
     fn level16_group(&self, keys: &[u32], out: &mut [NextHop]) -> u32 {
         let chunked = simd::flagged_group(keys, out, W::FLAG, |key| self.level16(key, Ordering::Relaxed));

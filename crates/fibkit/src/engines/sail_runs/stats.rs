@@ -8,9 +8,12 @@ use crate::fib::Stats;
 impl SailRuns {
     /// Bytes of the levels.
     pub fn footprint(&self) -> usize {
-        self.level16.len() * size_of::<u32>()
-            + self.lines.len() * size_of::<Line>()
-            + self.n32.len() * size_of::<u16>()
+        self.level_bytes().iter().sum()
+    }
+
+    /// Bytes of level 16, the lines and level 32.
+    fn level_bytes(&self) -> [usize; 3] {
+        [self.level16.len() * size_of::<u32>(), self.lines.len() * size_of::<Line>(), self.n32.len() * size_of::<u16>()]
     }
 
     /// Level-24 chunks (level-16 entries naming lines), and of those the
@@ -23,9 +26,7 @@ impl SailRuns {
     /// The statistics report: chunks, lines and bytes per level.
     pub fn report(&self) -> Stats {
         let (chunks_24, single) = self.chunks_24();
-        let level16 = self.level16.len() * size_of::<u32>();
-        let lines = self.lines.len() * size_of::<Line>();
-        let level32 = self.n32.len() * size_of::<u16>();
+        let [level16, lines, level32] = self.level_bytes();
         let chunks_32 = self.n32.len() / CHUNK_ENTRIES;
         let bytes = self.footprint();
         let mut stats = Stats::default();
