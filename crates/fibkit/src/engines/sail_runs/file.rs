@@ -71,20 +71,14 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
         return Err(family.bad::<u16>("n32", 0, n32.len() as u64, "not whole chunks of 256 entries"));
     }
     // Past the last line a chunk reaches (plus one), and the largest next hop.
-    let (lines_named, largest_hop) = largest_references_and_hops(&level16, |entry| {
-        let shift = entry >> SHIFT_AT & 0xf;
-        let reach = if (MIN_SHIFT..=8).contains(&shift) { (entry & INDEX) + (0x100 >> shift) } else { u32::MAX };
-        if entry & CHUNK != 0 { (reach, 0) } else { (0, entry) }
-    });
+    let (lines_named, largest_hop) =
+        largest_references_and_hops(&level16, |entry| if entry & CHUNK != 0 { (lines_reached(entry), 0) } else { (0, entry) });
     if lines_named as usize > lines.len() || largest_hop > max_next_hop {
-        let problem = |entry: u32| {
-            let shift = entry >> SHIFT_AT & 0xf;
-            match entry & CHUNK != 0 {
-                true if !(MIN_SHIFT..=8).contains(&shift) => Some("a chunk's shift outside 4 to 8"),
-                true if (entry & INDEX) as usize + (0x100 >> shift) > lines.len() => Some("a chunk's lines past the last line"),
-                false if entry > max_next_hop => Some("next hop beyond the file's values"),
-                _ => None,
-            }
+        let problem = |entry: u32| match entry & CHUNK != 0 {
+            true if lines_reached(entry) == BAD_SHIFT => Some("a chunk's shift outside 4 to 8"),
+            true if lines_reached(entry) as usize > lines.len() => Some("a chunk's lines past the last line"),
+            false if entry > max_next_hop => Some("next hop beyond the file's values"),
+            _ => None,
         };
         let (index, reason) = level16.iter().enumerate().find_map(|(index, &entry)| Some((index, problem(entry)?))).unwrap_or((0, "an entry out of range"));
         return Err(family.bad::<u32>("level16", index, level16[index].into(), reason));
@@ -102,6 +96,17 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
     }
     let prefixes = usize::try_from(routes).map_err(|_| family.bad_param(0, routes, "too large"))?;
     Ok(Box::new(SailRuns { level16, lines, n32, prefixes }))
+}
+
+/// What [`lines_reached`] gives for a shift outside 4 to 8 (above any
+/// count of lines an entry can reach).
+const BAD_SHIFT: u32 = u32::MAX;
+
+/// One past the last line a level-16 chunk `entry` reaches, or
+/// [`BAD_SHIFT`].
+fn lines_reached(entry: u32) -> u32 {
+    let shift = entry >> SHIFT_AT & 0xf;
+    if (MIN_SHIFT..=8).contains(&shift) { (entry & INDEX) + (0x100 >> shift) } else { BAD_SHIFT }
 }
 
 /// Whether `line` passes [`line_problem`]'s checks, worked out with no
