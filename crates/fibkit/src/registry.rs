@@ -268,7 +268,7 @@ pub static ENGINES: &[Engine] = &[
         .opens_ipv4(sail::open::<u32>)
         .variant_of("sail"),
     Engine::new("sail-runs", "SAIL-R (fibkit's): SAIL's levels, a /16's /24 answers as up to 21 runs in one cache line")
-        .ipv4(sail_runs::build, None)
+        .ipv4(sail_runs::build, Some(sail_runs::updater))
         .opens_ipv4(sail_runs::open),
     Engine::new("treebitmap16", "Tree BitMap (Eatherton et al.), 16-ary (stride 4)")
         .ipv4(treebitmap::build::<u32, 4>, None)
@@ -290,15 +290,16 @@ pub static AUTO: Engine = Engine::new(auto::NAME, "the fastest candidate on this
     .ipv6(auto::build::<u128>, Some(auto::updater::<u128>));
 
 /// The engines `auto` chooses among, for the families they serve: every
-/// DXR split, Poptrie with direct pointing and SAIL for IPv4, and for IPv6
+/// DXR split, Poptrie with direct pointing, SAIL and SAIL-R for IPv4, and for IPv6
 /// Poptrie with direct and with two-stage direct pointing. Each has a file
 /// format, and for IPv4 an incremental updater, so a FIB `auto` builds can
 /// be saved and updated (IPv6 FIBs are rebuilt per batch; DXR for IPv6 has
 /// no file format yet, and is not among them). The engine chosen keeps its
-/// limits for later updates: `sail` takes next hops up to 32,767, DXR up to
-/// 2^22 - 1.
-pub const AUTO_CANDIDATES: &[&str] =
-    &["d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r", "poptrie16", "poptrie18", "sail", "sail-wide", "poptrie16x12"];
+/// limits for later updates: `sail` and `sail-runs` take next hops up to
+/// 32,767, DXR up to 2^22 - 1.
+pub const AUTO_CANDIDATES: &[&str] = &[
+    "d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r", "poptrie16", "poptrie18", "sail", "sail-wide", "sail-runs", "poptrie16x12",
+];
 
 /// Engines other crates registered, in the order they did.
 static REGISTERED: RwLock<Vec<&'static Engine>> = RwLock::new(Vec::new());

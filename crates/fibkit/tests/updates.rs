@@ -24,26 +24,27 @@ use proptest::prelude::*;
 /// Next hops up to this index are written as `Label::Number(hop - 1)`.
 const HOPS: u32 = 4_000_000;
 
-fn next_hops() -> NextHopTable {
-    NextHopTable::new(Mapping::Modulo(HOPS))
+/// Labels as next hops up to `hops`.
+fn next_hops(hops: u32) -> NextHopTable {
+    NextHopTable::new(Mapping::Modulo(hops))
 }
 
 fn label(next_hop: NextHop) -> Label {
     Label::Number(u64::from(next_hop) - 1)
 }
 
-/// Every engine whose router updates it in place and holds next hops up
-/// to [`HOPS`] (`sail`, whose limit is 2^15 - 1, has tests of its own with
-/// fewer; `sail-wide`, the same code with wider entries, is here).
-fn incremental_engines() -> Vec<&'static str> {
+/// Every engine whose router updates it in place, with the next hops its
+/// tests give it: up to [`HOPS`], or to the engine's limit where that is
+/// lower (`sail` and `sail-runs`, 2^15 - 1: labels fold into fewer next
+/// hops, the same for the router and for the model).
+fn incremental_engines() -> Vec<(&'static str, u32)> {
     let empty = Rib4::new();
     registry::engines_of(Family::Ipv4)
         .iter()
-        .filter(|spec| {
-            registry::updater(spec.name, &empty, &BuildOptions::default())
-                .is_ok_and(|updater| updater.incremental() && updater.max_next_hop() >= HOPS)
+        .filter_map(|spec| {
+            let updater = registry::updater(spec.name, &empty, &BuildOptions::default()).ok()?;
+            updater.incremental().then(|| (spec.name, updater.max_next_hop().min(HOPS)))
         })
-        .map(|spec| spec.name)
         .collect()
 }
 
@@ -68,9 +69,10 @@ fn update() -> impl Strategy<Value = Update<Prefix4>> {
     ]
 }
 
-fn rib_from(updates: &[Update<Prefix4>]) -> Rib4 {
+/// The table `updates` leave, with labels as next hops up to `hops`.
+fn rib_from(updates: &[Update<Prefix4>], hops: u32) -> Rib4 {
     let mut rib = Rib4::new();
-    let mut hops = next_hops();
+    let mut hops = next_hops(hops);
     for update in updates {
         match *update {
             Update::Announce { prefix, value } => {
@@ -111,8 +113,8 @@ proptest! {
         updates in prop::collection::vec(update(), 1..120),
         cuts in prop::collection::vec(1usize..12, 1..40),
     ) {
-        for name in incremental_engines() {
-            let mut router = Router::new(name, rib_from(&initial), next_hops(), Window::Count(1)).unwrap();
+        for (name, hops) in incremental_engines() {
+            let mut router = Router::new(name, rib_from(&initial, hops), next_hops(hops), Window::Count(1)).unwrap();
             let mut rest = &updates[..];
             let mut cut = cuts.iter().cycle();
             while !rest.is_empty() {
@@ -121,8 +123,9 @@ proptest! {
                 check_against(router.reader().snapshot().fib(), router.rib(), batch.len() as u64)?;
                 rest = after;
             }
-            let mut expected = rib_from(&initial);
-            let mut hops = next_hops();
+            let mut expected = rib_from(&initial, hops);
+            let max_next_hop = hops;
+            let mut hops = next_hops(hops);
             for update in &updates {
                 match *update {
                     Update::Announce { prefix, value } => { expected.insert(prefix, hops.intern(value)); }
@@ -130,7 +133,7 @@ proptest! {
                 }
             }
             prop_assert_eq!(router.rib().ranges(0, u32::MAX), expected.ranges(0, u32::MAX));
-            let fresh = registry::build(name, &expected, &BuildOptions { max_next_hop: HOPS }).unwrap();
+            let fresh = registry::build(name, &expected, &BuildOptions { max_next_hop }).unwrap();
             let snapshot = router.reader().snapshot();
             let live = snapshot.fib();
             let mut rng = XorShift32::new(99);
@@ -160,8 +163,8 @@ proptest! {
         ).prop_map(|(prefix_len, addr)| Prefix4::truncating(addr, prefix_len)),
         flaps in prop::collection::vec((1u32..=300, prop::collection::vec(update(), 0..4)), 1..6),
     ) {
-        for name in incremental_engines() {
-            let mut router = Router::new(name, rib_from(&table), next_hops(), Window::Count(1)).unwrap();
+        for (name, hops) in incremental_engines() {
+            let mut router = Router::new(name, rib_from(&table, hops), next_hops(hops), Window::Count(1)).unwrap();
             for (round, (next_hop, others)) in flaps.iter().enumerate() {
                 let mut batch = vec![Update::Announce { prefix: flapping, value: label(*next_hop) }];
                 batch.extend(others.iter().copied());
@@ -247,7 +250,7 @@ proptest! {
         initial in prop::collection::vec(update(), 0..100),
         steps in prop::collection::vec(step(), 1..25),
     ) {
-        let mut model = rib_from(&initial);
+        let mut model = rib_from(&initial, HOPS);
         let poison = Arc::new(AtomicU8::new(u8::MAX));
         let inner = registry::updater("d16r", &model, &BuildOptions { max_next_hop: HOPS }).unwrap();
         let flaky = Flaky { inner, poison: poison.clone() };
@@ -300,7 +303,7 @@ proptest! {
 
 #[test]
 fn submitted_updates_publish_when_the_window_closes() {
-    let mut router = Router::new("d16r", Rib4::new(), next_hops(), Window::Count(3)).unwrap();
+    let mut router = Router::new("d16r", Rib4::new(), next_hops(HOPS), Window::Count(3)).unwrap();
     let reader = router.reader();
     let prefix = |text: &str| text.parse::<Prefix4>().unwrap();
     assert_eq!(router.submit(Update::Announce { prefix: prefix("10.0.0.0/8"), value: label(1) }).unwrap(), None);
@@ -320,7 +323,7 @@ fn submitted_updates_publish_when_the_window_closes() {
     assert_eq!(wide.reader().lookup(0x0a00_0000), 8);
     // A time window publishes at the first poll after it expires.
     let mut timed =
-        Router::new("d16r", Rib4::new(), next_hops(), Window::Time(std::time::Duration::from_millis(20))).unwrap();
+        Router::new("d16r", Rib4::new(), next_hops(HOPS), Window::Time(std::time::Duration::from_millis(20))).unwrap();
     assert_eq!(timed.submit(Update::Announce { prefix: prefix("10.0.0.0/8"), value: label(4) }).unwrap(), None);
     while timed.poll().unwrap().is_none() {
         std::thread::sleep(std::time::Duration::from_millis(2));
@@ -489,10 +492,9 @@ fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update<Prefix4>>> {
 #[test]
 fn readers_see_the_rib_before_or_after_the_batch_in_flight() {
     let initial: Vec<Update<Prefix4>> = random_batches(400, 5).into_iter().flatten().collect();
-    let rib = rib_from(&initial);
-    for engine in incremental_engines().into_iter().chain(["radix"]) {
+    for (engine, hops) in incremental_engines().into_iter().chain([("radix", HOPS)]) {
         let batches = random_batches(if engine == "radix" { 300 } else { 1500 }, 17);
-        let lookups = stress(engine, rib.clone(), next_hops(), batches, 2);
+        let lookups = stress(engine, rib_from(&initial, hops), next_hops(hops), batches, 2);
         eprintln!("{engine}: {lookups} racing lookups checked");
     }
 }
@@ -503,7 +505,7 @@ fn readers_racing_the_real_trace_on_the_2014_table() {
     else {
         return;
     };
-    for engine in ["d16r", "d20r", "poptrie18", "dir24-8"] {
+    for engine in ["d16r", "d20r", "poptrie18", "dir24-8", "sail-runs"] {
         let batches: Vec<Vec<Update<Prefix4>>> = updates.chunks(4).map(<[Update<Prefix4>]>::to_vec).collect();
         let lookups = stress(engine, table.v4.clone(), table.next_hops.clone(), batches, 1);
         eprintln!("{engine}: {lookups} racing lookups on the 2014 table checked");
@@ -523,7 +525,7 @@ fn readers_racing_the_real_trace_on_the_2014_table() {
 fn batch_lookups_race_a_chunk_flipping_between_direct_and_ranged() {
     let p = |text: &str| text.parse::<Prefix4>().unwrap();
     for engine in ["d16r", "d20r"] {
-        let mut hops = next_hops();
+        let mut hops = next_hops(HOPS);
         let mut rib = Rib4::new();
         // Ranged chunks stored first, at the low bases of the range tables.
         for (index, block) in ["20.0.0.0/16", "20.1.0.0/16", "20.2.0.0/16"].iter().enumerate() {

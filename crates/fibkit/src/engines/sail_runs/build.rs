@@ -1,8 +1,11 @@
 //! Building: one pass over the RIB's runs of equal next hop, a /16 at a
 //! time, each mixed /16's /24 answers packed into lines.
 
-use super::{Line, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, NAME, RUNS, SHIFT_AT, SPLIT, VALUE};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicUsize, Ordering};
+
+use super::{Line, LineCell, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, NAME, RUNS, SHIFT_AT, SPLIT, VALUE};
 use crate::error::{Limit, LimitExceeded};
+use crate::mem::LookupArray;
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -30,23 +33,40 @@ impl Runs {
     }
 }
 
-/// Appends the lines of a /16's 256 `answers` to `lines` and returns its
-/// level-16 entry: 2^k lines of 256 / 2^k answers each, the fewest that
-/// hold every line's runs (k = 4, 16 answers a line, always does).
-fn chunk_entry(answers: &[u16; CHUNK_ENTRIES], lines: &mut Vec<Line>) -> Result<u32, LimitExceeded> {
+/// Appends the lines of a /16's 256 `answers` to `lines` and returns their
+/// `shift`: 2^(8 - shift) lines of 2^shift answers each, the fewest that
+/// hold every line's runs (shift 4, 16 answers a line, always does).
+pub(super) fn pack(answers: &[u16], lines: &mut Vec<Line>) -> u32 {
+    debug_assert_eq!(answers.len(), CHUNK_ENTRIES);
     let first = lines.len();
-    if first > INDEX as usize {
-        return Err(LimitExceeded::new(NAME, Limit::Chunks, "the 27-bit line index of a level-16 entry", first as u64 + 1, u64::from(INDEX) + 1));
-    }
     for shift in (MIN_SHIFT..=8).rev() {
         let span = 1 << shift;
-        let packed: Option<Vec<Line>> = answers.chunks_exact(span).enumerate().map(|(part, answers)| Line::of((part * span) as u8, answers)).collect();
-        if let Some(packed) = packed {
-            lines.extend(packed);
-            return Ok(CHUNK | shift << SHIFT_AT | first as u32);
+        lines.truncate(first);
+        let mut parts = answers.chunks_exact(span).enumerate();
+        if parts.all(|(part, answers)| Line::of((part * span) as u8, answers).map(|line| lines.push(line)).is_some()) {
+            return shift;
         }
     }
     unreachable!("a line holds the runs of {} answers", 1 << MIN_SHIFT)
+}
+
+/// The level-16 entry of a chunk of lines `shift` (as [`pack`] gives)
+/// whose first line is `first`.
+pub(super) fn chunk_entry(shift: u32, first: usize) -> u32 {
+    debug_assert!(first <= INDEX as usize, "MAX_LINES keeps line indexes in the field");
+    CHUNK | shift << SHIFT_AT | first as u32
+}
+
+/// `sail-runs` refusing next hops up to `largest` (above 2^15 - 1); the
+/// error suggests `sail-wide` when its 31-bit next hops hold `largest`.
+pub(super) fn next_hop_refused(largest: NextHop) -> LimitExceeded {
+    let refused = LimitExceeded::new(NAME, Limit::NextHop, "the 15-bit next hop of a value", largest.into(), VALUE.into());
+    if largest < 1 << 31 { refused.instead("the sail-wide engine") } else { refused }
+}
+
+/// Lines a level-16 chunk `entry` spans, from its first.
+pub(super) fn line_count(entry: u32) -> usize {
+    0x100 >> (entry >> SHIFT_AT & 0xf)
 }
 
 impl SailRuns {
@@ -54,15 +74,11 @@ impl SailRuns {
     ///
     /// # Errors
     /// [`LimitExceeded`]: [`Limit::NextHop`] for a next hop above 2^15 - 1,
-    /// [`Limit::Chunks`] for more than 2^15 level-32 chunks or 2^27
-    /// lines.
+    /// [`Limit::Chunks`] for more than 2^15 level-32 chunks.
     pub fn build(rib: &Rib4) -> Result<Self, LimitExceeded> {
         let largest = rib.iter().map(|(_, next_hop)| next_hop).max().unwrap_or_default();
         if largest > u32::from(VALUE) {
-            let field = "the 15-bit next hop of a value";
-            let refused = LimitExceeded::new(NAME, Limit::NextHop, field, largest.into(), VALUE.into());
-            // sail-wide's 31-bit next hops.
-            return Err(if largest < 1 << 31 { refused.instead("the sail-wide engine") } else { refused });
+            return Err(next_hop_refused(largest));
         }
         let mut runs = Runs { ranges: rib.ranges(0, u32::MAX), current: 0 };
         let mut level16 = vec![0u32; LEVEL16_ENTRIES];
@@ -91,18 +107,74 @@ impl SailRuns {
                     }
                 };
             }
-            *entry = chunk_entry(&answers, &mut lines)?;
+            let first = lines.len();
+            *entry = chunk_entry(pack(&answers, &mut lines), first);
         }
-        Ok(SailRuns {
-            level16: level16.into(),
-            lines: lines.into(),
-            n32: n32.into(),
-            prefixes: rib.len(),
-        })
+        Ok(SailRuns::of_levels(&level16, &lines, &n32, rib.len(), 0, 0))
+    }
+
+    /// The structure of these levels, with room for `line_room` more lines
+    /// and `chunk_room` more level-32 chunks.
+    fn of_levels(level16: &[u32], lines: &[Line], n32: &[u16], prefixes: usize, line_room: usize, chunk_room: usize) -> Self {
+        SailRuns {
+            level16: level16.iter().map(|&entry| AtomicU32::new(entry)).collect::<Vec<_>>().into(),
+            lines: LookupArray::from_fn(lines.len() + line_room, |index| lines.get(index).map(LineCell::new).unwrap_or_default()),
+            n32: LookupArray::from_fn(n32.len() + chunk_room * CHUNK_ENTRIES, |index| AtomicU16::new(n32.get(index).copied().unwrap_or(0))),
+            prefixes: AtomicUsize::new(prefixes),
+        }
+    }
+
+    /// A copy holding only what lookups can reach, packed (lines in the
+    /// order of the /16s naming them, level-32 chunks in the order of the
+    /// values naming them), with room for `line_room` more lines and
+    /// `chunk_room` more level-32 chunks. What a file holds, and where an
+    /// updater out of room moves to.
+    pub(super) fn compacted(&self, line_room: usize, chunk_room: usize) -> Self {
+        let mut level16 = Vec::with_capacity(LEVEL16_ENTRIES);
+        let (mut lines, mut n32) = (Vec::new(), Vec::new());
+        // The new ID of each level-32 chunk, once it is copied.
+        let mut moved_to = vec![None; self.n32.len() / CHUNK_ENTRIES];
+        for cell in self.level16.iter() {
+            let entry = cell.load(Ordering::Relaxed);
+            if entry & CHUNK == 0 {
+                level16.push(entry);
+                continue;
+            }
+            let first = (entry & INDEX) as usize;
+            level16.push(entry & !INDEX | lines.len() as u32);
+            for cell in &self.lines[first..first + line_count(entry)] {
+                let mut line = cell.get();
+                for value in line.values.iter_mut().filter(|value| **value & SPLIT != 0) {
+                    let id = usize::from(*value & VALUE);
+                    let new_id = *moved_to[id].get_or_insert_with(|| {
+                        let chunk = &self.n32[id * CHUNK_ENTRIES..(id + 1) * CHUNK_ENTRIES];
+                        n32.extend(chunk.iter().map(|hop| hop.load(Ordering::Relaxed)));
+                        (n32.len() / CHUNK_ENTRIES - 1) as u16
+                    });
+                    *value = SPLIT | new_id;
+                }
+                lines.push(line);
+            }
+        }
+        SailRuns::of_levels(&level16, &lines, &n32, self.prefixes.load(Ordering::Relaxed), line_room, chunk_room)
     }
 }
 
 impl Line {
+    /// Appends the answers of the line's `span` /24s from `first` on to
+    /// `answers`, run by run: how the updater reads a line back (lookups
+    /// read a [`LineCell`] in one vector compare).
+    pub(super) fn answers(&self, first: u8, span: usize, answers: &mut Vec<u16>) {
+        let mut run = 0;
+        for b in (first..=u8::MAX).take(span) {
+            // The count of starts not above `b` (they rise, 255s last).
+            while run < RUNS - 1 && self.starts[run] <= b {
+                run += 1;
+            }
+            answers.push(self.values[run]);
+        }
+    }
+
     /// The line of `answers`, those of /24 `first` on, if they form at most
     /// [`RUNS`] runs.
     pub(super) fn of(first: u8, answers: &[u16]) -> Option<Line> {

@@ -7,25 +7,30 @@
 //! | `lines` | 64-byte [`Line`]s | the level-24 chunks' lines |
 //! | `n32` | `u16` | the level-32 chunks, 256 next hops each |
 //!
-//! All three arrays are mapped in place. Opening checks every entry a
+//! A file holds the lines and level-32 chunks lookups reach and no others
+//! (an updated structure is saved compacted, without its room or its
+//! retired chunks). All three arrays are mapped in place. Opening checks every entry a
 //! lookup reads: a level-16 chunk's `shift` is 4 to 8 and its lines lie
 //! inside `lines`; a line's starts rise (255 only past its last run), its
 //! spare bytes are zero, and each value names a level-32 chunk the file
 //! has or a next hop its values know; every other next hop is known too.
 
-use super::{Line, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, SHIFT_AT, SPLIT, VALUE};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicUsize};
+
+use super::{Line, LineCell, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, SHIFT_AT, SPLIT, VALUE};
 use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
 use crate::mem::Plain;
 use crate::NextHop;
 
-// SAFETY: a `Line` is 20 bytes and 22 `u16`s with no padding (asserted
-// beside its definition), any bytes are a valid line, it has no drop glue,
-// and `write_le` writes its fields in order as little-endian bytes.
-unsafe impl Plain for Line {
-    fn write_le(lines: &[Self], out: &mut Vec<u8>) {
-        out.reserve(size_of_val(lines));
-        for line in lines {
+// SAFETY: a `LineCell` is 20 atomic bytes and 22 atomic `u16`s with no
+// padding (asserted beside its definition, as `Line`'s layout), any bytes
+// are a valid line, it has no drop glue, and `write_le` writes its fields
+// in order as little-endian bytes.
+unsafe impl Plain for LineCell {
+    fn write_le(cells: &[Self], out: &mut Vec<u8>) {
+        out.reserve(size_of_val(cells));
+        for line in cells.iter().map(LineCell::get) {
             out.extend_from_slice(&line.starts);
             for word in line.values.iter().chain([&line.spare]) {
                 out.extend_from_slice(&word.to_le_bytes());
@@ -35,15 +40,17 @@ unsafe impl Plain for Line {
 }
 
 impl SailRuns {
-    /// Writes the three levels into `file`.
+    /// Writes the three levels into `file`, compacted: only the lines and
+    /// level-32 chunks lookups reach.
     ///
     /// # Errors
     /// None: every SAIL-R structure can be saved.
     pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
-        file.params(&[self.prefixes as u64]);
-        file.array("level16", &self.level16);
-        file.array("lines", &self.lines);
-        file.array("n32", &self.n32);
+        let packed = self.compacted(0, 0);
+        file.params(&[packed.prefixes.into_inner() as u64]);
+        file.array("level16", &packed.level16);
+        file.array("lines", &packed.lines);
+        file.array("n32", &packed.n32);
         Ok(())
     }
 }
@@ -60,9 +67,10 @@ impl SailRuns {
 /// past `max_next_hop` (or past 2^15 - 1).
 pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fib<u32>>, FileError> {
     let routes = family.params(1)?[0];
-    let level16 = family.array::<u32>("level16")?;
-    let lines = family.array::<Line>("lines")?;
-    let n32 = family.array::<u16>("n32")?;
+    let mut level16_cells = family.array::<AtomicU32>("level16")?;
+    let mut line_cells = family.array::<LineCell>("lines")?;
+    let mut n32_cells = family.array::<AtomicU16>("n32")?;
+    let (level16, lines, n32) = (level16_cells.words(), LineCell::plain(&mut line_cells), n32_cells.words());
     let max_next_hop = max_next_hop.min(VALUE.into());
     if level16.len() != LEVEL16_ENTRIES {
         return Err(family.bad::<u32>("level16", 0, level16.len() as u64, "level16 does not have 2^16 entries"));
@@ -72,7 +80,7 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
     }
     // Past the last line a chunk reaches (plus one), and the largest next hop.
     let (lines_named, largest_hop) =
-        largest_references_and_hops(&level16, |entry| if entry & CHUNK != 0 { (lines_reached(entry), 0) } else { (0, entry) });
+        largest_references_and_hops(level16, |entry| if entry & CHUNK != 0 { (lines_reached(entry), 0) } else { (0, entry) });
     if lines_named as usize > lines.len() || largest_hop > max_next_hop {
         let problem = |entry: u32| match entry & CHUNK != 0 {
             true if lines_reached(entry) == BAD_SHIFT => Some("a chunk's shift outside 4 to 8"),
@@ -90,12 +98,12 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
         let (index, (value, reason)) = found.unwrap_or((0, (0, "a line out of range")));
         return Err(family.bad::<Line>("lines", index, value, reason));
     }
-    if largest_references_and_hops(&n32, |hop| (0, hop)).1 > max_next_hop {
+    if largest_references_and_hops(n32, |hop| (0, hop)).1 > max_next_hop {
         let (index, &hop) = n32.iter().enumerate().find(|&(_, &hop)| NextHop::from(hop) > max_next_hop).unwrap_or((0, &0));
         return Err(family.bad::<u16>("n32", index, hop.into(), "next hop beyond the file's values"));
     }
     let prefixes = usize::try_from(routes).map_err(|_| family.bad_param(0, routes, "too large"))?;
-    Ok(Box::new(SailRuns { level16, lines, n32, prefixes }))
+    Ok(Box::new(SailRuns { level16: level16_cells, lines: line_cells, n32: n32_cells, prefixes: AtomicUsize::new(prefixes) }))
 }
 
 /// What [`lines_reached`] gives for a shift outside 4 to 8 (above any

@@ -63,26 +63,38 @@
 //! | 14..0 | next hop (flag clear), or the level-32 chunk's ID |
 //!
 //! `n32` entries are next hops. So next hops go up to 2^15 - 1 and level-32
-//! chunks up to 2^15, as in `sail`; lines up to 2^27 (where `sail` takes
-//! 2^15 level-24 chunks).
-//! A table beyond any of these is a [`crate::error::LimitExceeded`].
+//! chunks up to 2^15, as in `sail`, and a table beyond either is a
+//! [`crate::error::LimitExceeded`]. Level 24 has no limit of its own (where
+//! `sail` takes 2^15 level-24 chunks): 2^16 chunks of at most 16 lines are
+//! 2^20 lines, and with an updater's room (twice that) they stay within
+//! the 27-bit index.
 //!
 //! # Updates
 //!
-//! None in place: a router serving `sail-runs` rebuilds it for each batch of
-//! updates (about 30 ms for a full IPv4 table).
+//! In place, copy on write a /16 at a time ([`SailRunsUpdater`]): a /16 a
+//! batch changes gets fresh lines (and fresh level-32 chunks for the /24s
+//! it splits anew), written where no reader looks, then its level-16 entry
+//! is stored with `Release`; lookups load it with `Acquire`. The arrays are
+//! made of atomic cells ([`LineCell`]) so that the updater writes while
+//! lookups read; a reader that loaded the old entry reads lines and chunks
+//! that stay as they were until no reader holds that generation.
 //!
 //! # Files
 //!
-//! A compiled FIB file holds the three arrays as they are ([`open`] maps
-//! them in place after checking every entry a lookup reads).
+//! A compiled FIB file holds the three arrays with every chunk in use and
+//! nothing else ([`open`] maps them in place after checking every entry a
+//! lookup reads).
 
 mod build;
 mod file;
+mod live;
 mod lookup;
 mod stats;
 
 pub use file::open;
+pub use live::{updater, SailRunsUpdater};
+
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 
 use crate::error::BuildError;
 use crate::fib::{forward_fib, BuildOptions, Fib};
@@ -109,6 +121,11 @@ const SHIFT_AT: u32 = 27;
 const INDEX: u32 = (1 << SHIFT_AT) - 1;
 /// The smallest `shift`: a line of 16 answers, which always fits.
 const MIN_SHIFT: u32 = 4;
+/// The most lines an array holds: every /16 a chunk of 16 lines, and as
+/// much room again for an updater.
+const MAX_LINES: usize = 2 * LEVEL16_ENTRIES * (CHUNK_ENTRIES >> MIN_SHIFT);
+
+const _: () = assert!(MAX_LINES <= INDEX as usize + 1, "line indexes fit a level-16 entry");
 
 /// A value's level-32 flag.
 const SPLIT: u16 = 1 << 15;
@@ -130,24 +147,80 @@ pub struct Line {
 const _: () = assert!(size_of::<Line>() == 64 && align_of::<Line>() == 64);
 const _: () = assert!(std::mem::offset_of!(Line, values) == RUNS - 1);
 
+/// A [`Line`] in the structure: the same bytes in atomic cells, so that the
+/// updater can write a line no reader can reach while lookups read others.
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+pub struct LineCell {
+    starts: [AtomicU8; RUNS - 1],
+    values: [AtomicU16; RUNS],
+    spare: AtomicU16,
+}
+
+const _: () = assert!(size_of::<LineCell>() == size_of::<Line>() && align_of::<LineCell>() == align_of::<Line>());
+const _: () = assert!(std::mem::offset_of!(LineCell, values) == std::mem::offset_of!(Line, values));
+
+impl LineCell {
+    /// A cell holding `line`.
+    fn new(line: &Line) -> Self {
+        let cell = LineCell::default();
+        cell.set(line);
+        cell
+    }
+
+    /// The line (`Relaxed` loads, for the updater and saving).
+    fn get(&self) -> Line {
+        Line {
+            starts: self.starts.each_ref().map(|start| start.load(Ordering::Relaxed)),
+            values: self.values.each_ref().map(|value| value.load(Ordering::Relaxed)),
+            spare: self.spare.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writes `line` (`Relaxed` stores: only into a line no reader can
+    /// reach, published later by a `Release` store of a level-16 entry).
+    fn set(&self, line: &Line) {
+        for (cell, &start) in self.starts.iter().zip(&line.starts) {
+            cell.store(start, Ordering::Relaxed);
+        }
+        for (cell, &value) in self.values.iter().zip(&line.values) {
+            cell.store(value, Ordering::Relaxed);
+        }
+        self.spare.store(line.spare, Ordering::Relaxed);
+    }
+
+    /// The lines of `cells`, which the borrow holds exclusively (checking
+    /// a mapped file's lines before anyone can search them): a loop over
+    /// them vectorises, one of atomic loads does not.
+    fn plain(cells: &mut [LineCell]) -> &[Line] {
+        // SAFETY: `LineCell` has `Line`'s layout (asserted above: the same
+        // size, alignment and field offsets, each atomic the size of its
+        // integer), any bytes are a valid `Line`, and `&mut` excludes every
+        // atomic access for the borrow's lifetime.
+        unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<Line>(), cells.len()) }
+    }
+}
+
 /// A SAIL-R lookup structure: what lookups read.
 pub struct SailRuns {
-    /// One entry per /16.
-    level16: LookupArray<u32>,
-    /// The level-24 chunks: 1, 2, 4, 8 or 16 lines each.
-    lines: LookupArray<Line>,
-    /// The level-32 chunks, [`CHUNK_ENTRIES`] next hops each.
-    n32: LookupArray<u16>,
-    /// Routes of the RIB it was built from.
-    prefixes: usize,
+    /// One entry per /16 (loaded `Acquire`: the lines it names were written
+    /// before it).
+    level16: LookupArray<AtomicU32>,
+    /// The level-24 chunks: 1, 2, 4, 8 or 16 lines each, and (in a live
+    /// structure) room for more.
+    lines: LookupArray<LineCell>,
+    /// The level-32 chunks, [`CHUNK_ENTRIES`] next hops each (and room).
+    n32: LookupArray<AtomicU16>,
+    /// Routes of the RIB it holds.
+    prefixes: AtomicUsize,
 }
 
 impl std::fmt::Debug for SailRuns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SailRuns")
             .field("prefixes", &self.prefixes)
-            .field("lines", &self.lines.len())
-            .field("chunks_32", &(self.n32.len() / CHUNK_ENTRIES))
+            .field("lines", &self.lines_in_use())
+            .field("chunks_32", &self.chunks_32())
             .finish()
     }
 }
@@ -158,7 +231,7 @@ forward_fib!([] SailRuns, u32, |_this| NAME, [lookup_batch], [save]);
 ///
 /// # Errors
 /// [`BuildError::Limit`] for a next hop above 2^15 - 1, or more level-32
-/// chunks than 2^15 (or lines than 2^27).
+/// chunks than 2^15.
 pub fn build(rib: &Rib4, _options: &BuildOptions) -> Result<Box<dyn Fib<u32>>, BuildError> {
     Ok(Box::new(SailRuns::build(rib)?))
 }

@@ -1,5 +1,7 @@
 //! SAIL-R's lines and levels on small tables, and its limits.
 
+use std::sync::atomic::Ordering;
+
 use super::*;
 use crate::addr::Prefix4;
 use crate::rib::rib_of;
@@ -32,7 +34,20 @@ fn assert_matches(fib: &SailRuns, rib: &Rib4, slash16s: &[u32]) {
 
 /// The level-16 entry of /16 `a`.
 fn entry(fib: &SailRuns, a: u32) -> u32 {
-    fib.level16[a as usize]
+    fib.level16[a as usize].load(Ordering::Relaxed)
+}
+
+/// `line`'s answers of the /24s from `first` on, as lookups read them (in
+/// one vector compare) and as the updater does (run by run), are
+/// `answers`.
+fn assert_line_answers(line: &Line, first: u8, answers: &[u16]) {
+    let cell = LineCell::new(line);
+    let mut read_back = Vec::new();
+    line.answers(first, answers.len(), &mut read_back);
+    assert_eq!(read_back, answers, "{line:?}");
+    for (b, &answer) in (first..=u8::MAX).zip(answers) {
+        assert_eq!(cell.value(b), answer, "/24 {b} of {line:?}");
+    }
 }
 
 #[test]
@@ -44,9 +59,8 @@ fn a_line_holds_each_runs_start_and_answer() {
     assert_eq!(line.starts[..4], [3, 10, 255, 255]);
     assert_eq!(line.values[..4], [7, 8, 7, SPLIT | 2]);
     assert!(line.values[4..].iter().all(|&value| value == SPLIT | 2), "padding repeats the last run");
-    for b in 0..=255u8 {
-        assert_eq!(line.value(b), answers[usize::from(b)], "/24 {b}");
-    }
+    assert_line_answers(&line, 0, &answers);
+    assert_eq!(LineCell::new(&line).get(), line);
 }
 
 #[test]
@@ -54,16 +68,12 @@ fn twenty_one_runs_fit_a_line_and_twenty_two_do_not() {
     let runs = |count: usize| -> [u16; CHUNK_ENTRIES] { std::array::from_fn(|b| (b * count / CHUNK_ENTRIES) as u16 + 1) };
     let line = Line::of(0, &runs(RUNS)).unwrap();
     assert!(line.starts.iter().all(|&start| start != u8::MAX), "{line:?}");
-    for (b, &answer) in runs(RUNS).iter().enumerate() {
-        assert_eq!(line.value(b as u8), answer);
-    }
+    assert_line_answers(&line, 0, &runs(RUNS));
     assert_eq!(Line::of(0, &runs(RUNS + 1)), None);
     // A line of the upper half: its starts are /24 numbers of the /16.
     let upper = Line::of(128, &runs(RUNS)[128..]).unwrap();
     assert!(upper.starts.iter().all(|&start| start > 128), "{upper:?}");
-    for b in 128..=255u8 {
-        assert_eq!(upper.value(b), runs(RUNS)[usize::from(b)]);
-    }
+    assert_line_answers(&upper, 128, &runs(RUNS)[128..]);
 }
 
 #[test]
@@ -89,7 +99,7 @@ fn chunks_only_where_answers_differ() {
     assert_eq!(entry(&fib, 0x0a03), 2);
     assert_eq!(entry(&fib, 0x0a02), CHUNK | 8 << SHIFT_AT, "the first line, one for the /16");
     assert_eq!(entry(&fib, 0xffff), CHUNK | 8 << SHIFT_AT | 1);
-    let line = &fib.lines[0];
+    let line = fib.lines[0].get();
     assert_eq!(line.starts[..4], [3, 4, 16, 255]);
     assert_eq!(line.values[..4], [4, SPLIT, 4, 2]);
     assert_eq!(fib.lookup(ip("10.2.3.7")), 7);
