@@ -327,8 +327,8 @@ int fibkit_lookup6_bulk(const struct fibkit_fib *fib,
 
 // Creates a router over `table`'s routes, each family served by the
 // engine `engines` gives it (as in `fibkit_fib_build`). Engines with
-// incremental updates (DXR, Poptrie, DIR-24-8) update in place; the
-// others are rebuilt for every batch.
+// incremental updates (DXR, Poptrie, DIR-24-8, SAIL, SAIL-R) update in
+// place; the others are rebuilt for every batch.
 //
 // Returns `FIBKIT_OK` and the router in `*out`, or the errors of
 // `fibkit_fib_build`.
