@@ -654,6 +654,7 @@ int main(int argc, char **argv) {
     test_router();
     test_readers_while_a_writer_updates("d18r");
     test_readers_while_a_writer_updates("poptrie18");
+    test_readers_while_a_writer_updates("sail-runs");
     test_readers_while_a_writer_updates("lulea");
     test_real_table(argc > 1 ? argv[1] : NULL);
     printf("%d passed, %d failed\n", passed, failed);
