@@ -117,6 +117,38 @@ pub fn changed_spans<A: Address>(rib: &Rib<A>, changed: &[Prefix<A>], spans: &mu
     spans.truncate(merged + 1);
 }
 
+/// Hands `rewrite` each /16 that the changed intervals `spans` (sorted,
+/// disjoint, [`changed_spans`]) touch, in address order, with the parts of
+/// the intervals inside it (collected in `parts`, a buffer to reuse); stops
+/// at the first error. How the SAIL updaters walk a batch, /16 by /16.
+///
+/// # Errors
+/// The first error `rewrite` returns.
+pub fn for_each_slash16<E>(
+    spans: &[Range<u32>],
+    parts: &mut Vec<Range<u32>>,
+    mut rewrite: impl FnMut(u32, &[Range<u32>]) -> Result<(), E>,
+) -> Result<(), E> {
+    parts.clear();
+    let mut current: Option<u32> = None;
+    for span in spans {
+        for slash16 in span.first >> 16..=span.last >> 16 {
+            if current != Some(slash16) {
+                if let Some(done) = current.replace(slash16) {
+                    rewrite(done, parts)?;
+                }
+                parts.clear();
+            }
+            let (low, high) = (span.first.max(slash16 << 16), span.last.min(slash16 << 16 | 0xffff));
+            parts.push(Range { first: low, last: high, next_hop: span.next_hop });
+        }
+    }
+    match current {
+        Some(done) => rewrite(done, parts),
+        None => Ok(()),
+    }
+}
+
 /// An engine's writer side: turns RIB changes into FIB changes.
 ///
 /// Implementations either update [`Updater::fib`] in place so that
@@ -145,4 +177,42 @@ pub trait Updater<A: Address>: Send {
     /// When the engine cannot hold the new table ([`BuildError::Limit`]);
     /// then the structure readers are served must answer as before.
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(first: u32, last: u32, next_hop: NextHop) -> Range<u32> {
+        Range { first, last, next_hop }
+    }
+
+    #[test]
+    fn spans_are_handed_over_a_slash16_at_a_time_until_an_error() {
+        // One interval across three /16s, then two inside a fourth.
+        let spans = [range(0x0a00_ff00, 0x0a02_00ff, 1), range(0x0a05_0000, 0x0a05_00ff, 2), range(0x0a05_8000, 0x0a05_80ff, 3)];
+        let mut seen = Vec::new();
+        let mut parts = vec![range(7, 7, 7)];
+        let done: Result<(), ()> = for_each_slash16(&spans, &mut parts, |slash16, parts| {
+            seen.push((slash16, parts.to_vec()));
+            Ok(())
+        });
+        assert_eq!(done, Ok(()));
+        assert_eq!(
+            seen,
+            [
+                (0x0a00, vec![range(0x0a00_ff00, 0x0a00_ffff, 1)]),
+                (0x0a01, vec![range(0x0a01_0000, 0x0a01_ffff, 1)]),
+                (0x0a02, vec![range(0x0a02_0000, 0x0a02_00ff, 1)]),
+                (0x0a05, vec![range(0x0a05_0000, 0x0a05_00ff, 2), range(0x0a05_8000, 0x0a05_80ff, 3)]),
+            ]
+        );
+        let mut calls = 0;
+        let stopped = for_each_slash16(&spans, &mut parts, |slash16, _| {
+            calls += 1;
+            if slash16 == 0x0a01 { Err(slash16) } else { Ok(()) }
+        });
+        assert_eq!((stopped, calls), (Err(0x0a01), 2));
+        assert_eq!(for_each_slash16(&[], &mut parts, |_, _| Err(())), Ok(()));
+    }
 }

@@ -44,7 +44,7 @@ use super::{Sail, Word, CHUNK_ENTRIES};
 use crate::addr::Prefix4;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Limbo, Updater};
+use crate::live::{changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, Limbo, Updater};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -84,7 +84,8 @@ struct Full;
 /// The buffers of one /16's rewrite.
 #[derive(Debug, Default)]
 struct Scratch {
-    /// The changed intervals inside the /16 being rewritten.
+    /// The changed intervals inside the /16 being rewritten
+    /// ([`for_each_slash16`]'s buffer).
     parts: Vec<Range<u32>>,
     /// Its level-24 entries before the batch.
     old: Vec<u32>,
@@ -201,36 +202,26 @@ impl<W: Word> SailUpdater<W> {
     /// touch, queueing their level-16 entries in `pending`.
     fn write_spans(&mut self, spans: &[Range<u32>], generation: u64, bytes_written: &mut u64) -> Result<(), Full> {
         let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.parts.clear();
-        let mut current: Option<u32> = None;
-        let mut outcome = Ok(());
-        'spans: for span in spans {
-            let (first16, last16) = (span.first >> 16, span.last >> 16);
-            for slash16 in first16..=last16 {
-                if current != Some(slash16) {
-                    if let Some(done) = current.replace(slash16) {
-                        outcome = self.rewrite_16(done, &mut scratch, generation, bytes_written);
-                        if outcome.is_err() {
-                            break 'spans;
-                        }
-                    }
-                    scratch.parts.clear();
-                }
-                let (low, high) = (span.first.max(slash16 << 16), span.last.min(slash16 << 16 | 0xffff));
-                scratch.parts.push(Range { first: low, last: high, next_hop: span.next_hop });
-            }
-        }
-        if let (Ok(()), Some(done)) = (&outcome, current) {
-            outcome = self.rewrite_16(done, &mut scratch, generation, bytes_written);
-        }
+        let mut parts = std::mem::take(&mut scratch.parts);
+        let outcome = for_each_slash16(spans, &mut parts, |slash16, parts| {
+            self.rewrite_16(slash16, parts, &mut scratch, generation, bytes_written)
+        });
+        scratch.parts = parts;
         self.scratch = scratch;
         outcome
     }
 
     /// The new level-24 entries of /16 `slash16` given the changed
-    /// intervals inside it (`scratch.parts`), and the level-16 entry that
-    /// publishes them, queued; the chunks it stops naming are retired.
-    fn rewrite_16(&mut self, slash16: u32, scratch: &mut Scratch, generation: u64, bytes_written: &mut u64) -> Result<(), Full> {
+    /// intervals inside it (`parts`), and the level-16 entry that publishes
+    /// them, queued; the chunks it stops naming are retired.
+    fn rewrite_16(
+        &mut self,
+        slash16: u32,
+        parts: &[Range<u32>],
+        scratch: &mut Scratch,
+        generation: u64,
+        bytes_written: &mut u64,
+    ) -> Result<(), Full> {
         let old16 = W::load(&self.fib.bcn16[slash16 as usize], Ordering::Relaxed);
         scratch.old.clear();
         if old16 & W::FLAG != 0 {
@@ -244,8 +235,7 @@ impl<W: Word> SailUpdater<W> {
         // The /24 whose answers `scratch.answers` holds, patched by the
         // intervals that cover it in part.
         let mut partial: Option<usize> = None;
-        for index in 0..scratch.parts.len() {
-            let part = scratch.parts[index];
+        for part in parts {
             let (first24, last24) = (part.first >> 8 & 0xff, part.last >> 8 & 0xff);
             for slash24 in first24..=last24 {
                 let low = if slash24 == first24 { part.first & 0xff } else { 0 };

@@ -9,11 +9,12 @@
 //!
 //! A file holds the lines and level-32 chunks lookups reach and no others
 //! (an updated structure is saved compacted, without its room or its
-//! retired chunks). All three arrays are mapped in place. Opening checks every entry a
-//! lookup reads: a level-16 chunk's `shift` is 4 to 8 and its lines lie
-//! inside `lines`; a line's starts rise (255 only past its last run), its
-//! spare bytes are zero, and each value names a level-32 chunk the file
-//! has or a next hop its values know; every other next hop is known too.
+//! retired chunks). All three arrays are mapped in place. Opening checks
+//! every entry a lookup reads: a level-16 chunk's `shift` is 4 to 8 and its
+//! lines lie inside `lines`; a line's starts rise (255 only past its last
+//! run), its spare bytes are zero, and each value names a level-32 chunk
+//! the file has or a next hop its values know; every other next hop is
+//! known too.
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicUsize};
 

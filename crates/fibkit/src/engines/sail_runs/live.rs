@@ -39,6 +39,7 @@
 //! reach is written before the batch is known to fit, so a refused batch
 //! leaves the served structure as it was.
 
+use std::convert::Infallible;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -47,7 +48,7 @@ use super::{Line, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, MAX_LINES, NAME, SPLIT,
 use crate::addr::Prefix4;
 use crate::error::{BuildError, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater};
+use crate::live::{changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -80,11 +81,11 @@ struct Space {
 }
 
 impl Space {
-    /// The space of `fib`, a compacted structure: everything past the
-    /// lines and chunks its entries name is free.
-    fn of(fib: &SailRuns) -> Self {
+    /// The space of `fib`, a compacted structure whose entries name its
+    /// first `lines_used` lines and `chunks_used` level-32 chunks: the rest
+    /// is free.
+    fn of(fib: &SailRuns, lines_used: usize, chunks_used: usize) -> Self {
         let mut space = Space::default();
-        let (lines_used, chunks_used) = (fib.lines_in_use(), fib.chunks_32());
         if fib.lines.len() > lines_used {
             space.lines.free(lines_used as u32, (fib.lines.len() - lines_used) as u32);
         }
@@ -105,7 +106,8 @@ impl Space {
 /// The buffers of one /16's rewrite.
 #[derive(Debug, Default)]
 struct Scratch {
-    /// The changed intervals inside the /16 being rewritten.
+    /// The changed intervals inside the /16 being rewritten
+    /// ([`for_each_slash16`]'s buffer).
     parts: Vec<Range<u32>>,
     /// Its 256 /24 answers (values) before the batch.
     old: Vec<u16>,
@@ -147,10 +149,10 @@ impl SailRunsUpdater {
     /// # Errors
     /// As [`SailRuns::build`]: a table beyond the limits.
     pub fn new(rib: &Rib4) -> Result<Self, LimitExceeded> {
-        let fib = Arc::new(Self::with_room(&SailRuns::build(rib)?, Demand::default()));
+        let (fib, space) = Self::with_room(&SailRuns::build(rib)?, Demand::default());
         Ok(SailRunsUpdater {
-            space: Space::of(&fib),
-            fib,
+            fib: Arc::new(fib),
+            space,
             spans: Vec::new(),
             pending: Vec::new(),
             retiring_lines: Vec::new(),
@@ -161,20 +163,23 @@ impl SailRunsUpdater {
         })
     }
 
-    /// A compacted copy of `fib` with room to grow, at least `demand`.
-    fn with_room(fib: &SailRuns, demand: Demand) -> SailRuns {
+    /// A compacted copy of `fib` with room to grow, at least `demand`, and
+    /// its space.
+    fn with_room(fib: &SailRuns, demand: Demand) -> (SailRuns, Space) {
         let (lines, chunks) = (fib.lines_in_use(), fib.chunks_32());
         let line_room = room(lines, MAX_LINES).max(demand.lines).min(MAX_LINES - lines);
         let chunk_room = room(chunks, usize::from(SPLIT)).max(demand.chunks).min(usize::from(SPLIT) - chunks);
-        fib.compacted(line_room, chunk_room)
+        let copy = fib.compacted(line_room, chunk_room);
+        let space = Space::of(&copy, lines, chunks);
+        (copy, space)
     }
 
     /// Moves to a compacted copy of the structure readers are served, with
     /// room for at least `demand` (a batch's, which found too little) and
     /// all of it free.
     fn relocate(&mut self, demand: Demand) -> u64 {
-        self.fib = Arc::new(Self::with_room(&self.fib, demand));
-        self.space = Space::of(&self.fib);
+        let (fib, space) = Self::with_room(&self.fib, demand);
+        (self.fib, self.space) = (Arc::new(fib), space);
         self.fib.footprint() as u64
     }
 
@@ -193,38 +198,26 @@ impl SailRunsUpdater {
         self.retiring_chunks.clear();
         self.demand = Demand::default();
         let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.parts.clear();
-        let mut current: Option<u32> = None;
-        for span in spans {
-            for slash16 in span.first >> 16..=span.last >> 16 {
-                if current != Some(slash16) {
-                    if let Some(done) = current.replace(slash16) {
-                        self.rewrite_16(done, &mut scratch, bytes_written);
-                    }
-                    scratch.parts.clear();
-                }
-                let (low, high) = (span.first.max(slash16 << 16), span.last.min(slash16 << 16 | 0xffff));
-                scratch.parts.push(Range { first: low, last: high, next_hop: span.next_hop });
-            }
-        }
-        if let Some(done) = current {
-            self.rewrite_16(done, &mut scratch, bytes_written);
-        }
+        let mut parts = std::mem::take(&mut scratch.parts);
+        let Ok(()) = for_each_slash16(spans, &mut parts, |slash16, parts| {
+            self.rewrite_16(slash16, parts, &mut scratch, bytes_written);
+            Ok::<(), Infallible>(())
+        });
+        scratch.parts = parts;
         self.scratch = scratch;
     }
 
     /// The new answers of /16 `slash16` given the changed intervals inside
-    /// it (`scratch.parts`), written into fresh lines (or a level-16 next
-    /// hop), and the level-16 entry that publishes them, queued.
-    fn rewrite_16(&mut self, slash16: u32, scratch: &mut Scratch, bytes_written: &mut u64) {
+    /// it (`parts`), written into fresh lines (or a level-16 next hop), and
+    /// the level-16 entry that publishes them, queued.
+    fn rewrite_16(&mut self, slash16: u32, parts: &[Range<u32>], scratch: &mut Scratch, bytes_written: &mut u64) {
         let old16 = self.fib.level16[slash16 as usize].load(Ordering::Relaxed);
         self.read_16(old16, &mut scratch.old);
         scratch.answers.clone_from(&scratch.old);
         // The /24 whose next hops `scratch.deep` holds, patched by the
         // intervals that cover it in part.
         let mut partial: Option<usize> = None;
-        for index in 0..scratch.parts.len() {
-            let part = scratch.parts[index];
+        for part in parts {
             debug_assert!(part.next_hop <= NextHop::from(VALUE), "the router holds next hops to max_next_hop");
             let next_hop = part.next_hop as u16;
             let (first24, last24) = (part.first >> 8 & 0xff, part.last >> 8 & 0xff);
