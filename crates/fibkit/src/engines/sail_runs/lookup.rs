@@ -163,6 +163,27 @@ impl SailRuns {
     /// ceiling's 1,800: of the 0.55 ns a key the whole path spends beyond
     /// the ceiling's, half goes to level 16 and half below it.
     ///
+    /// On the 2-vCPU Intel Xeon VM (CPU model 207, 2 MiB of L2 a core; a chain
+    /// of random loads there took 7 ns a load in a 1 MiB table, 19 ns in 2 MiB,
+    /// 37 ns in 4 MiB and 130 ns in 32 MiB) the same cuts, as shares of the
+    /// batch ceiling in the same runs (2014 table, batch 64, alternated rounds
+    /// of seven runs): the first stage alone 1.03 to 1.06 (three rounds); every
+    /// key that needs a line reading line 0, which stays in L1 (answers wrong),
+    /// 0.56 and 0.58; the first line of its chunk, 864 KiB of lines, 0.50 and
+    /// 0.53; the whole path 0.43 and 0.47. In the ceiling's time for a key,
+    /// level 16 takes 0.95 for every key, the second stage's own work for the
+    /// 21% of keys that need it about 0.8 and the lines' misses about 0.45:
+    /// packing big chunks' runs greedily into lines (a line could start at any
+    /// multiple of 16 /24s: 1,274 KiB of lines instead of 1,677) could gain at
+    /// most the distance to 0.56. Measured and not kept there: a third stage
+    /// between the two, prefetching the line of each key the first stage
+    /// flagged: RND 0.39 and 0.40 against 0.45 and 0.46, REP 0.39 and 0.40
+    /// against 0.51 and 0.52 (the two quiet rounds of three alternated ones);
+    /// the keys that need a line queued by AVX-512 compressing stores, 128 keys
+    /// at a time, and then finished in one loop (no overlap with the next
+    /// group's loads), RND 0.30 to 0.35 against 0.44 to 0.46 (three alternated
+    /// rounds).
+    ///
     /// # Panics
     /// If `out` is shorter than `keys`.
     pub fn lookup_batch(&self, keys: &[u32], out: &mut [NextHop]) {
