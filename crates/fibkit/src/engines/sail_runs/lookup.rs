@@ -182,7 +182,10 @@ impl SailRuns {
     /// the keys that need a line queued by AVX-512 compressing stores, 128 keys
     /// at a time, and then finished in one loop (no overlap with the next
     /// group's loads), RND 0.30 to 0.35 against 0.44 to 0.46 (three alternated
-    /// rounds).
+    /// rounds); groups of 16 keys instead of 32 (more of a 64-key batch
+    /// overlapped, twice the loop exits), RND 0.29 to 0.30 against 0.35 to
+    /// 0.36, REP 0.33 to 0.35 against 0.38 to 0.39 (three alternated rounds of
+    /// a build where both paths read an environment switch each batch).
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
