@@ -164,14 +164,17 @@ impl Line {
     /// Appends the answers of the line's `span` /24s from `first` on to
     /// `answers`, run by run: how the updater reads a line back (lookups
     /// read a [`LineCell`] in one vector compare).
+    ///
+    /// /24 `b` answers as run "the count of starts not above `b`", so run
+    /// `r` covers the /24s from `starts[r - 1]` up to before `starts[r]`
+    /// (the starts rise; 255s last): each run's /24s are filled at once.
     pub(super) fn answers(&self, first: u8, span: usize, answers: &mut Vec<u16>) {
-        let mut run = 0;
-        for b in (first..=u8::MAX).take(span) {
-            // The count of starts not above `b` (they rise, 255s last).
-            while run < RUNS - 1 && self.starts[run] <= b {
-                run += 1;
-            }
-            answers.push(self.values[run]);
+        let end = usize::from(first) + span;
+        let mut from = usize::from(first);
+        for (run, &value) in self.values.iter().enumerate() {
+            let to = self.starts.get(run).map_or(end, |&start| usize::from(start).clamp(from, end));
+            answers.extend(std::iter::repeat_n(value, to - from));
+            from = to;
         }
     }
 
@@ -187,9 +190,11 @@ impl Line {
                     return None;
                 }
                 line.starts[run - 1] = first + b as u8;
-                line.values[run..].fill(answers[b]);
+                line.values[run] = answers[b];
             }
         }
+        // Past the last run, its answer again.
+        line.values[run..].fill(answers[answers.len() - 1]);
         Some(line)
     }
 }

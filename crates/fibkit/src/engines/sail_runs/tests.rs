@@ -76,6 +76,37 @@ fn twenty_one_runs_fit_a_line_and_twenty_two_do_not() {
     assert_line_answers(&upper, 128, &runs(RUNS)[128..]);
 }
 
+/// Lines of random runs, in every span a chunk's lines take and at every
+/// place in the /16, read back as they were written: runs up to the
+/// span's end, a last run of one /24, runs that start at /24 255, and
+/// spans of more than `RUNS` runs, which no line takes.
+#[test]
+fn random_runs_read_back_from_their_lines() {
+    let mut rng = crate::random::XorShift32::new(7);
+    for round in 0..4_000 {
+        let span = CHUNK_ENTRIES >> (round % 5);
+        let first = (rng.next() as usize % (CHUNK_ENTRIES / span)) * span;
+        let change_every = [2, 5, 12, 40, 1000][round / 5 % 5];
+        let mut answers = Vec::with_capacity(span);
+        let mut value = (rng.next() % 4) as u16;
+        for b in 0..span {
+            if b == 0 || rng.next().is_multiple_of(change_every) || (round % 7 == 0 && b == span - 1) {
+                let split = if rng.next().is_multiple_of(9) { SPLIT } else { 0 };
+                value = ((value + 1 + (rng.next() % 3) as u16) % 6) | split;
+            }
+            answers.push(value);
+        }
+        let runs = 1 + answers.windows(2).filter(|pair| pair[0] != pair[1]).count();
+        match Line::of(first as u8, &answers) {
+            Some(line) => {
+                assert!(runs <= RUNS, "{runs} runs in one line");
+                assert_line_answers(&line, first as u8, &answers);
+            }
+            None => assert!(runs > RUNS, "{runs} runs refused"),
+        }
+    }
+}
+
 #[test]
 fn chunks_only_where_answers_differ() {
     let table = rib_of(&[
