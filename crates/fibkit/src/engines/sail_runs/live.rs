@@ -39,7 +39,7 @@
 //! reach is written before the batch is known to fit, so a refused batch
 //! leaves the served structure as it was.
 //!
-//! An update's time goes mostly to reading the /16 back and packing it
+//! Much of an update's time goes to reading the /16 back and packing it
 //! again: a line is read back a run at a time (each run's /24s filled at
 //! once), packed with each run's answer written once (the padding after
 //! the last run at the end), and the old answers are searched for retired
