@@ -178,7 +178,10 @@ impl SailRuns {
     /// most the distance to 0.56. Measured and not kept there: a third stage
     /// between the two, prefetching the line of each key the first stage
     /// flagged: RND 0.39 and 0.40 against 0.45 and 0.46, REP 0.39 and 0.40
-    /// against 0.51 and 0.52 (the two quiet rounds of three alternated ones);
+    /// against 0.51 and 0.52 (the two quiet rounds of three alternated ones;
+    /// on a Zen 4 VM, whose 1 MiB of L2 a core leaves the lines in L3, the
+    /// prefetch at the end of the first stage's group, six alternated rounds:
+    /// RND 455 to 521 Mlps against 640 to 679);
     /// the keys that need a line queued by AVX-512 compressing stores, 128 keys
     /// at a time, and then finished in one loop (no overlap with the next
     /// group's loads), RND 0.30 to 0.35 against 0.44 to 0.46 (three alternated
@@ -186,6 +189,17 @@ impl SailRuns {
     /// overlapped, twice the loop exits), RND 0.29 to 0.30 against 0.35 to
     /// 0.36, REP 0.33 to 0.35 against 0.38 to 0.39 (three alternated rounds of
     /// a build where both paths read an environment switch each batch).
+    ///
+    /// On the Zen 4 VM (CPU family 25, model 17, 1 MiB of L2 a core; 2014
+    /// table, batch 64, eight alternated rounds in one process pinned to a
+    /// core, the batch ceiling about 1,330 Mlps in `bench` that hour): the
+    /// whole path 665 to 714 Mlps, the first stage alone 1,551 to 1,609, every
+    /// key that needs a line reading line 0 827 to 928, the first line of its
+    /// chunk 754 to 800. A key costs 0.63 ns in the first stage, and the 21%
+    /// that need a line 0.45 ns more on average in the second stage's own work
+    /// and 0.35 ns in the lines' misses: at 0.8 of the ceiling (0.94 ns a key)
+    /// the second stage would have 0.31 ns, less than its work alone with every
+    /// line in L1.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
