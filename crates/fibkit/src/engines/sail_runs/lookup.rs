@@ -181,7 +181,7 @@ impl SailRuns {
     /// against 0.51 and 0.52 (the two quiet rounds of three alternated ones;
     /// on a Zen 4 VM, whose 1 MiB of L2 a core leaves the lines in L3, the
     /// prefetch at the end of the first stage's group, six alternated rounds:
-    /// RND 455 to 521 Mlps against 640 to 679);
+    /// RND 458 to 521 Mlps against 668 to 679);
     /// the keys that need a line queued by AVX-512 compressing stores, 128 keys
     /// at a time, and then finished in one loop (no overlap with the next
     /// group's loads), RND 0.30 to 0.35 against 0.44 to 0.46 (three alternated

@@ -33,12 +33,12 @@
 //! 21%): a prototype with 2^18 `u16` entries (a next hop, or a unit's
 //! index above the largest next hop; 512 KiB) and 32-byte units of up to
 //! 11 runs of /24s (a chunk of more runs a directory unit naming up to 11
-//! units of its spans), 45,767 units and 1.94 MiB in all without level
+//! units of its spans), 45,767 units and 1.90 MiB in all without level
 //! 32 on the 2014 table. On a 2-vCPU AMD EPYC Zen 4 VM (CPU family 25,
 //! model 17, AVX-512, 1 MiB of L2 a core), six alternated rounds in one
-//! process: batched RND 487 to 534 Mlps against `sail-runs`' 634 to 679,
-//! scalar 218 to 251 against 207 to 236, SEQ alike; with 1 MiB of `u32`
-//! entries instead (no compare to find a unit), batched 446 to 505. Every
+//! process: batched RND 487 to 534 Mlps against `sail-runs`' 668 to 679,
+//! scalar 235 to 251 against 225 to 236, SEQ alike; with 1 MiB of `u32`
+//! entries instead (no compare to find a unit), batched 487 to 505. Every
 //! key's first load then competes with the units for the L2; level 16's
 //! 256 KiB stays there.
 //!
