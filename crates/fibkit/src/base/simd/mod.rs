@@ -313,6 +313,12 @@ pub fn padded<K: Copy, const N: usize>(keys: &[K], out: &mut [NextHop], pad: K, 
 /// group's loads are in flight while `finish` waits for its own, and the
 /// branches of `finish` find the first stage's loads done.
 ///
+/// The keys to finish are indexed without bounds checks (the mask cut to
+/// the group's lanes once a group): on a 2-vCPU Zen 4 VM (2014 table,
+/// batch 64, three alternated runs of each build) d18r's batched RND went
+/// from 546-560 to 563-578 Mlps, and REP of the DXR engines, poptrie18 and
+/// sail-runs up by about 1%; RND of the others stayed level.
+///
 /// # Panics
 /// If `out` is shorter than `keys`.
 #[inline(always)]
@@ -342,6 +348,7 @@ pub fn pipeline_settled<K: Copy>(
     mut settle: impl FnMut(u32, &mut [NextHop]) -> u32,
     mut finish: impl FnMut(K, &mut NextHop),
 ) {
+    assert!(out.len() >= keys.len(), "output shorter than keys");
     let groups = keys.len().div_ceil(GROUP);
     let lanes_of = |group: usize| group * GROUP..keys.len().min(group * GROUP + GROUP);
     let mut pending = [0u32; 2];
@@ -351,11 +358,18 @@ pub fn pipeline_settled<K: Copy>(
             pending[group % 2] = direct(&keys[lanes.clone()], &mut out[lanes]);
         }
         if let Some(previous) = group.checked_sub(1) {
-            let mut lanes = settle(pending[previous % 2], &mut out[lanes_of(previous)]);
+            let span = lanes_of(previous);
+            // Only the group's own lanes: the index of every bit left is
+            // below `span.end <= keys.len() <= out.len()`.
+            let mut lanes = settle(pending[previous % 2], &mut out[span.clone()]) & !(u64::MAX << span.len()) as u32;
             while lanes != 0 {
-                let index = previous * GROUP + lanes.trailing_zeros() as usize;
+                let index = span.start + lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
-                finish(keys[index], &mut out[index]);
+                debug_assert!(index < span.end);
+                // SAFETY: `index < span.end <= keys.len() <= out.len()` (the
+                // mask above and the assert at the top).
+                let (key, answer) = unsafe { (*keys.get_unchecked(index), out.get_unchecked_mut(index)) };
+                finish(key, answer);
             }
         }
     }
