@@ -340,6 +340,9 @@ pub fn pipeline<K: Copy>(
 /// IPv6 direct stage): read back at once, the wide loads wait for the
 /// narrow stores to reach the cache (no store forwarding); a group later,
 /// they have.
+///
+/// # Panics
+/// If `out` is shorter than `keys`.
 #[inline(always)]
 pub fn pipeline_settled<K: Copy>(
     keys: &[K],
