@@ -35,7 +35,15 @@ impl<const K: u32> Dxr<K> {
     /// Zen 5 machine (2014 table, one process, ABAB) the count lifted the
     /// scalar RND rate of D16R from 185 to 231 Mlps, D18R from 252 to 296,
     /// D20R from 354 to 374; D22R, whose chunks are few, and SEQ did not
-    /// change.
+    /// change. Tried and not kept: `lookup` without the branch on the
+    /// direct entry (every key through the AVX2 count, a directly resolved
+    /// one over an empty chunk, the answer picked by a select; other chunks
+    /// on a cold path). On a Zen 4 VM, 2014 table, scalar RND, four runs
+    /// of each build alternated, the middle of their medians (and range):
+    /// D16R 140 Mlps (133 to 151) against 159 (135 to 196), D18R 153 (148
+    /// to 165) against 180 (163 to 210), D20R 142 (111 to 153) against 189
+    /// (171 to 234): the count's dozens of instructions on every key cost
+    /// more than the mispredictions they save.
     #[inline(always)]
     fn search(&self, entry: DirectEntry, offset: u32) -> NextHop {
         #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "popcnt"))]
