@@ -360,9 +360,9 @@ fn fuzz_seeds_are_current() {
         ("poptrie16", "poptrie16", false, 100),
         ("poptrie16x12", "poptrie16x12", false, 12),
     ] {
-        // IPv6 by poptrie0 where the engine is IPv4 only (no direct array, a
-        // small seed); poptrie16 serves both families and gets no IPv6
-        // routes, which would add a second direct array of 256 KB.
+        // The other family by poptrie0 where the engine serves one (no
+        // direct array, a small seed); poptrie16 serves both and gets no
+        // IPv6 routes, which would add a second direct array of 256 KB.
         let mut routes = table(count, 7);
         if engine == "poptrie16" {
             routes.v6 = Default::default();
