@@ -69,7 +69,8 @@ fuzz_target!(|input: Input| {
     match spec.build(&rib6, &BuildOptions { max_next_hop: max6 }) {
         Ok(fib) => {
             for (prefix, _) in rib6.iter() {
-                let around = [prefix.first(), prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)];
+                let around =
+                    [prefix.first(), prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)];
                 for addr in around {
                     assert_eq!(fib.lookup(addr), rib6.lookup(addr), "{} at {addr:#x}", spec.name);
                 }

@@ -9,8 +9,8 @@
 #![no_main]
 
 use fibkit::compiled::{CompiledFamily, CompiledTable, Values};
-use fibkit::Address;
 use fibkit::file::{self, FibFile};
+use fibkit::Address;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -21,7 +21,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(opened) = FibFile::from_bytes(&bytes, "fuzz.fib") else { return };
     let Ok(table) = CompiledTable::from_file(&opened) else { return };
     // Keys: the edges of the space and words taken from the input.
-    let words: Vec<u32> = data.chunks(4).map(|chunk| chunk.iter().fold(0, |word, &byte| word << 8 | u32::from(byte))).collect();
+    let words: Vec<u32> =
+        data.chunks(4).map(|chunk| chunk.iter().fold(0, |word, &byte| word << 8 | u32::from(byte))).collect();
     let mut keys4: Vec<u32> = vec![0, u32::MAX, 0x0a00_0000];
     keys4.extend(words.iter().take(4096));
     let mut keys6: Vec<u128> = vec![0, u128::MAX];

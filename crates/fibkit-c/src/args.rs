@@ -223,7 +223,11 @@ pub fn prefix<A: Address>(addr: A, prefix_len: u8) -> Result<Prefix<A>, Failure>
 pub fn label(next_hops: &NextHopTable, next_hop: NextHop) -> Result<Label, Failure> {
     next_hops.label_for(next_hop).ok_or_else(|| {
         let max = next_hops.max_index();
-        let why = if next_hop == 0 { "0 means no route".to_string() } else { format!("this table's next hops are 1 to {max}") };
+        let why = if next_hop == 0 {
+            "0 means no route".to_string()
+        } else {
+            format!("this table's next hops are 1 to {max}")
+        };
         Failure::new(crate::error::FIBKIT_ENEXTHOP, format!("next hop {next_hop} refused: {why}"))
     })
 }

@@ -54,7 +54,12 @@ pub(crate) fn converted<K: Copy, A: Address>(
 }
 
 /// Looks up `keys` in `family` (no route if the FIB has none of it).
-fn bulk<K: Copy, A: Address>(family: Option<&CompiledFamily<A>>, keys: &[K], next_hops: &mut [u32], convert: impl Fn(K) -> A) {
+fn bulk<K: Copy, A: Address>(
+    family: Option<&CompiledFamily<A>>,
+    keys: &[K],
+    next_hops: &mut [u32],
+    convert: impl Fn(K) -> A,
+) {
     match family {
         Some(family) => converted(keys, next_hops, convert, |keys, out| {
             family.lookup_batch(keys, out);
@@ -153,7 +158,8 @@ pub unsafe extern "C" fn fibkit_fib_save(fib: *const Fib, path: *const c_char) -
         let fib = unsafe { args::reference(fib, "fib") }?;
         // SAFETY: the contract above.
         let path = unsafe { args::path(path, "path") }?;
-        let file = fib.compiled.to_file().map_err(|problem| FileError::new(path.display().to_string(), None, problem))?;
+        let file =
+            fib.compiled.to_file().map_err(|problem| FileError::new(path.display().to_string(), None, problem))?;
         file.write(&path)?;
         Ok(())
     })
@@ -293,7 +299,12 @@ pub unsafe extern "C" fn fibkit_lookup6(fib: *const Fib, addr: *const Addr6) -> 
 /// `fib` is NULL or a live FIB; `keys` and `next_hops` are NULL or hold
 /// `n` elements each, and `next_hops` does not overlap `keys`.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_lookup4_bulk(fib: *const Fib, keys: *const u32, next_hops: *mut u32, n: usize) -> c_int {
+pub unsafe extern "C" fn fibkit_lookup4_bulk(
+    fib: *const Fib,
+    keys: *const u32,
+    next_hops: *mut u32,
+    n: usize,
+) -> c_int {
     guard(|| {
         // SAFETY: the contract above.
         let (fib, keys, out) = unsafe { bulk_args(fib, "fib", keys, next_hops, n) }?;
@@ -313,7 +324,12 @@ pub unsafe extern "C" fn fibkit_lookup4_bulk(fib: *const Fib, keys: *const u32, 
 /// # Safety
 /// As `fibkit_lookup4_bulk`.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_lookup4_bulk_be(fib: *const Fib, keys: *const u32, next_hops: *mut u32, n: usize) -> c_int {
+pub unsafe extern "C" fn fibkit_lookup4_bulk_be(
+    fib: *const Fib,
+    keys: *const u32,
+    next_hops: *mut u32,
+    n: usize,
+) -> c_int {
     guard(|| {
         // SAFETY: the contract above.
         let (fib, keys, out) = unsafe { bulk_args(fib, "fib", keys, next_hops, n) }?;
@@ -327,7 +343,12 @@ pub unsafe extern "C" fn fibkit_lookup4_bulk_be(fib: *const Fib, keys: *const u3
 /// # Safety
 /// As `fibkit_lookup4_bulk`, `keys` holding `n` `fibkit_addr6`.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_lookup6_bulk(fib: *const Fib, keys: *const Addr6, next_hops: *mut u32, n: usize) -> c_int {
+pub unsafe extern "C" fn fibkit_lookup6_bulk(
+    fib: *const Fib,
+    keys: *const Addr6,
+    next_hops: *mut u32,
+    n: usize,
+) -> c_int {
     guard(|| {
         // SAFETY: the contract above.
         let (fib, keys, out) = unsafe { bulk_args(fib, "fib", keys, next_hops, n) }?;
@@ -348,7 +369,9 @@ pub(crate) unsafe fn bulk_args<'a, H, K>(
     n: usize,
 ) -> Result<(&'a H, &'a [K], &'a mut [NextHop]), Failure> {
     // SAFETY: the caller's contract.
-    unsafe { Ok((args::reference(handle, name)?, args::slice(keys, n, "keys")?, args::slice_mut(next_hops, n, "next_hops")?)) }
+    unsafe {
+        Ok((args::reference(handle, name)?, args::slice(keys, n, "keys")?, args::slice_mut(next_hops, n, "next_hops")?))
+    }
 }
 
 /// The engine names of a comma-separated list (NULL: none, the defaults).

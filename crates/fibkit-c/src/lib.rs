@@ -49,7 +49,9 @@ fn engine_names() -> &'static [CString] {
 /// `fibkit_fib_build` and `fibkit_router_new` take.
 #[no_mangle]
 pub extern "C" fn fibkit_engine_name(index: usize) -> *const c_char {
-    error::guard_value(std::ptr::null(), || Ok(engine_names().get(index).map_or(std::ptr::null(), |name| name.as_ptr())))
+    error::guard_value(std::ptr::null(), || {
+        Ok(engine_names().get(index).map_or(std::ptr::null(), |name| name.as_ptr()))
+    })
 }
 
 /// 1 if the engine named `name` serves `family` (`FIBKIT_IPV4` or

@@ -101,7 +101,11 @@ impl Router {
 
     /// The update of `prefix` in family `A` (announce when `next_hop` is
     /// given) as the Rust router takes it.
-    fn update<A: Family>(&mut self, prefix: Prefix<A>, next_hop: Option<NextHop>) -> Result<CoreUpdate<Prefix<A>>, Failure> {
+    fn update<A: Family>(
+        &mut self,
+        prefix: Prefix<A>,
+        next_hop: Option<NextHop>,
+    ) -> Result<CoreUpdate<Prefix<A>>, Failure> {
         Ok(match next_hop {
             Some(next_hop) => CoreUpdate::Announce { prefix, value: self.label::<A>(next_hop)? },
             None => CoreUpdate::Withdraw { prefix },
@@ -149,7 +153,11 @@ impl Router {
 /// # Safety
 /// As `fibkit_fib_build`, `out` pointing to a `fibkit_router *`.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_router_new(table: *const Table, engines: *const c_char, out: *mut *mut Router) -> c_int {
+pub unsafe extern "C" fn fibkit_router_new(
+    table: *const Table,
+    engines: *const c_char,
+    out: *mut *mut Router,
+) -> c_int {
     // SAFETY: the contract above.
     unsafe { args::clear(out) };
     guard(|| {
@@ -190,7 +198,12 @@ pub unsafe extern "C" fn fibkit_router_free(router: *mut Router) {
 /// `router` is NULL or a live router that no other thread uses during the
 /// call (one writer; readers need no care).
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_router_announce4(router: *mut Router, addr: u32, prefix_len: u8, next_hop: u32) -> c_int {
+pub unsafe extern "C" fn fibkit_router_announce4(
+    router: *mut Router,
+    addr: u32,
+    prefix_len: u8,
+    next_hop: u32,
+) -> c_int {
     // SAFETY: the contract above.
     guard(|| unsafe { args::mutable(router, "router") }?.one(addr, prefix_len, Some(next_hop)))
 }
@@ -200,7 +213,12 @@ pub unsafe extern "C" fn fibkit_router_announce4(router: *mut Router, addr: u32,
 /// # Safety
 /// As `fibkit_router_announce4`; `addr` is NULL or points to 16 bytes.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_router_announce6(router: *mut Router, addr: *const Addr6, prefix_len: u8, next_hop: u32) -> c_int {
+pub unsafe extern "C" fn fibkit_router_announce6(
+    router: *mut Router,
+    addr: *const Addr6,
+    prefix_len: u8,
+    next_hop: u32,
+) -> c_int {
     guard(|| {
         // SAFETY: the contract above.
         let addr = u128::from(*unsafe { args::reference(addr, "addr") }?);
@@ -250,7 +268,12 @@ pub unsafe extern "C" fn fibkit_router_withdraw6(router: *mut Router, addr: *con
 /// `router` as for `fibkit_router_announce4`; `updates` is NULL or holds
 /// `n` updates; `rejected` is NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_router_apply(router: *mut Router, updates: *const Update, n: usize, rejected: *mut usize) -> c_int {
+pub unsafe extern "C" fn fibkit_router_apply(
+    router: *mut Router,
+    updates: *const Update,
+    n: usize,
+    rejected: *mut usize,
+) -> c_int {
     let mut count = 0;
     let status = guard(|| {
         // SAFETY: the contract above.
@@ -272,7 +295,9 @@ pub unsafe extern "C" fn fibkit_router_apply(router: *mut Router, updates: *cons
                 (6, ..) => args::prefix(u128::from(unsafe { update.addr.v6 }), update.prefix_len)
                     .and_then(|prefix| router.update(prefix, next_hop))
                     .map(|update| v6.push(update)),
-                (family, ..) => Err(Failure::invalid(format!("family {family}, not FIBKIT_IPV4 (4) or FIBKIT_IPV6 (6)"))),
+                (family, ..) => {
+                    Err(Failure::invalid(format!("family {family}, not FIBKIT_IPV4 (4) or FIBKIT_IPV6 (6)")))
+                }
             };
             if let Err(failure) = converted {
                 reasons.push(format!("update {index}: {}", failure.message));
@@ -397,7 +422,12 @@ pub unsafe extern "C" fn fibkit_reader_lookup6(reader: *const Reader, addr: *con
 /// # Safety
 /// As `fibkit_lookup4_bulk`, with a live reader.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_reader_lookup4_bulk(reader: *const Reader, keys: *const u32, next_hops: *mut u32, n: usize) -> c_int {
+pub unsafe extern "C" fn fibkit_reader_lookup4_bulk(
+    reader: *const Reader,
+    keys: *const u32,
+    next_hops: *mut u32,
+    n: usize,
+) -> c_int {
     guard(|| {
         // SAFETY: the contract above.
         let (reader, keys, out) = unsafe { bulk_args(reader, "reader", keys, next_hops, n) }?;
@@ -412,7 +442,12 @@ pub unsafe extern "C" fn fibkit_reader_lookup4_bulk(reader: *const Reader, keys:
 /// # Safety
 /// As `fibkit_lookup6_bulk`, with a live reader.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_reader_lookup6_bulk(reader: *const Reader, keys: *const Addr6, next_hops: *mut u32, n: usize) -> c_int {
+pub unsafe extern "C" fn fibkit_reader_lookup6_bulk(
+    reader: *const Reader,
+    keys: *const Addr6,
+    next_hops: *mut u32,
+    n: usize,
+) -> c_int {
     guard(|| {
         // SAFETY: the contract above.
         let (reader, keys, out) = unsafe { bulk_args(reader, "reader", keys, next_hops, n) }?;

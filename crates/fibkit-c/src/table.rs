@@ -113,7 +113,12 @@ pub unsafe extern "C" fn fibkit_table_new(max_next_hop: u32, out: *mut *mut Tabl
 /// `path` is NULL or a NUL-terminated string; `out` as for
 /// `fibkit_table_new`.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_table_load(path: *const c_char, next_hops: u32, flags: u32, out: *mut *mut Table) -> c_int {
+pub unsafe extern "C" fn fibkit_table_load(
+    path: *const c_char,
+    next_hops: u32,
+    flags: u32,
+    out: *mut *mut Table,
+) -> c_int {
     // SAFETY: the contract above.
     unsafe { args::clear(out) };
     guard(|| {
@@ -170,7 +175,12 @@ pub unsafe extern "C" fn fibkit_table_add4(table: *mut Table, addr: u32, prefix_
 /// # Safety
 /// `table` as for `fibkit_table_add4`; `addr` is NULL or points to 16 bytes.
 #[no_mangle]
-pub unsafe extern "C" fn fibkit_table_add6(table: *mut Table, addr: *const Addr6, prefix_len: u8, next_hop: u32) -> c_int {
+pub unsafe extern "C" fn fibkit_table_add6(
+    table: *mut Table,
+    addr: *const Addr6,
+    prefix_len: u8,
+    next_hop: u32,
+) -> c_int {
     guard(|| {
         // SAFETY: the contract above.
         let addr = unsafe { args::reference(addr, "addr") }?;
@@ -242,7 +252,8 @@ pub unsafe extern "C" fn fibkit_table_warning(table: *const Table, index: usize)
 
 /// Called by `fibkit_table_foreach4` for each IPv4 route (address in host
 /// byte order); a non-zero return stops the walk.
-pub type Route4Fn = Option<unsafe extern "C" fn(context: *mut c_void, addr: u32, prefix_len: u8, next_hop: u32) -> c_int>;
+pub type Route4Fn =
+    Option<unsafe extern "C" fn(context: *mut c_void, addr: u32, prefix_len: u8, next_hop: u32) -> c_int>;
 
 /// Called by `fibkit_table_foreach6` for each IPv6 route; `addr` is valid
 /// during the call only. A non-zero return stops the walk.
@@ -291,7 +302,11 @@ pub unsafe extern "C" fn fibkit_table_foreach6(table: *const Table, route: Route
 /// # Safety
 /// `table` is NULL or a live table; `visit` calls a C function of the
 /// declared type, which must not unwind.
-unsafe fn walk<A: Address>(table: *const Table, has_route: bool, mut visit: impl FnMut(A, u8, NextHop) -> c_int) -> c_int {
+unsafe fn walk<A: Address>(
+    table: *const Table,
+    has_route: bool,
+    mut visit: impl FnMut(A, u8, NextHop) -> c_int,
+) -> c_int {
     let mut stopped = 0;
     let status = guard(|| {
         // SAFETY: the contract above.
@@ -307,5 +322,9 @@ unsafe fn walk<A: Address>(table: *const Table, has_route: bool, mut visit: impl
         }
         Ok(())
     });
-    if status == 0 { stopped } else { status }
+    if status == 0 {
+        stopped
+    } else {
+        status
+    }
 }

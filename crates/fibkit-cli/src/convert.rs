@@ -82,7 +82,9 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
         Some(path) => {
             let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
             let mut out = BufWriter::new(file);
-            write_text(&table, &mut out).and_then(|()| out.flush()).with_context(|| format!("writing {}", path.display()))?;
+            write_text(&table, &mut out)
+                .and_then(|()| out.flush())
+                .with_context(|| format!("writing {}", path.display()))?;
             eprintln!(
                 "{}: {} IPv4 and {} IPv6 routes written to {}",
                 table.name,
@@ -105,7 +107,13 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
 /// with `--nexthops N`; either way the text loads back to the same table.
 fn write_text(table: &RouteTable, out: &mut impl Write) -> io::Result<()> {
     let value = |hop| table.next_hops.value_text(hop).unwrap_or_default();
-    writeln!(out, "# {} ({} IPv4, {} IPv6 routes), written by fibkit convert", table.name, table.v4.len(), table.v6.len())?;
+    writeln!(
+        out,
+        "# {} ({} IPv4, {} IPv6 routes), written by fibkit convert",
+        table.name,
+        table.v4.len(),
+        table.v6.len()
+    )?;
     for (prefix, hop) in table.v4.iter() {
         writeln!(out, "{prefix} {}", value(hop))?;
     }

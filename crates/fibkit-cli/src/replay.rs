@@ -46,10 +46,10 @@ use anyhow::{bail, Result};
 use clap::Args;
 use fibkit::addr::{Address, Prefix4};
 use fibkit::load::{self, LoadOptions, PeerSelector, ValueChoice};
-use fibkit::nexthop::{Label, Mapping};
-use fibkit::router::{Published, Reader, Router, Update, UpdateError, Window};
 use fibkit::measure::verify::{self, Space};
+use fibkit::nexthop::{Label, Mapping};
 use fibkit::random::XorShift32;
+use fibkit::router::{Published, Reader, Router, Update, UpdateError, Window};
 use serde_json::json;
 
 use crate::{numbers, TableArgs};
@@ -380,8 +380,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             match outcome {
                 Ok(Some(published)) if published.changed > 0 || published.updates > 0 => {
                     publish_us.push(micros);
-                    update_us
-                        .extend(std::iter::repeat_n(micros / published.updates.max(1) as f64, published.updates));
+                    update_us.extend(std::iter::repeat_n(micros / published.updates.max(1) as f64, published.updates));
                     if args.verify && published.changed > 0 {
                         let (start, lookups) = (Instant::now(), pool.as_ref().map_or(0, ReaderPool::lookups));
                         mismatches += verify_batch(router, batch, &mut verify_rng, 256);

@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use fibkit::addr::{Address, IpPrefix, Prefix};
-use fibkit::random::KeyGen;
 use fibkit::auto;
 use fibkit::engines::dxr;
 use fibkit::fib::{BuildOptions, Fib, Figure};
 use fibkit::load::RouteTable;
+use fibkit::random::KeyGen;
 use serde_json::{json, Map, Value};
 
 use crate::family::{build_timed, check_names, load_table, select_engines, Family, FamilyArgs};
@@ -41,7 +41,9 @@ pub struct StatArgs {
 }
 
 fn parse_space(text: &str) -> Result<IpPrefix, String> {
-    text.trim().parse::<IpPrefix>().map_err(|error| format!("{:?} is not a prefix: {error}", fibkit::error::shorten(text)))
+    text.trim()
+        .parse::<IpPrefix>()
+        .map_err(|error| format!("{:?} is not a prefix: {error}", fibkit::error::shorten(text)))
 }
 
 /// Runs `fibkit stat`.
@@ -49,7 +51,9 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
     if let Some(spec) = &args.engine {
         check_names(spec)?;
     }
-    if args.space.is_some() && !args.engine.as_deref().is_some_and(|spec| spec.split(',').any(|name| name.trim() == auto::NAME)) {
+    if args.space.is_some()
+        && !args.engine.as_deref().is_some_and(|spec| spec.split(',').any(|name| name.trim() == auto::NAME))
+    {
         anyhow::bail!("--space is what `auto` measures its candidates on: give --engine auto");
     }
     let ipv4_only = args.chunk_histogram.then_some("--chunk-histogram is about IPv4 DXR");
@@ -61,13 +65,12 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
     if args.chunk_histogram {
         let histogram = dxr::chunk_histogram(&table.v4);
         if args.json {
-            let rows: Vec<Value> = histogram
-                .iter()
-                .map(|row| json!({"k": row.k, "chunks": row.chunks, "shares": row.shares}))
-                .collect();
+            let rows: Vec<Value> =
+                histogram.iter().map(|row| json!({"k": row.k, "chunks": row.chunks, "shares": row.shares})).collect();
             objects.push(json!({"chunk_histogram": rows, "buckets": dxr::HISTOGRAM_BUCKETS}));
         } else {
-            let mut text = "DXR chunk lengths: the share of the 2^K chunks holding each number of fragments\n".to_string();
+            let mut text =
+                "DXR chunk lengths: the share of the 2^K chunks holding each number of fragments\n".to_string();
             text += &format!("{:>3}", "K");
             for bucket in dxr::HISTOGRAM_BUCKETS {
                 text += &format!(" {bucket:>8}");
@@ -95,7 +98,11 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
 fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str) -> Result<(Vec<Value>, bool)> {
     let family = A::FAMILY;
     let space = match args.space {
-        Some(space) => Some(space.of::<A>().with_context(|| format!("--space {space} is not a prefix of the table's family ({family})"))?),
+        Some(space) => Some(
+            space
+                .of::<A>()
+                .with_context(|| format!("--space {space} is not a prefix of the table's family ({family})"))?,
+        ),
         None => None,
     };
     let mut objects = Vec::new();
@@ -149,12 +156,7 @@ fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str)
                 out!("{choice}");
             }
             out!("{}", stats.report);
-            out!(
-                "Table: {} ({} {family} prefixes, next hops: {})",
-                table.name,
-                prefixes,
-                table.next_hops.mapping()
-            );
+            out!("Table: {} ({} {family} prefixes, next hops: {})", table.name, prefixes, table.next_hops.mapping());
             out!("Build time: {build_ms:.1} ms");
             out!("");
         }

@@ -58,7 +58,8 @@ fn show<A: Address>(engine: &str, sweep: &str, report: &Report<A>, seconds: f64)
     let name = name_width();
     out!(
         "{engine:>name$} {sweep:<11} {:>13} addresses {:>9} wrong{routed}  {seconds:>7.2} s  {verdict}",
-        report.checked, report.mismatches
+        report.checked,
+        report.mismatches
     );
     let width = if A::BITS == 128 { 39 } else { 15 };
     for mismatch in &report.first {
@@ -78,12 +79,7 @@ pub fn run(args: &VerifyArgs) -> Result<ExitCode> {
     check_names(&args.engine)?;
     let ipv4_only = args.exhaustive.then_some("--exhaustive walks the 2^32 IPv4 addresses");
     let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
-    out!(
-        "{}: {} {family} prefixes, {} next hops",
-        table.name,
-        table.prefixes(family),
-        table.next_hops_of(family)
-    );
+    out!("{}: {} {family} prefixes, {} next hops", table.name, table.prefixes(family), table.next_hops_of(family));
     let all_passed = match family {
         Family::Ipv4 => sweep_all::<u32>(args, &table, &[("random", Space::Anywhere)], |name, fib| {
             let start = Instant::now();

@@ -205,7 +205,8 @@ fn argument_errors_are_clear() {
 fn progress_is_logged_a_line_at_a_time_even_off_a_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let table = write(dir.path(), "small.txt", TABLE);
-    let args = [table.to_str().unwrap(), "--engines", "radix,d16r", "--seconds", "0.01", "--runs", "2", "--threads", "1,2"];
+    let args =
+        [table.to_str().unwrap(), "--engines", "radix,d16r", "--seconds", "0.01", "--runs", "2", "--threads", "1,2"];
     let output = fibkit(&args);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}{stderr}");

@@ -21,7 +21,11 @@ fn compile(dir: &Path, args: &[&str]) -> Result<PathBuf, String> {
     let mut all = vec!["compile", table.to_str().unwrap(), "-o", compiled.to_str().unwrap()];
     all.extend(args);
     let output = fibkit(&all);
-    if output.status.success() { Ok(compiled) } else { Err(text(&output).1) }
+    if output.status.success() {
+        Ok(compiled)
+    } else {
+        Err(text(&output).1)
+    }
 }
 
 /// `fibkit lookup TABLE ADDRESSES ARGS...`: (success, stdout, stderr).
@@ -102,7 +106,10 @@ fn a_damaged_file_is_refused_with_its_offset() {
     std::fs::write(&compiled, &bytes).unwrap();
     let (ok, _, stderr) = lookup(dir.path(), &compiled, &[]);
     assert!(!ok, "a damaged file was taken");
-    assert!(stderr.contains("table.fib: offset 32: payload checksum") && stderr.contains("the file is damaged"), "{stderr}");
+    assert!(
+        stderr.contains("table.fib: offset 32: payload checksum") && stderr.contains("the file is damaged"),
+        "{stderr}"
+    );
     bytes.truncate(100);
     std::fs::write(&compiled, &bytes).unwrap();
     let (ok, _, stderr) = lookup(dir.path(), &compiled, &[]);

@@ -47,7 +47,8 @@ fn convert_writes_text_that_loads_back() {
 fn host_routes_are_written_in_their_subnets() {
     let (ok, stdout, stderr) = fibkit(&["convert", "--host-routes", "6", "--subnets", "2", "--nexthops", "4"]);
     assert!(ok, "{stderr}");
-    let want = ["10.0.0.0/32 1", "10.0.0.1/32 3", "10.0.0.2/32 1", "10.128.0.0/32 2", "10.128.0.1/32 4", "10.128.0.2/32 2"];
+    let want =
+        ["10.0.0.0/32 1", "10.0.0.1/32 3", "10.0.0.2/32 1", "10.128.0.0/32 2", "10.128.0.1/32 4", "10.128.0.2/32 2"];
     assert_eq!(stdout.lines().skip(1).collect::<Vec<_>>(), want, "{stdout}");
     let (ok, _, stderr) = fibkit(&["convert", "--host-routes", "20000000", "--subnets", "4"]);
     assert!(!ok && stderr.contains("20000000 host routes do not fit 4 subnets of 10.0.0.0/8"), "{stderr}");
@@ -65,7 +66,15 @@ fn grow_writes_the_papers_synthetic_tables() {
     // part i of a route to n goes to n + 4i.
     let (ok, stdout, stderr) = fibkit(&["convert", "--grow", "syn1", input]);
     assert!(ok, "{stderr}");
-    let want = ["10.0.0.0/10 1", "10.0.0.0/17 2", "10.0.128.0/17 6", "10.64.0.0/10 5", "10.128.0.0/10 9", "10.192.0.0/10 13", "192.168.1.0/24 3"];
+    let want = [
+        "10.0.0.0/10 1",
+        "10.0.0.0/17 2",
+        "10.0.128.0/17 6",
+        "10.64.0.0/10 5",
+        "10.128.0.0/10 9",
+        "10.192.0.0/10 13",
+        "192.168.1.0/24 3",
+    ];
     assert_eq!(stdout.lines().skip(1).collect::<Vec<_>>(), want, "{stdout}");
     assert!(stderr.contains("3 IPv4 routes grown to 7 (SYN1: part i of a route to n goes to n + i x 4)"), "{stderr}");
     let (ok, stdout, _) = fibkit(&["convert", "--grow", "SYN2", input]);

@@ -44,7 +44,8 @@ fn stat_reports_the_ipv6_poptrie() {
     for needle in ["Poptrie (IPv6)", "after route aggregation", "inodes", "leaves", "compilation", "9 IPv6 prefixes"] {
         assert!(stdout.contains(needle), "no {needle:?} in:\n{stdout}");
     }
-    let output = fibkit(&["stat", "--family", "ipv6", "--engine", "poptrie16,radix", "--json", table.to_str().unwrap()]);
+    let output =
+        fibkit(&["stat", "--family", "ipv6", "--engine", "poptrie16,radix", "--json", table.to_str().unwrap()]);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     let objects: Value = serde_json::from_str(&stdout).unwrap();
@@ -200,7 +201,17 @@ fn linx_ipv6_table_through_stat_verify_and_bench() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("linx.json");
     let output = fibkit(&[
-        "bench", path, "--engines", "poptrie18", "--threads", "1", "--seconds", "0.05", "--runs", "1", "--json",
+        "bench",
+        path,
+        "--engines",
+        "poptrie18",
+        "--threads",
+        "1",
+        "--seconds",
+        "0.05",
+        "--runs",
+        "1",
+        "--json",
         json.to_str().unwrap(),
     ]);
     let (stdout, stderr) = text(&output);

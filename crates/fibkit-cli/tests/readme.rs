@@ -118,8 +118,9 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
         std::os::unix::fs::symlink(shared.canonicalize().unwrap(), scratch.path().join("shared")).unwrap();
     }
     let bin = Path::new(env!("CARGO_BIN_EXE_fibkit")).parent().unwrap().to_path_buf();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())))
-        .unwrap();
+    let path =
+        std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())))
+            .unwrap();
     let mut failures = Vec::new();
     // The block a command was skipped from: the commands after it there
     // may need what it would have written.

@@ -84,7 +84,8 @@ fn a_default_route_flap_is_measured_after_the_trace() {
     // Without the trace's last line, the table ends with no default route:
     // the flaps announce one and withdraw it; with it, they withdraw the
     // table's own and announce it back.
-    let without = temp_file("trace3.updates", &TRACE.lines().take(6).map(|line| format!("{line}\n")).collect::<String>());
+    let without =
+        temp_file("trace3.updates", &TRACE.lines().take(6).map(|line| format!("{line}\n")).collect::<String>());
     let with = temp_file("trace4.updates", TRACE);
     for engine in ["d16r", "poptrie18", "dir24-8", "lctrie"] {
         for trace in [&without, &with] {

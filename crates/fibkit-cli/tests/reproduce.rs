@@ -31,7 +31,8 @@ fn quick_reproduce_fills_every_section() {
     let (_, stderr) = text(&output);
     assert!(output.status.success(), "{stderr}");
     assert!(!stderr.contains("no figure and no reason"), "{stderr}");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap()).unwrap();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap()).unwrap();
     let sections = report["sections"].as_array().unwrap();
     let papers: Vec<&str> = sections.iter().map(|section| section["paper"].as_str().unwrap()).collect();
     assert_eq!(papers, ["poptrie", "dxr", "softcom", "lulea", "linux"]);
@@ -60,7 +61,18 @@ fn quick_reproduce_fills_every_section() {
     // Most rows stand beside a published figure.
     assert!(compared >= 150, "only {compared} rows compared with a published figure");
     let markdown = std::fs::read_to_string(out.path().join("report.md")).unwrap();
-    let headings = ["Table 2", "Table 4", "Table 5", "Table 6", "Figure 8", "Table I", "Figures 4 and 5", "rt.stat", "Chunk-length", "Scenario 2"];
+    let headings = [
+        "Table 2",
+        "Table 4",
+        "Table 5",
+        "Table 6",
+        "Figure 8",
+        "Table I",
+        "Figures 4 and 5",
+        "rt.stat",
+        "Chunk-length",
+        "Scenario 2",
+    ];
     for heading in headings {
         assert!(markdown.contains(heading), "{heading} missing from the report");
     }
@@ -71,11 +83,22 @@ fn any_table_gets_the_softcom_table_i() {
     let dir = tempfile::tempdir().unwrap();
     let table = common::write(dir.path(), "small.txt", "10.0.0.0/8 1\n10.1.0.0/16 2\n10.1.2.0/24 3\n192.0.2.0/24 4\n");
     let out = dir.path().join("out");
-    let output = common::fibkit(&["reproduce", "softcom", "--quick", "--table", table.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let output = common::fibkit(&[
+        "reproduce",
+        "softcom",
+        "--quick",
+        "--table",
+        table.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let (_, stderr) = text(&output);
     assert!(output.status.success(), "{stderr}");
     let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(markdown.contains("small.txt (4 IPv4 prefixes, 4 next hops, values mapped onto 239) stands in for LINX 2014"), "{markdown}");
+    assert!(
+        markdown.contains("small.txt (4 IPv4 prefixes, 4 next hops, values mapped onto 239) stands in for LINX 2014"),
+        "{markdown}"
+    );
     assert!(markdown.contains("| IPv4 prefixes | 513644 count | Table I, LINX 2014 | 4  |"), "{markdown}");
     assert!(markdown.contains("| d20r: direct coverage |"), "{markdown}");
 }

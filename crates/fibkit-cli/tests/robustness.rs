@@ -101,10 +101,12 @@ fn a_dash_is_standard_input_and_output() {
     // The table from standard input.
     let output = fibkit_with_input(dir.path(), &["convert", "-"], TABLE.as_bytes());
     assert!(text(&output).0.contains("192.168.0.0/16 4"), "{:?}", text(&output));
-    let output = fibkit_with_input(dir.path(), &["verify", "-", "--engine", "d16r", "--random", "100"], TABLE.as_bytes());
+    let output =
+        fibkit_with_input(dir.path(), &["verify", "-", "--engine", "d16r", "--random", "100"], TABLE.as_bytes());
     assert!(output.status.success(), "{:?}", text(&output));
     // `bench --json -` writes the JSON, in place of the text tables.
-    let args = ["bench", "-", "--engines", "radix", "--threads", "1", "--seconds", "0.01", "--runs", "1", "--json", "-"];
+    let args =
+        ["bench", "-", "--engines", "radix", "--threads", "1", "--seconds", "0.01", "--runs", "1", "--json", "-"];
     let output = fibkit_with_input(dir.path(), &args, TABLE.as_bytes());
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stderr}");
@@ -124,7 +126,10 @@ fn engines_that_cannot_build_the_table_do_not_stop_the_others() {
     let output = fibkit(&args);
     let (stdout, _) = text(&output);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("lulea cannot build the table") && stdout.contains("dir24-8 cannot build the table"), "{stdout}");
+    assert!(
+        stdout.contains("lulea cannot build the table") && stdout.contains("dir24-8 cannot build the table"),
+        "{stdout}"
+    );
     assert!(stdout.contains("lctrie boundaries") && stdout.contains("radix random"), "{stdout}");
     let output = fibkit(&["stat", table.to_str().unwrap(), "--engine", "lulea,radix", "--nexthops", "4294967295"]);
     let (stdout, _) = text(&output);

@@ -54,9 +54,15 @@ fn auto_says_which_engine_it_chose_and_why() {
     let first = stdout.lines().next().unwrap();
     assert!(first.starts_with("auto chose poptrie1") || first.starts_with("auto chose sail-wide"), "{stdout}");
     for refused in ["d18r ", "sail "] {
-        assert!(stdout.lines().any(|line| line.trim_start().starts_with(refused) && line.contains("cannot hold the table")), "{stdout}");
+        assert!(
+            stdout.lines().any(|line| line.trim_start().starts_with(refused) && line.contains("cannot hold the table")),
+            "{stdout}"
+        );
     }
-    assert!(stdout.lines().any(|line| line.trim_start().starts_with("poptrie18") && line.ends_with("Mlps")), "{stdout}");
+    assert!(
+        stdout.lines().any(|line| line.trim_start().starts_with("poptrie18") && line.ends_with("Mlps")),
+        "{stdout}"
+    );
     let output = fibkit(&["stat", "--engine", "auto", "--json", path]);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}{stderr}");
@@ -71,7 +77,10 @@ fn auto_says_which_engine_it_chose_and_why() {
     assert!(output.status.success() && stdout.contains("(keys in 10.1.0.0/16)"), "{stdout}{stderr}");
     let output = fibkit(&["stat", "--engine", "auto", "--space", "2001:db8::/32", path]);
     let (stdout, stderr) = text(&output);
-    assert!(!output.status.success() && stderr.contains("--space 2001:db8::/32 is not a prefix of the table's family"), "{stdout}{stderr}");
+    assert!(
+        !output.status.success() && stderr.contains("--space 2001:db8::/32 is not a prefix of the table's family"),
+        "{stdout}{stderr}"
+    );
     let output = fibkit(&["stat", "--engine", "d16r", "--space", "10.0.0.0/8", path]);
     assert!(!output.status.success() && text(&output).1.contains("give --engine auto"));
 }

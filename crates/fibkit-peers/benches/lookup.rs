@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use fibkit::fib::BuildOptions;
 use fibkit::load::{self, synthetic, LoadOptions, RouteTable};
-use fibkit::nexthop::Mapping;
 use fibkit::measure::workload::{Test, Workload};
+use fibkit::nexthop::Mapping;
 
 /// Lookups per benchmark iteration.
 const LOOKUPS: u64 = 4096;

@@ -186,8 +186,18 @@ mod tests {
     fn every_peer_matches_the_rib_on_nested_prefixes() {
         let rib = nested_rib();
         let probes = [
-            0x0000_0000, 0x0a00_0000, 0x0a01_0000, 0x0a01_0203, 0x0a01_0204, 0x0a01_0280, 0x0a01_02ff,
-            0x0a02_0000, 0xc0a8_ffff, 0xc0a9_0000, 0xffff_fffe, 0xffff_ffff,
+            0x0000_0000,
+            0x0a00_0000,
+            0x0a01_0000,
+            0x0a01_0203,
+            0x0a01_0204,
+            0x0a01_0280,
+            0x0a01_02ff,
+            0x0a02_0000,
+            0xc0a8_ffff,
+            0xc0a9_0000,
+            0xffff_fffe,
+            0xffff_ffff,
         ];
         for spec in PEERS {
             let fib = spec.build::<u32>(&rib, &BuildOptions { max_next_hop: 9 }).unwrap();

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use fibkit::addr::Prefix4;
 use fibkit::fib::BuildOptions;
 use fibkit::load::{self, LoadOptions};
-use fibkit::nexthop::Mapping;
-use fibkit::rib::Rib4;
 use fibkit::measure::verify;
+use fibkit::nexthop::Mapping;
 use fibkit::random::XorShift32;
+use fibkit::rib::Rib4;
 use fibkit_peers::PEERS;
 
 const MAX_LEN: usize = 300;

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use fibkit::fib::BuildOptions;
 use fibkit::load::{self, LoadOptions};
+use fibkit::measure::verify::{self, Space};
 use fibkit::nexthop::Mapping;
 use fibkit::rib::Rib4;
-use fibkit::measure::verify::{self, Space};
 use fibkit_peers::{heap, KNOWN_WRONG, PEERS};
 
 #[global_allocator]

@@ -69,7 +69,10 @@ pub fn keys6<'py>(object: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArrayDyn<
 pub fn keys6_halves<'py>(object: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyArrayDyn<u64>>>> {
     let Ok(array) = typed::<u64>(object, "addrs", "an (N, 2) uint64 array") else { return Ok(None) };
     if !matches!(array.shape(), [_, 2]) {
-        return Err(PyValueError::new_err(format!("addrs of uint64 must have shape (N, 2), got {}", shape(array.shape()))));
+        return Err(PyValueError::new_err(format!(
+            "addrs of uint64 must have shape (N, 2), got {}",
+            shape(array.shape())
+        )));
     }
     readable(array).map(Some)
 }

@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyString};
 
 use fibkit::addr::Address;
-use fibkit::load;
 use fibkit::compiled::Values;
+use fibkit::load;
 use fibkit::nexthop::{Label, Mapping};
 use fibkit::NextHop;
 

@@ -73,6 +73,7 @@ pub fn unpickle(py: Python<'_>, data: &Bound<'_, PyAny>, by_path: bool) -> PyRes
     // buffer (the limited API has no buffer protocol before Python 3.11).
     let bytes = py.import("builtins")?.getattr("bytes")?.call1((data,))?.cast_into::<PyBytes>()?;
     let bytes = bytes.as_bytes();
-    let table = py.detach(|| CompiledTable::from_file(&FibFile::from_bytes(bytes, "a pickled FIB")?)).map_err(file_error)?;
+    let table =
+        py.detach(|| CompiledTable::from_file(&FibFile::from_bytes(bytes, "a pickled FIB")?)).map_err(file_error)?;
     Ok((table, None))
 }

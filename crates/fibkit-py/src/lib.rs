@@ -283,7 +283,14 @@ struct Compiled {
 }
 
 impl Compiled {
-    fn new<A: Address>(fib: &dyn Fib<A>, values: Values, name: String, prefixes: usize, last: NextHop, build_ms: f64) -> Self {
+    fn new<A: Address>(
+        fib: &dyn Fib<A>,
+        values: Values,
+        name: String,
+        prefixes: usize,
+        last: NextHop,
+        build_ms: f64,
+    ) -> Self {
         let (engine, footprint, stats) = (fib.name().to_string(), fib.footprint(), fib.stats());
         Compiled { engine, footprint, stats, values, name, last, prefixes, build_ms, pickle_path: None }
     }
@@ -438,37 +445,47 @@ struct PyFib {
     core: Core<u32>,
 }
 
-fib_class!(PyFib, "Fib", "d18r", "Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV, MRT; gz or bz2), its IPv4 routes.", {
-    /// Builds from the embedded default table, as the `fibkit` command
-    /// uses without a TABLE: a synthetic IPv4 table shaped like a current
-    /// full BGP table (one million prefixes, 75,000 origin ASes as values;
-    /// generated, deterministic, nothing read). `nexthops` as for `Fib`.
-    #[staticmethod]
-    #[pyo3(signature = (engine = "d18r", nexthops = None))]
-    fn default<'py>(py: Python<'py>, engine: &str, nexthops: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
-        let mapping = convert::mapping(nexthops)?;
-        let engine = engine.to_string();
-        let (core, compiled) = py.detach(move || Core::build(load::synthetic::default_table(mapping), &engine))?;
-        Bound::new(py, PyClassInitializer::from(compiled).add_subclass(PyFib { core }))
-    }
+fib_class!(
+    PyFib,
+    "Fib",
+    "d18r",
+    "Builds from a table file (ipasn, `PREFIX VALUE` text, range CSV, MRT; gz or bz2), its IPv4 routes.",
+    {
+        /// Builds from the embedded default table, as the `fibkit` command
+        /// uses without a TABLE: a synthetic IPv4 table shaped like a current
+        /// full BGP table (one million prefixes, 75,000 origin ASes as values;
+        /// generated, deterministic, nothing read). `nexthops` as for `Fib`.
+        #[staticmethod]
+        #[pyo3(signature = (engine = "d18r", nexthops = None))]
+        fn default<'py>(
+            py: Python<'py>,
+            engine: &str,
+            nexthops: Option<&Bound<'py, PyAny>>,
+        ) -> PyResult<Bound<'py, Self>> {
+            let mapping = convert::mapping(nexthops)?;
+            let engine = engine.to_string();
+            let (core, compiled) = py.detach(move || Core::build(load::synthetic::default_table(mapping), &engine))?;
+            Bound::new(py, PyClassInitializer::from(compiled).add_subclass(PyFib { core }))
+        }
 
-    /// Next-hop indexes of a uint32 array of addresses, into `out` if
-    /// given (a uint32 array of at least as many slots, which may be
-    /// `addrs` itself); the GIL is released, and with `threads` a large
-    /// batch is split across that many threads.
-    #[pyo3(signature = (addrs, out = None, threads = None))]
-    fn lookup_batch<'py>(
-        &self,
-        py: Python<'py>,
-        addrs: &Bound<'py, PyAny>,
-        out: Option<&Bound<'py, PyAny>>,
-        threads: Option<usize>,
-    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        self.core.lookup_array(py, arrays::keys4(addrs)?, 1, out, threads, |fib, keys, slots| {
-            fib.lookup_batch(keys, slots);
-        })
+        /// Next-hop indexes of a uint32 array of addresses, into `out` if
+        /// given (a uint32 array of at least as many slots, which may be
+        /// `addrs` itself); the GIL is released, and with `threads` a large
+        /// batch is split across that many threads.
+        #[pyo3(signature = (addrs, out = None, threads = None))]
+        fn lookup_batch<'py>(
+            &self,
+            py: Python<'py>,
+            addrs: &Bound<'py, PyAny>,
+            out: Option<&Bound<'py, PyAny>>,
+            threads: Option<usize>,
+        ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+            self.core.lookup_array(py, arrays::keys4(addrs)?, 1, out, threads, |fib, keys, slots| {
+                fib.lookup_batch(keys, slots);
+            })
+        }
     }
-});
+);
 
 /// An IPv6 forwarding table: `Fib6(routes, engine="poptrie18")` or
 /// `Fib6.load(path)`, routes and values as for `Fib`; `lookup_batch` takes
@@ -493,7 +510,9 @@ fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 rout
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         if let Some(halves) = arrays::keys6_halves(addrs)? {
             return self.core.lookup_array(py, halves, 2, out, threads, |fib, words, slots| {
-                lookup6(fib, words, 2, slots, |row| row.iter().fold(0u128, |wide, &word| wide << 64 | u128::from(word)));
+                lookup6(fib, words, 2, slots, |row| {
+                    row.iter().fold(0u128, |wide, &word| wide << 64 | u128::from(word))
+                });
             });
         }
         self.core.lookup_array(py, arrays::keys6(addrs)?, 16, out, threads, |fib, bytes, slots| {

@@ -94,7 +94,9 @@ impl Prefixes {
         match prefixes.extract::<String>().as_deref() {
             Ok("strings") => Ok(Prefixes::Strings),
             Ok("arrays") => Ok(Prefixes::Arrays),
-            _ => Err(PyValueError::new_err(format!("prefixes must be False, True, \"strings\" or \"arrays\", got {prefixes}"))),
+            _ => Err(PyValueError::new_err(format!(
+                "prefixes must be False, True, \"strings\" or \"arrays\", got {prefixes}"
+            ))),
         }
     }
 }
@@ -126,14 +128,21 @@ fn answer<A: Address>(
 /// strings (None where no route), or an (N, 16) uint8 array of networks
 /// (network byte order, IPv4 ones mapped) and an int16 array of lengths
 /// (-1 where no route).
-fn matched_arrays<'py>(py: Python<'py>, matched: Vec<Option<Matched>>, form: Prefixes) -> PyResult<Vec<Bound<'py, PyAny>>> {
+fn matched_arrays<'py>(
+    py: Python<'py>,
+    matched: Vec<Option<Matched>>,
+    form: Prefixes,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
     if form == Prefixes::Strings {
-        let texts = matched.into_iter().map(|prefix| Ok(prefix.map(|prefix| prefix.text()).into_pyobject(py)?.unbind()));
+        let texts =
+            matched.into_iter().map(|prefix| Ok(prefix.map(|prefix| prefix.text()).into_pyobject(py)?.unbind()));
         let texts: Vec<Py<PyAny>> = texts.collect::<PyResult<_>>()?;
         return Ok(vec![PyArray1::from_vec(py, texts).into_any()]);
     }
-    let networks: Vec<u8> = matched.iter().flat_map(|prefix| prefix.map_or(0, |prefix| prefix.network).to_be_bytes()).collect();
-    let lengths: Vec<i16> = matched.iter().map(|prefix| prefix.map_or(-1, |prefix| i16::from(prefix.prefix_len))).collect();
+    let networks: Vec<u8> =
+        matched.iter().flat_map(|prefix| prefix.map_or(0, |prefix| prefix.network).to_be_bytes()).collect();
+    let lengths: Vec<i16> =
+        matched.iter().map(|prefix| prefix.map_or(-1, |prefix| i16::from(prefix.prefix_len))).collect();
     let networks = PyArray1::from_vec(py, networks).reshape([matched.len(), 16])?.into_any();
     Ok(vec![networks, PyArray1::from_vec(py, lengths).into_any()])
 }

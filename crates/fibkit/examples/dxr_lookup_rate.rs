@@ -9,8 +9,8 @@ use std::time::Instant;
 use fibkit::engines::dxr::Dxr;
 use fibkit::fib::Fib;
 use fibkit::load::{self, LoadOptions};
-use fibkit::nexthop::Mapping;
 use fibkit::measure::workload::{Test, Workload};
+use fibkit::nexthop::Mapping;
 
 fn rate<F: Fib<u32>>(fib: &F, batch: usize) -> (f64, u64) {
     const LOOKUPS: u64 = 50_000_000;
@@ -24,8 +24,9 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let path = PathBuf::from(args.next().expect("usage: dxr_lookup_rate TABLE [ROUNDS]"));
     let rounds: usize = args.next().map_or(5, |text| text.parse().expect("ROUNDS is a number"));
-    let table = load::load_path(&path, &LoadOptions { mapping: Mapping::Modulo(239), strict: false, ..Default::default() })
-        .unwrap_or_else(|error| panic!("{error}"));
+    let table =
+        load::load_path(&path, &LoadOptions { mapping: Mapping::Modulo(239), strict: false, ..Default::default() })
+            .unwrap_or_else(|error| panic!("{error}"));
     let d16 = Dxr::<16>::build(&table.v4).expect("d16r builds");
     let d20 = Dxr::<20>::build(&table.v4).expect("d20r builds");
     for round in 0..rounds {

@@ -18,10 +18,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use fibkit::fib::BuildOptions;
-use fibkit::registry;
 use fibkit::load::{self, LoadOptions};
-use fibkit::nexthop::Mapping;
 use fibkit::measure::workload::{self, Test, Workload};
+use fibkit::nexthop::Mapping;
+use fibkit::registry;
 
 const LOOKUPS: u64 = 50_000_000;
 

@@ -37,15 +37,23 @@ fn main() {
         panic!("usage: fib_file_open [--nexthops N] TABLE [ENGINE...]");
     };
     let engines: Vec<&str> = if engines.is_empty() {
-        registry::engines_of(Family::Ipv4).into_iter().filter(|engine| engine.savable::<u32>()).map(|engine| engine.name).collect()
+        registry::engines_of(Family::Ipv4)
+            .into_iter()
+            .filter(|engine| engine.savable::<u32>())
+            .map(|engine| engine.name)
+            .collect()
     } else {
         engines.iter().map(String::as_str).collect()
     };
     let started = Instant::now();
-    let routes = load::load_path(table_path.as_ref(), &LoadOptions { mapping, ..LoadOptions::default() }).expect("table loads");
+    let routes =
+        load::load_path(table_path.as_ref(), &LoadOptions { mapping, ..LoadOptions::default() }).expect("table loads");
     let load_ms = started.elapsed().as_secs_f64() * 1e3;
     println!("{}: {} IPv4 + {} IPv6 routes, loaded in {load_ms:.1} ms", routes.name, routes.v4.len(), routes.v6.len());
-    println!("{:<10} {:>10} {:>12} {:>24} {:>12} {:>16}", "engine", "build ms", "file bytes", "open ms (min-max)", "open/build", "open/load+build");
+    println!(
+        "{:<10} {:>10} {:>12} {:>24} {:>12} {:>16}",
+        "engine", "build ms", "file bytes", "open ms (min-max)", "open/build", "open/load+build"
+    );
     let directory = tempfile::tempdir().expect("temporary directory");
     'engines: for engine in engines {
         let options = CompileOptions { engines: vec![engine.to_string()], prefixes: false };

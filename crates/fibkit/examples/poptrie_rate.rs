@@ -17,14 +17,14 @@
 use std::path::Path;
 use std::time::Instant;
 
+use fibkit::engines::poptrie::{self, Leaf, Poptrie, PoptrieOptions};
 use fibkit::fib::{BuildOptions, Fib};
 use fibkit::load::{self, LoadOptions, RouteTable};
-use fibkit::nexthop::Mapping;
-use fibkit::engines::poptrie::{self, Leaf, Poptrie, PoptrieOptions};
-use fibkit::rib::{Rib4, Rib6};
 use fibkit::measure::workload::{self, Test, Workload};
+use fibkit::nexthop::Mapping;
 use fibkit::random::XorShift32;
 use fibkit::registry;
+use fibkit::rib::{Rib4, Rib6};
 
 /// `../shared/data/NAME` beside the repository, loaded, or a note why not.
 fn shared_table(name: &str, mapping: Mapping) -> Option<RouteTable> {

@@ -5,9 +5,9 @@
 use std::time::Instant;
 
 use fibkit::addr::Prefix4;
+use fibkit::live::{ApplyContext, Updater};
 use fibkit::load::{self, LoadOptions};
 use fibkit::nexthop::Mapping;
-use fibkit::live::{ApplyContext, Updater};
 use fibkit::router::{Router, Update, Window};
 
 fn main() {

@@ -89,9 +89,10 @@ pub struct Choice<A: Address> {
 impl<A: Address> fmt::Display for Choice<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let measured = self.candidates.iter().filter(|candidate| candidate.measured).count();
-        let cache = self.cache_bytes.map_or_else(|| "no cache size reported by the OS".to_string(), |bytes| {
-            format!("{:.1} MiB of L2 + L3", bytes as f64 / (1 << 20) as f64)
-        });
+        let cache = self.cache_bytes.map_or_else(
+            || "no cache size reported by the OS".to_string(),
+            |bytes| format!("{:.1} MiB of L2 + L3", bytes as f64 / (1 << 20) as f64),
+        );
         writeln!(
             f,
             "auto chose {} ({}) for {}: the smallest of those within {:.0}% of the fastest batched RND (keys in \
@@ -104,7 +105,9 @@ impl<A: Address> fmt::Display for Choice<A> {
             self.elapsed.as_secs_f64() * 1e3,
         )?;
         for candidate in &self.candidates {
-            let footprint = candidate.footprint.map_or_else(String::new, |bytes| format!("{:.2} MiB", bytes as f64 / (1 << 20) as f64));
+            let footprint = candidate
+                .footprint
+                .map_or_else(String::new, |bytes| format!("{:.2} MiB", bytes as f64 / (1 << 20) as f64));
             let verdict = match (&candidate.refused, candidate.mlps) {
                 (Some(why), _) => format!("cannot hold the table: {why}"),
                 (None, Some(mlps)) => format!("{mlps:.1} Mlps"),
@@ -138,7 +141,8 @@ pub fn choose_in<A: Address>(rib: &Rib<A>, options: &BuildOptions, space: Prefix
     let start = Instant::now();
     let engines: Vec<&'static Engine> =
         registry::AUTO_CANDIDATES.iter().filter_map(|name| registry::resolve::<A>(name).ok()).collect();
-    let built: Vec<Result<Box<dyn Fib<A>>, BuildError>> = engines.par_iter().map(|engine| engine.build(rib, options)).collect();
+    let built: Vec<Result<Box<dyn Fib<A>>, BuildError>> =
+        engines.par_iter().map(|engine| engine.build(rib, options)).collect();
     let cache_bytes = cache_bytes();
     let fits_any = built.iter().flatten().any(|fib| fits(fib.footprint(), cache_bytes));
     let mut candidates: Vec<Candidate> = engines
@@ -230,7 +234,8 @@ fn calibrate<A: Address>(fib: &dyn Fib<A>, workload: &Workload<A>) -> u64 {
         std::hint::black_box(fib.run_workload(workload, lookups));
         let taken = start.elapsed();
         if taken >= RUN / 4 || lookups >= 1 << 26 {
-            return (lookups as f64 * RUN.as_secs_f64() / taken.as_secs_f64().max(1e-9)).clamp(4096.0, (1u64 << 28) as f64) as u64;
+            return (lookups as f64 * RUN.as_secs_f64() / taken.as_secs_f64().max(1e-9))
+                .clamp(4096.0, (1u64 << 28) as f64) as u64;
         }
         lookups *= 4;
     }
@@ -247,7 +252,8 @@ pub fn cache_bytes() -> Option<usize> {
     let root = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
     let mut total = 0;
     for entry in std::fs::read_dir(root).ok()?.flatten() {
-        let read = |field: &str| std::fs::read_to_string(entry.path().join(field)).ok().map(|text| text.trim().to_string());
+        let read =
+            |field: &str| std::fs::read_to_string(entry.path().join(field)).ok().map(|text| text.trim().to_string());
         let level: u32 = read("level").and_then(|level| level.parse().ok()).unwrap_or(0);
         let kind = read("type").unwrap_or_default();
         if level >= 2 && kind != "Instruction" {
@@ -295,7 +301,8 @@ mod tests {
         let chosen = choice.candidates.iter().find(|candidate| candidate.name == choice.engine.name).unwrap();
         let best = choice.candidates.iter().filter_map(|candidate| candidate.mlps).fold(0.0, f64::max);
         assert!(chosen.mlps.unwrap() >= best * (1.0 - TIE), "{choice}");
-        for other in choice.candidates.iter().filter(|other| other.mlps.is_some_and(|mlps| mlps >= best * (1.0 - TIE))) {
+        for other in choice.candidates.iter().filter(|other| other.mlps.is_some_and(|mlps| mlps >= best * (1.0 - TIE)))
+        {
             assert!(chosen.footprint <= other.footprint, "{choice}");
         }
         assert!(choice.to_string().starts_with(&format!("auto chose {}", choice.engine.name)), "{choice}");
@@ -310,7 +317,13 @@ mod tests {
 
     #[test]
     fn of_candidates_about_as_fast_the_smallest_is_picked() {
-        let candidate = |name, footprint, mlps: Option<f64>| Candidate { name, footprint: Some(footprint), refused: None, measured: mlps.is_some(), mlps };
+        let candidate = |name, footprint, mlps: Option<f64>| Candidate {
+            name,
+            footprint: Some(footprint),
+            refused: None,
+            measured: mlps.is_some(),
+            mlps,
+        };
         let mut candidates = vec![
             candidate("d19r", 2_500_000, Some(850.0)),
             candidate("sail", 11_000_000, Some(1_010.0)),
@@ -334,8 +347,12 @@ mod tests {
         let rib = random_rib(2000, max_next_hop);
         let options = BuildOptions { max_next_hop };
         let choice = choose(&rib, &options).unwrap();
-        let refused: Vec<&str> =
-            choice.candidates.iter().filter(|candidate| candidate.refused.is_some()).map(|candidate| candidate.name).collect();
+        let refused: Vec<&str> = choice
+            .candidates
+            .iter()
+            .filter(|candidate| candidate.refused.is_some())
+            .map(|candidate| candidate.name)
+            .collect();
         assert!(!refused.is_empty(), "{choice}");
         assert!(!refused.contains(&choice.engine.name), "{choice}");
         assert!(choice.candidates.iter().all(|candidate| candidate.refused.is_none() || candidate.mlps.is_none()));
@@ -343,7 +360,8 @@ mod tests {
         // And when none can (next hops past Poptrie's 31-bit direct
         // entries too), the error is a candidate's.
         let rib = random_rib(2000, u32::MAX);
-        let error = choose(&rib, &BuildOptions { max_next_hop: u32::MAX }).map(|choice| choice.engine.name).unwrap_err();
+        let error =
+            choose(&rib, &BuildOptions { max_next_hop: u32::MAX }).map(|choice| choice.engine.name).unwrap_err();
         assert!(matches!(error, BuildError::Limit(_)), "{error}");
     }
 
@@ -368,7 +386,8 @@ mod tests {
     fn ipv6_candidates_that_cannot_hold_the_table_are_out() {
         // Routes under 5,000 /16s: poptrie16x12 would need 5,000 blocks of
         // 4,096 entries, more than it takes; Poptrie holds the table.
-        let rib: Rib<u128> = (0..5_000u128).map(|i| (Prefix::new((0x2000 + i) << 112 | 1 << 90, 40).unwrap(), 1)).collect();
+        let rib: Rib<u128> =
+            (0..5_000u128).map(|i| (Prefix::new((0x2000 + i) << 112 | 1 << 90, 40).unwrap(), 1)).collect();
         let choice = choose(&rib, &BuildOptions { max_next_hop: 1 }).unwrap();
         let expanded = choice.candidates.iter().find(|candidate| candidate.name == "poptrie16x12").unwrap();
         assert!(expanded.refused.is_some() && expanded.mlps.is_none(), "{choice}");

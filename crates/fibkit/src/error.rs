@@ -161,7 +161,9 @@ impl fmt::Display for UnknownEngine {
             Some((serves, peer)) => {
                 let serves = serves.iter().map(|family| family.to_string()).collect::<Vec<_>>().join(" and ");
                 match peer {
-                    Some(source) => write!(f, "unknown {family}engine: {name:?} is a third-party peer; {source} is {serves} only")?,
+                    Some(source) => {
+                        write!(f, "unknown {family}engine: {name:?} is a third-party peer; {source} is {serves} only")?
+                    }
                     None => write!(f, "unknown {family}engine: {name:?} is {serves} only")?,
                 }
                 let asked = self.family.map(|family| format!("{family} ")).unwrap_or_default();

@@ -27,15 +27,15 @@ use std::fmt;
 use std::sync::RwLock;
 
 use crate::addr::{Address, Family};
-use crate::engines::poptrie::{BasicNodeCell, NodeCell};
 use crate::auto;
+use crate::engines::poptrie::{BasicNodeCell, NodeCell};
 use crate::engines::{dir24, dxr, dxr6, lctrie, lulea, poptrie, radix, sail, sail_runs, treebitmap};
 use crate::error::{BuildError, UnknownEngine};
 use crate::fib::{Build, BuildOptions, Fib};
 use crate::file::{FamilyFile, FileError};
-use crate::NextHop;
 use crate::live::{FullRebuild, Updater};
 use crate::rib::Rib;
+use crate::NextHop;
 
 /// Builds an engine of family `A` from a RIB as an incremental updater.
 pub type NewUpdater<A> = fn(&Rib<A>, &BuildOptions) -> Result<Box<dyn Updater<A>>, BuildError>;
@@ -168,7 +168,11 @@ impl Engine {
     /// # Errors
     /// [`Problem::NotSavable`](crate::file::Problem::NotSavable) if it has no file format for `A`; the
     /// opener's [`FileError`]s for a section it refuses.
-    pub fn open<A: Address>(&self, family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fib<A>>, FileError> {
+    pub fn open<A: Address>(
+        &self,
+        family: &FamilyFile<'_>,
+        max_next_hop: NextHop,
+    ) -> Result<Box<dyn Fib<A>>, FileError> {
         match self.builders::<A>().and_then(|builders| builders.open) {
             Some(open) => open(family, max_next_hop),
             None => Err(family.file().error(None, crate::file::not_savable(self.name))),
@@ -233,9 +237,21 @@ pub static ENGINES: &[Engine] = &[
         .opens_ipv4(poptrie::open::<u32, 18>)
         .ipv6(poptrie::build::<u128, 18>, None)
         .opens_ipv6(poptrie::open::<u128, 18>),
-    poptrie_variant::<0, NodeCell>("poptrie0-leafvec", "Poptrie, s = 0, leafvec without route aggregation (Table 2)", "poptrie0"),
-    poptrie_variant::<16, NodeCell>("poptrie16-leafvec", "Poptrie, s = 16, leafvec without route aggregation (Table 2)", "poptrie16"),
-    poptrie_variant::<18, NodeCell>("poptrie18-leafvec", "Poptrie, s = 18, leafvec without route aggregation (Table 2)", "poptrie18"),
+    poptrie_variant::<0, NodeCell>(
+        "poptrie0-leafvec",
+        "Poptrie, s = 0, leafvec without route aggregation (Table 2)",
+        "poptrie0",
+    ),
+    poptrie_variant::<16, NodeCell>(
+        "poptrie16-leafvec",
+        "Poptrie, s = 16, leafvec without route aggregation (Table 2)",
+        "poptrie16",
+    ),
+    poptrie_variant::<18, NodeCell>(
+        "poptrie18-leafvec",
+        "Poptrie, s = 18, leafvec without route aggregation (Table 2)",
+        "poptrie18",
+    ),
     poptrie_variant::<0, BasicNodeCell>(
         "poptrie0-basic",
         "Poptrie, s = 0, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)",
@@ -251,13 +267,17 @@ pub static ENGINES: &[Engine] = &[
         "Poptrie, s = 18, basic: 16-byte nodes, a leaf per slot, no route aggregation (Table 2)",
         "poptrie18",
     ),
-    Engine::new("poptrie16x12", "Poptrie with two-stage direct pointing: 16 bits, then 12 more where the trie goes on (IPv6)")
-        .ipv6(poptrie::build_expanded::<u128, 16, 12>, None)
-        .opens_ipv6(poptrie::open_expanded::<u128, 16, 12>),
+    Engine::new(
+        "poptrie16x12",
+        "Poptrie with two-stage direct pointing: 16 bits, then 12 more where the trie goes on (IPv6)",
+    )
+    .ipv6(poptrie::build_expanded::<u128, 16, 12>, None)
+    .opens_ipv6(poptrie::open_expanded::<u128, 16, 12>),
     Engine::new("d16r6", "DXR for IPv6, K = 16").ipv6(dxr6::build::<16>, None),
     Engine::new("d18r6", "DXR for IPv6, K = 18").ipv6(dxr6::build::<18>, None),
     Engine::new("lulea", "Lulea (Degermark et al., SIGCOMM 1997)").ipv4(lulea::build, None),
-    Engine::new("dir24-8", "DIR-24-8-BASIC as DPDK's rte_lpm").ipv4(dir24::build, Some(dir24::updater))
+    Engine::new("dir24-8", "DIR-24-8-BASIC as DPDK's rte_lpm")
+        .ipv4(dir24::build, Some(dir24::updater))
         .opens_ipv4(dir24::open),
     Engine::new("lctrie", "LC-trie (Nilsson-Karlsson), Linux fib_trie's shape").ipv4(lctrie::build, None),
     Engine::new("sail", "SAIL_L (Yang et al., SIGCOMM 2014): levels 16/24/32, 15-bit chunk IDs and next hops")
@@ -267,9 +287,12 @@ pub static ENGINES: &[Engine] = &[
         .ipv4(sail::build::<u32>, Some(sail::updater::<u32>))
         .opens_ipv4(sail::open::<u32>)
         .variant_of("sail"),
-    Engine::new("sail-runs", "SAIL-R (fibkit's): SAIL's levels, a /16's /24 answers as up to 21 runs in one cache line")
-        .ipv4(sail_runs::build, Some(sail_runs::updater))
-        .opens_ipv4(sail_runs::open),
+    Engine::new(
+        "sail-runs",
+        "SAIL-R (fibkit's): SAIL's levels, a /16's /24 answers as up to 21 runs in one cache line",
+    )
+    .ipv4(sail_runs::build, Some(sail_runs::updater))
+    .opens_ipv4(sail_runs::open),
     Engine::new("treebitmap16", "Tree BitMap (Eatherton et al.), 16-ary (stride 4)")
         .ipv4(treebitmap::build::<u32, 4>, None)
         .ipv6(treebitmap::build::<u128, 4>, None),
@@ -285,9 +308,10 @@ pub static ENGINES: &[Engine] = &[
 /// hand ([`crate::auto`]). Names resolve to it, but [`engines`] does not
 /// list it: it is a choice among them, not a structure of its own (a FIB
 /// it builds is the chosen engine's, named so).
-pub static AUTO: Engine = Engine::new(auto::NAME, "the fastest candidate on this table and machine, chosen by measuring")
-    .ipv4(auto::build::<u32>, Some(auto::updater::<u32>))
-    .ipv6(auto::build::<u128>, Some(auto::updater::<u128>));
+pub static AUTO: Engine =
+    Engine::new(auto::NAME, "the fastest candidate on this table and machine, chosen by measuring")
+        .ipv4(auto::build::<u32>, Some(auto::updater::<u32>))
+        .ipv6(auto::build::<u128>, Some(auto::updater::<u128>));
 
 /// The engines `auto` chooses among, for the families they serve: every
 /// DXR split, Poptrie with direct pointing, SAIL and SAIL-R for IPv4, and for IPv6
@@ -298,7 +322,19 @@ pub static AUTO: Engine = Engine::new(auto::NAME, "the fastest candidate on this
 /// limits for later updates: `sail` and `sail-runs` take next hops up to
 /// 32,767, DXR up to 2^22 - 1.
 pub const AUTO_CANDIDATES: &[&str] = &[
-    "d16r", "d17r", "d18r", "d19r", "d20r", "d21r", "d22r", "poptrie16", "poptrie18", "sail", "sail-wide", "sail-runs", "poptrie16x12",
+    "d16r",
+    "d17r",
+    "d18r",
+    "d19r",
+    "d20r",
+    "d21r",
+    "d22r",
+    "poptrie16",
+    "poptrie18",
+    "sail",
+    "sail-wide",
+    "sail-runs",
+    "poptrie16x12",
 ];
 
 /// Engines other crates registered, in the order they did.
@@ -406,7 +442,8 @@ pub fn updater<A: Address>(
 mod tests {
     use super::*;
 
-    static EXTRA: &[Engine] = &[Engine::new("extra-radix", "a registered engine").peer_of("tests").ipv4(radix::build::<u32>, None)];
+    static EXTRA: &[Engine] =
+        &[Engine::new("extra-radix", "a registered engine").peer_of("tests").ipv4(radix::build::<u32>, None)];
     static CLASH: &[Engine] = &[Engine::new("d16r", "a second d16r").ipv4(radix::build::<u32>, None)];
 
     #[test]
@@ -429,7 +466,11 @@ mod tests {
         // A variant's engine exists and serves what the variant does.
         for engine in ENGINES.iter().filter(|engine| engine.variant_of.is_some()) {
             let base = find(engine.variant_of.unwrap()).unwrap_or_else(|| panic!("{}'s base", engine.name));
-            assert!(base.variant_of.is_none() && engine.families().iter().all(|&family| base.serves(family)), "{}", engine.name);
+            assert!(
+                base.variant_of.is_none() && engine.families().iter().all(|&family| base.serves(family)),
+                "{}",
+                engine.name
+            );
         }
     }
 
@@ -440,7 +481,10 @@ mod tests {
         assert!(message.starts_with("unknown IPv6 engine \"nonesuch\" (known: poptrie0, "), "{message}");
         assert!(!message.contains("d16r,"), "{message}");
         let message = resolve::<u128>("lulea").unwrap_err().to_string();
-        assert!(message.starts_with("unknown IPv6 engine: \"lulea\" is IPv4 only (IPv6 engines: poptrie0"), "{message}");
+        assert!(
+            message.starts_with("unknown IPv6 engine: \"lulea\" is IPv4 only (IPv6 engines: poptrie0"),
+            "{message}"
+        );
         let message = resolve::<u32>("d18r6").unwrap_err().to_string();
         assert!(message.starts_with("unknown engine: \"d18r6\" is IPv6 only (IPv4 engines: d16r"), "{message}");
         let message = find_any("nonesuch").unwrap_err().to_string();

@@ -71,9 +71,9 @@ use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{ApplyContext, Updater};
 use crate::nexthop::{Label, NextHopTable};
-pub use crate::update::Update;
 use crate::registry;
 use crate::rib::Rib;
+pub use crate::update::Update;
 use crate::NextHop;
 
 /// Why an update or a batch was rejected. Whatever the error, the serving

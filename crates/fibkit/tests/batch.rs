@@ -6,15 +6,15 @@
 
 mod common;
 
-use fibkit::Family;
 use fibkit::addr::{Address, Prefix4, Prefix6};
 use fibkit::fib::{BuildOptions, Fib};
-use fibkit::registry;
+use fibkit::measure::verify;
 use fibkit::nexthop::Mapping;
+use fibkit::random::XorShift32;
+use fibkit::registry;
 use fibkit::rib::{Rib4, Rib6};
 use fibkit::simd::{self, Level};
-use fibkit::measure::verify;
-use fibkit::random::XorShift32;
+use fibkit::Family;
 use fibkit::NextHop;
 
 /// Longest batch checked.
@@ -22,7 +22,8 @@ const MAX_LEN: usize = 300;
 
 /// The levels to check: every one the CPU runs.
 fn levels() -> Vec<Level> {
-    let levels: Vec<Level> = [Level::Scalar, Level::Avx2, Level::Avx512].into_iter().filter(|&level| level <= simd::detected()).collect();
+    let levels: Vec<Level> =
+        [Level::Scalar, Level::Avx2, Level::Avx512].into_iter().filter(|&level| level <= simd::detected()).collect();
     if levels.len() < 3 {
         eprintln!("note: this CPU runs SIMD levels up to {} only", simd::detected().name());
     }

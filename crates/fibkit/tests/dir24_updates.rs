@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use fibkit::addr::Prefix4;
 use fibkit::engines::dir24::Dir24Table;
-use fibkit::rib::Rib4;
 use fibkit::measure::verify::{self, Space};
+use fibkit::rib::Rib4;
 use fibkit::NextHop;
 use proptest::prelude::*;
 
@@ -51,8 +51,7 @@ fn expected_groups(rib: &Rib4) -> usize {
 
 /// Addresses around `prefix`: its ends, their neighbours, and its /24's.
 fn probes(prefix: Prefix4) -> Vec<u32> {
-    let mut addrs =
-        vec![prefix.first(), prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)];
+    let mut addrs = vec![prefix.first(), prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)];
     let block = prefix.first() & !0xff;
     addrs.extend((0..=255u32).step_by(17).map(|low| block | low));
     addrs

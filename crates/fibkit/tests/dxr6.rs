@@ -15,10 +15,13 @@ fn linx_ipv6_table() {
         let stats = fib.stats();
         assert_eq!(stats.get("k"), Some(&Figure::Count(k)));
         assert_eq!(stats.get("direct_entries"), Some(&Figure::Count(1 << k)));
-        assert_eq!(fib.footprint() as u64, match stats.get("bytes_total") {
-            Some(Figure::Count(bytes)) => *bytes,
-            other => panic!("bytes_total: {other:?}"),
-        });
+        assert_eq!(
+            fib.footprint() as u64,
+            match stats.get("bytes_total") {
+                Some(Figure::Count(bytes)) => *bytes,
+                other => panic!("bytes_total: {other:?}"),
+            }
+        );
         common::check_ipv6(name, &*fib, &rib, 300_000);
         eprintln!("{}\n", stats.report);
     }

@@ -7,11 +7,11 @@ use std::sync::OnceLock;
 
 use fibkit::addr::Prefix4;
 use fibkit::fib::{BuildOptions, Fib, Figure};
-use fibkit::registry;
 use fibkit::load::RouteTable;
-use fibkit::nexthop::Mapping;
-use fibkit::rib::Rib4;
 use fibkit::measure::verify::{self, Space};
+use fibkit::nexthop::Mapping;
+use fibkit::registry;
+use fibkit::rib::Rib4;
 use fibkit::NextHop;
 use proptest::prelude::*;
 
@@ -176,9 +176,7 @@ fn lulea_widens_base_indices_past_65535_level2_pointers() {
     // 300 /16s of 256 /24s with alternating next hops: very dense chunks
     // with 256 pointers each, 76,800 pointers in level 2.
     let rib: Rib4 = (0..300u32)
-        .flat_map(|slash16| {
-            (0..256u32).map(move |i| (Prefix4::truncating((slash16 << 16) | (i << 8), 24), 1 + i % 2))
-        })
+        .flat_map(|slash16| (0..256u32).map(move |i| (Prefix4::truncating((slash16 << 16) | (i << 8), 24), 1 + i % 2)))
         .collect();
     let fib = build("lulea", &rib);
     assert_eq!(figure(fib.as_ref(), "variant"), Figure::Text("wide-base".into()));
@@ -215,7 +213,8 @@ fn lulea_reads_direct_code_words_past_its_last_pointer() {
     // last pointer puts that slot past the end of the array, and with only
     // the default route there is no level-1 pointer at all.
     for more in [&[][..], &[("0.1.0.0/17", 2), ("0.2.0.0/24", 3)][..]] {
-        let rib: Rib4 = [("0.0.0.0/0", 63)].iter().chain(more).map(|&(prefix, next_hop)| (p(prefix), next_hop)).collect();
+        let rib: Rib4 =
+            [("0.0.0.0/0", 63)].iter().chain(more).map(|&(prefix, next_hop)| (p(prefix), next_hop)).collect();
         let fib = build("lulea", &rib);
         check(fib.as_ref(), &rib, 100_000).unwrap();
         assert_eq!(fib.lookup(u32::MAX), 63);

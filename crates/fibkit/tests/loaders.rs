@@ -8,11 +8,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fibkit::Family;
+use common::shared_data;
 use fibkit::addr::Prefix4;
 use fibkit::load::{self, synthetic, LoadOptions, Position, RouteTable};
 use fibkit::nexthop::Mapping;
-use common::shared_data;
+use fibkit::Family;
 use proptest::prelude::*;
 
 #[test]

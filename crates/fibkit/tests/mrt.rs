@@ -85,8 +85,9 @@ fn truncated_2014_rib_loads_every_complete_record_and_warns() {
     assert_eq!(level3.v4.len(), 8348);
     assert_eq!(by("4.69.184.193").v4.len(), 8348);
     assert_eq!(by("1").v4.len(), 8348);
-    let origins = load::load_bytes(&path, &bytes, &LoadOptions { value: ValueChoice::OriginAs, ..LoadOptions::default() })
-        .unwrap();
+    let origins =
+        load::load_bytes(&path, &bytes, &LoadOptions { value: ValueChoice::OriginAs, ..LoadOptions::default() })
+            .unwrap();
     assert_eq!(origins.v4.len(), 8944);
     // 1.0.0.0/24 is originated by AS15169, as in the ipasn table of the time.
     assert_eq!(origins.next_hops.describe(origins.v4.lookup(0x0100_0001)), "15169");

@@ -3,17 +3,17 @@
 
 mod common;
 
+use common::{probes, routeviews_2014};
 use fibkit::addr::{Address, Prefix, Prefix4, Prefix6};
+use fibkit::engines::poptrie::{aggregate, Leaf, Poptrie, PoptrieOptions};
 use fibkit::error::{BuildError, Limit};
 use fibkit::fib::{BuildOptions, Figure};
-use fibkit::registry;
-use fibkit::nexthop::Mapping;
-use fibkit::engines::poptrie::{aggregate, Leaf, Poptrie, PoptrieOptions};
-use fibkit::rib::{Rib, Rib4, Rib6};
-use fibkit::random::XorShift32;
 use fibkit::measure::verify::{self, Space};
+use fibkit::nexthop::Mapping;
+use fibkit::random::XorShift32;
+use fibkit::registry;
+use fibkit::rib::{Rib, Rib4, Rib6};
 use fibkit::{NextHop, NO_ROUTE};
-use common::{probes, routeviews_2014};
 use proptest::prelude::*;
 
 const NAMES: [&str; 3] = ["poptrie0", "poptrie16", "poptrie18"];
@@ -41,7 +41,6 @@ const IPV6_ONLY: [&str; 1] = ["poptrie16x12"];
 fn random128(rng: &mut XorShift32) -> u128 {
     (0..4).fold(0u128, |acc, _| (acc << 32) | u128::from(rng.next()))
 }
-
 
 /// Every probe of `rib` looked up in `lookup`; the first wrong answer.
 fn first_mismatch<A: Address>(
@@ -119,7 +118,9 @@ fn prefix6() -> impl Strategy<Value = Prefix6> {
 }
 
 /// Announcements, replacements (the same prefix again) and withdrawals.
-fn ops<A: Address, P: Strategy<Value = Prefix<A>>>(prefix: P) -> impl Strategy<Value = Vec<(Prefix<A>, NextHop, bool)>> {
+fn ops<A: Address, P: Strategy<Value = Prefix<A>>>(
+    prefix: P,
+) -> impl Strategy<Value = Vec<(Prefix<A>, NextHop, bool)>> {
     prop::collection::vec((prefix, next_hop(), prop::bool::weighted(0.15)), 0..160).prop_map(|mut ops| {
         // Withdraw prefixes that were announced, and announce some twice.
         for index in 0..ops.len() {
@@ -364,7 +365,8 @@ fn table_2_variants_on_the_2014_table() {
     let Some(table) = routeviews_2014(Mapping::Modulo(239)) else { return };
     let options = BuildOptions::default();
     for s in [0, 16, 18] {
-        let stats = |variant: &str| registry::build(&format!("poptrie{s}{variant}"), &table.v4, &options).unwrap().stats();
+        let stats =
+            |variant: &str| registry::build(&format!("poptrie{s}{variant}"), &table.v4, &options).unwrap().stats();
         let (basic, leafvec, full) = (stats("-basic"), stats("-leafvec"), stats(""));
         let figure = |stats: &fibkit::fib::Stats, key| count(stats, key);
         assert_eq!(figure(&basic, "internal_nodes"), figure(&leafvec, "internal_nodes"), "s = {s}");
@@ -376,8 +378,12 @@ fn table_2_variants_on_the_2014_table() {
         assert_eq!(figure(&basic, "bytes_nodes"), 16 * inodes);
         assert_eq!(figure(&leafvec, "bytes_nodes"), 24 * inodes);
         assert!(figure(&leafvec, "leaves") * 10 < figure(&basic, "leaves"), "s = {s}");
-        assert!(figure(&full, "internal_nodes") < inodes && figure(&full, "bytes_total") < figure(&leafvec, "bytes_total"));
-        assert!(basic.report.contains("basic (a leaf per leaf slot)") && basic.report.contains("route aggregation off"));
+        assert!(
+            figure(&full, "internal_nodes") < inodes && figure(&full, "bytes_total") < figure(&leafvec, "bytes_total")
+        );
+        assert!(
+            basic.report.contains("basic (a leaf per leaf slot)") && basic.report.contains("route aggregation off")
+        );
         assert_eq!(basic.get("leafvec"), Some(&Figure::Text("off".into())));
         for variant in ["-basic", "-leafvec"] {
             let name = format!("poptrie{s}{variant}");

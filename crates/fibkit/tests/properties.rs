@@ -2,12 +2,12 @@
 //! random tables with nested prefixes, /0, /32, duplicates, replacements and
 //! withdrawals.
 
-use fibkit::Family;
 use fibkit::addr::Prefix4;
 use fibkit::error::{BuildError, Limit};
 use fibkit::fib::{BuildOptions, Fib};
 use fibkit::registry;
 use fibkit::rib::{Range, Rib4};
+use fibkit::Family;
 use fibkit::NextHop;
 use proptest::prelude::*;
 
@@ -135,7 +135,13 @@ proptest! {
 
 /// Every range's edges and middle (`ranges`, the runs of `rib`), scalar,
 /// and `probes` batched, answer as `rib` does.
-fn check_against(fib: &dyn Fib<u32>, rib: &Rib4, ranges: &[Range<u32>], probes: &[u32], name: &str) -> Result<(), TestCaseError> {
+fn check_against(
+    fib: &dyn Fib<u32>,
+    rib: &Rib4,
+    ranges: &[Range<u32>],
+    probes: &[u32],
+    name: &str,
+) -> Result<(), TestCaseError> {
     for range in ranges {
         for addr in [range.first, range.last, range.first.wrapping_add((range.last - range.first) / 2)] {
             prop_assert_eq!(fib.lookup(addr), range.next_hop, "{} at {:#010x}", name, addr);

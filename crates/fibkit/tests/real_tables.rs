@@ -7,13 +7,13 @@
 
 mod common;
 
-use fibkit::Family;
 use fibkit::error::{BuildError, Limit};
 use fibkit::fib::BuildOptions;
-use fibkit::registry;
 use fibkit::load::RouteTable;
-use fibkit::nexthop::Mapping;
 use fibkit::measure::verify::{self, Space};
+use fibkit::nexthop::Mapping;
+use fibkit::registry;
+use fibkit::Family;
 
 fn check_every_engine(table: &RouteTable, random: u64) {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
@@ -22,7 +22,9 @@ fn check_every_engine(table: &RouteTable, random: u64) {
             Ok(fib) => fib,
             // SAIL's and SAIL-R's 15-bit next hops cannot hold the origin
             // ASNs (sail-wide's can).
-            Err(BuildError::Limit(refused)) if refused.limit == Limit::NextHop && refused.max == 0x7fff && options.max_next_hop > 0x7fff => {
+            Err(BuildError::Limit(refused))
+                if refused.limit == Limit::NextHop && refused.max == 0x7fff && options.max_next_hop > 0x7fff =>
+            {
                 continue
             }
             Err(error) => panic!("{error}"),

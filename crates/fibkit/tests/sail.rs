@@ -36,8 +36,13 @@ fn sail_runs_packs_the_2014_table_into_lines() {
     assert_eq!(stats.get("chunks_32"), Some(&Figure::Count(722)), "{}", stats.report);
     assert_eq!(fib.footprint(), 65_536 * 4 + 26_846 * 64 + 722 * 256 * 2);
     assert_eq!(stats.get("chunks_24"), Some(&Figure::Count(13_820)), "{}", stats.report);
-    assert!(stats.report.contains("level 24: 13820 chunks (10388 in one line), 26846 lines of up to 21 runs"), "{}", stats.report);
-    let Err(BuildError::Limit(refused)) = registry::build("sail-runs", &common::routeviews_2014(Mapping::Distinct).unwrap().v4, &BuildOptions::default())
+    assert!(
+        stats.report.contains("level 24: 13820 chunks (10388 in one line), 26846 lines of up to 21 runs"),
+        "{}",
+        stats.report
+    );
+    let Err(BuildError::Limit(refused)) =
+        registry::build("sail-runs", &common::routeviews_2014(Mapping::Distinct).unwrap().v4, &BuildOptions::default())
     else {
         panic!("sail-runs took 46,823 next hops")
     };
@@ -48,7 +53,9 @@ fn sail_runs_packs_the_2014_table_into_lines() {
 fn origin_asns_need_sail_wide() {
     let Some(table) = common::routeviews_2014(Mapping::Distinct) else { return };
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    let Err(BuildError::Limit(refused)) = registry::build("sail", &table.v4, &options) else { panic!("sail took 46,823 next hops") };
+    let Err(BuildError::Limit(refused)) = registry::build("sail", &table.v4, &options) else {
+        panic!("sail took 46,823 next hops")
+    };
     assert_eq!((refused.limit, refused.value, refused.max), (Limit::NextHop, 46_823, 32_767));
     let wide = registry::build("sail-wide", &table.v4, &options).unwrap();
     assert!(verify::boundaries(wide.as_ref(), &table.v4).passed());

@@ -6,11 +6,11 @@
 mod common;
 
 use fibkit::fib::{BuildOptions, Figure, Stats};
-use fibkit::registry;
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::random::XorShift32;
+use fibkit::registry;
 use fibkit::rib::Rib4;
 use fibkit::router::{Router, Update, Window};
-use fibkit::random::XorShift32;
 
 fn count(stats: &Stats, key: &str) -> u64 {
     match stats.get(key) {
@@ -33,7 +33,8 @@ fn updated_and_fresh(router: &Router) -> (Stats, Stats) {
 /// `prefixes_aggregated` and `build_ms` are the initial build's.
 fn check_poptrie(router: &Router) {
     let (updated, fresh) = updated_and_fresh(router);
-    for key in ["prefixes", "boundaries", "direct_leaves", "direct_nodes", "internal_nodes", "leaves", "levels", "leaf_bits"]
+    for key in
+        ["prefixes", "boundaries", "direct_leaves", "direct_nodes", "internal_nodes", "leaves", "levels", "leaf_bits"]
     {
         assert_eq!(count(&updated, key), count(&fresh, key), "{}: {key}", router.engine());
     }
@@ -98,7 +99,10 @@ fn check_sail(router: &Router, all_updated: bool) {
         if all_updated {
             assert_eq!(chunks, mixed, "level {level}");
         }
-        assert!(count(&updated, &format!("chunks_{level}_allocated")) > chunks, "level {level}: room to grow is not counted as in use");
+        assert!(
+            count(&updated, &format!("chunks_{level}_allocated")) > chunks,
+            "level {level}: room to grow is not counted as in use"
+        );
     }
 }
 
@@ -176,7 +180,8 @@ fn stats_after_random_updates_describe_the_updated_structure() {
 
 #[test]
 fn stats_after_the_real_trace_describe_the_updated_structure() {
-    let (Some(table), Some(updates)) = (common::routeviews_2014(Mapping::Modulo(239)), common::linx_trace(Mapping::Modulo(239)))
+    let (Some(table), Some(updates)) =
+        (common::routeviews_2014(Mapping::Modulo(239)), common::linx_trace(Mapping::Modulo(239)))
     else {
         return;
     };

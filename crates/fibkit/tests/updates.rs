@@ -8,16 +8,16 @@ mod common;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
-use fibkit::Family;
 use fibkit::addr::Prefix4;
 use fibkit::fib::{BuildOptions, Fib};
 use fibkit::live::{Applied, ApplyContext, Updater};
-use fibkit::BuildError;
-use fibkit::registry;
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::random::XorShift32;
+use fibkit::registry;
 use fibkit::rib::Rib4;
 use fibkit::router::{Router, Update, UpdateError, Window};
-use fibkit::random::XorShift32;
+use fibkit::BuildError;
+use fibkit::Family;
 use fibkit::NextHop;
 use proptest::prelude::*;
 
@@ -203,7 +203,11 @@ impl Updater<u32> for Flaky {
         let poison = self.poison.load(Ordering::Relaxed);
         if changed.iter().any(|prefix| prefix.prefix_len() == poison) {
             let engine = self.name().to_string();
-            return Err(BuildError::Route { engine, route: format!("{} changes", changed.len()), problem: "injected failure" });
+            return Err(BuildError::Route {
+                engine,
+                route: format!("{} changes", changed.len()),
+                problem: "injected failure",
+            });
         }
         self.inner.apply(rib, changed, context)
     }
@@ -501,7 +505,8 @@ fn readers_see_the_rib_before_or_after_the_batch_in_flight() {
 
 #[test]
 fn readers_racing_the_real_trace_on_the_2014_table() {
-    let (Some(table), Some(updates)) = (common::routeviews_2014(Mapping::Modulo(239)), common::linx_trace(Mapping::Modulo(239)))
+    let (Some(table), Some(updates)) =
+        (common::routeviews_2014(Mapping::Modulo(239)), common::linx_trace(Mapping::Modulo(239)))
     else {
         return;
     };

@@ -8,18 +8,22 @@ use std::sync::Arc;
 
 use fibkit::addr::Prefix6;
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::random::XorShift32;
 use fibkit::rib::Rib6;
 use fibkit::router::{Router, Update, Window};
-use fibkit::random::XorShift32;
 use fibkit::NextHop;
 
-const ANCHORS: [u128; 3] =
-    [0x2001_0db8_0000_0000_0000_0000_0000_0000, 0x2001_0db8_0001_0000_0000_0000_0000_0000, 0x2a00_1450_0000_0000_0000_0000_0000_0000];
+const ANCHORS: [u128; 3] = [
+    0x2001_0db8_0000_0000_0000_0000_0000_0000,
+    0x2001_0db8_0001_0000_0000_0000_0000_0000,
+    0x2a00_1450_0000_0000_0000_0000_0000_0000,
+];
 
 fn random_prefix(rng: &mut XorShift32) -> Prefix6 {
     let anchor = ANCHORS[rng.next() as usize % ANCHORS.len()];
     let prefix_len = [0, 16, 29, 32, 40, 48, 48, 56, 64, 96, 128][rng.next() as usize % 11];
-    let noise = (u128::from(rng.next()) << 64 | u128::from(rng.next()) << 16) & 0x0000_0000_ffff_ffff_ffff_ffff_ffff_ffff;
+    let noise =
+        (u128::from(rng.next()) << 64 | u128::from(rng.next()) << 16) & 0x0000_0000_ffff_ffff_ffff_ffff_ffff_ffff;
     Prefix6::truncating(anchor ^ (noise >> (rng.next() % 48)), prefix_len)
 }
 
@@ -60,7 +64,12 @@ fn probes(batches: &[Vec<Update<Prefix6>>]) -> Vec<u128> {
 
 /// The answers at `probes` of the RIB as each generation publishes it
 /// (batches that change no route publish nothing).
-fn expected(rib: &Rib6, next_hops: &NextHopTable, batches: &[Vec<Update<Prefix6>>], probes: &[u128]) -> Vec<Vec<NextHop>> {
+fn expected(
+    rib: &Rib6,
+    next_hops: &NextHopTable,
+    batches: &[Vec<Update<Prefix6>>],
+    probes: &[u128],
+) -> Vec<Vec<NextHop>> {
     let (mut rib, mut next_hops) = (rib.clone(), next_hops.clone());
     let answers = |rib: &Rib6| probes.iter().map(|&addr| rib.lookup(addr)).collect::<Vec<_>>();
     let mut generations = vec![answers(&rib)];
@@ -113,13 +122,7 @@ fn ipv6_readers_see_exactly_the_generation_they_hold() {
                         let want = &expected[snapshot.generation() as usize];
                         snapshot.fib().lookup_batch(&probes, &mut out);
                         for (index, (&got, &want)) in out.iter().zip(want).enumerate() {
-                            assert_eq!(
-                                got,
-                                want,
-                                "generation {} at {:#x}",
-                                snapshot.generation(),
-                                probes[index]
-                            );
+                            assert_eq!(got, want, "generation {} at {:#x}", snapshot.generation(), probes[index]);
                         }
                         checked.fetch_add(probes.len() as u64, Ordering::Relaxed);
                         if stopping {

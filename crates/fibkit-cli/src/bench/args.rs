@@ -128,7 +128,8 @@ fn parse_space(text: &str) -> Result<Prefix6, String> {
 
 /// Default thread counts: 1, powers of two below the core count, the core count.
 pub(super) fn default_threads(cores: usize) -> Vec<usize> {
-    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |&n| Some(n * 2)).take_while(|&n| n < cores).collect();
+    let mut counts: Vec<usize> =
+        std::iter::successors(Some(1usize), |&n| Some(n * 2)).take_while(|&n| n < cores).collect();
     counts.push(cores.max(1));
     counts.dedup();
     counts

@@ -56,8 +56,14 @@ pub(crate) fn busy_cores(cores: usize, window: Duration) -> Option<f64> {
     // Busy and total jiffies of all CPUs (idle and iowait are not busy).
     let sample = || -> Option<(u64, u64)> {
         let text = std::fs::read_to_string("/proc/stat").ok()?;
-        let fields: Vec<u64> =
-            text.lines().next()?.split_whitespace().skip(1).take(8).map(|field| field.parse().ok()).collect::<Option<_>>()?;
+        let fields: Vec<u64> = text
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .map(|field| field.parse().ok())
+            .collect::<Option<_>>()?;
         let idle = fields.get(3)? + fields.get(4)?;
         let total: u64 = fields.iter().sum();
         Some((total - idle, total))

@@ -140,10 +140,7 @@ fn run_in<A: Address>(args: &BenchArgs, mut machine: Machine, table: Option<Rout
 
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     if plan.threads.iter().any(|&threads| threads > cores.len().max(1)) {
-        eprintln!(
-            "warning: more threads than the {} cores the OS reports: workers share cores",
-            cores.len().max(1)
-        );
+        eprintln!("warning: more threads than the {} cores the OS reports: workers share cores", cores.len().max(1));
     }
     // Every engine first: the first table (sizes and build times) prints
     // within seconds. Progress goes to stderr a line at a time, terminal or
@@ -235,7 +232,8 @@ fn run_in<A: Address>(args: &BenchArgs, mut machine: Machine, table: Option<Rout
             let (fib, measurement) = &mut slots[slot];
             let config = measurement.config;
             let workload_of = |thread| plan.workload(config.test, config.batch, seed_for(thread));
-            let (mlps, checksum, pinned) = run_once(*fib, &workload_of, config.threads, measurement.lookups_per_thread, &cores);
+            let (mlps, checksum, pinned) =
+                run_once(*fib, &workload_of, config.threads, measurement.lookups_per_thread, &cores);
             measurement.mlps_runs.push(mlps);
             measurement.checksum = checksum;
             report.pinned &= pinned;

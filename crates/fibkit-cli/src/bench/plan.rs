@@ -49,9 +49,9 @@ impl<A: Address> Plan<A> {
             None => default_engines(A::FAMILY),
         };
         let space = match args.space {
-            Some(space) => IpPrefix::from(space).of::<A>().with_context(|| {
-                "--space sets where random IPv6 keys are drawn; this run is IPv4 (add -6)"
-            })?,
+            Some(space) => IpPrefix::from(space)
+                .of::<A>()
+                .with_context(|| "--space sets where random IPv6 keys are drawn; this run is IPv4 (add -6)")?,
             None => A::Keys::default_space(),
         };
         let mut seen = BTreeSet::new();
@@ -260,7 +260,12 @@ mod tests {
     #[test]
     fn ipv6_plans_use_the_ipv6_registry_and_key_space() {
         let six = plan6(&["--plot", "x.png"]).unwrap();
-        let ipv6 = names(&registry::engines_of(Family::Ipv6).into_iter().filter(|engine| engine.variant_of.is_none()).collect::<Vec<_>>());
+        let ipv6 = names(
+            &registry::engines_of(Family::Ipv6)
+                .into_iter()
+                .filter(|engine| engine.variant_of.is_none())
+                .collect::<Vec<_>>(),
+        );
         assert_eq!(names(&six.engines), ipv6);
         assert!(!ipv6.iter().any(|name| name.ends_with("-basic")), "variants only with --engines all");
         assert_eq!(six.work.len(), ipv6.len(), "no IPv4 DXR sweep for --plot");

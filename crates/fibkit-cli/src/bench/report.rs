@@ -9,11 +9,11 @@ use fibkit::fib::{Figure, Stats};
 use serde_json::{json, Map, Value};
 
 use super::args::TestName;
-#[cfg(test)]
-use clap::ValueEnum;
 use super::machine::Machine;
 use super::run::{seed_for, Measurement};
 use crate::family::Family;
+#[cfg(test)]
+use clap::ValueEnum;
 
 /// An engine's build figures.
 #[derive(Clone, Debug)]
@@ -290,7 +290,13 @@ mod tests {
             checksum: 12345,
         };
         Report {
-            machine: Machine { cpu_model: "Test CPU".into(), cores: 2, cache_size: None, busy_cores: Some(0.5), huge_pages: "advised (THP madvise)".into() },
+            machine: Machine {
+                cpu_model: "Test CPU".into(),
+                cores: 2,
+                cache_size: None,
+                busy_cores: Some(0.5),
+                huge_pages: "advised (THP madvise)".into(),
+            },
             table_name: "tiny".into(),
             prefixes: 4,
             next_hops: 2,

@@ -295,9 +295,15 @@ fn compiled_table(args: &LookupArgs) -> Result<CompiledTable> {
         bail!("{}: {option} cannot change a compiled FIB file; give them to fibkit compile", path.display());
     }
     let compiled = CompiledTable::open(path)?;
-    let families = [compiled.v4.as_ref().map(|family| family.has_prefixes()), compiled.v6.as_ref().map(|family| family.has_prefixes())];
+    let families = [
+        compiled.v4.as_ref().map(|family| family.has_prefixes()),
+        compiled.v6.as_ref().map(|family| family.has_prefixes()),
+    ];
     if args.prefix && families.iter().flatten().any(|&prefixes| !prefixes) {
-        bail!("{}: compiled without the routes' prefixes; compile it with fibkit compile --prefix for --prefix", path.display());
+        bail!(
+            "{}: compiled without the routes' prefixes; compile it with fibkit compile --prefix for --prefix",
+            path.display()
+        );
     }
     Ok(compiled)
 }

@@ -42,7 +42,10 @@ pub(crate) fn run(lab: &mut Lab, out: &Path) -> Result<Vec<Experiment>> {
     let stopwatch = match Stopwatch::new() {
         Ok(stopwatch) => stopwatch,
         Err(error) => {
-            let rows = COMPARED.iter().map(|name| Row::new(format!("{name}: mean"), "ticks", None, None).note(format!("not run: {error}"))).collect();
+            let rows = COMPARED
+                .iter()
+                .map(|name| Row::new(format!("{name}: mean"), "ticks", None, None).note(format!("not run: {error}")))
+                .collect();
             return Ok(vec![Experiment { title, rows, ..Default::default() }]);
         }
     };
@@ -76,7 +79,10 @@ pub(crate) fn run(lab: &mut Lab, out: &Path) -> Result<Vec<Experiment>> {
         let fib = match lab.build::<u32>(name, &table.table) {
             Ok((fib, _)) => fib,
             Err(error) => {
-                rows.push(Row::new(format!("{name}: mean"), "ticks", find("cycles_mean"), None).note(format!("refused the table: {error:#}")));
+                rows.push(
+                    Row::new(format!("{name}: mean"), "ticks", find("cycles_mean"), None)
+                        .note(format!("refused the table: {error:#}")),
+                );
                 continue;
             }
         };
@@ -98,7 +104,8 @@ pub(crate) fn run(lab: &mut Lab, out: &Path) -> Result<Vec<Experiment>> {
         }
         if COMPARED.contains(&name) {
             curves.push(Curve { label: name.to_string(), sorted, overhead });
-            candles.push((name.to_string(), per_depth.into_iter().map(|group| group.map(Candle::of)).collect::<Vec<_>>()));
+            candles
+                .push((name.to_string(), per_depth.into_iter().map(|group| group.map(Candle::of)).collect::<Vec<_>>()));
         }
     }
     let setup = format!(
@@ -124,27 +131,43 @@ pub(crate) fn run(lab: &mut Lab, out: &Path) -> Result<Vec<Experiment>> {
     let table4 = Experiment { title, setup, rows, plots: vec![] };
     let mut figures = Experiment {
         title: "Figures 10, 11 and 7: cost distributions and binary radix depth".into(),
-        setup: "Figure 10: the share of lookups done within a given number of ticks. Figure 11: per binary radix depth \
+        setup:
+            "Figure 10: the share of lookups done within a given number of ticks. Figure 11: per binary radix depth \
                 (the bits a binary trie of the table examines for the key), the 5th, 25th, 50th, 75th and 95th \
                 percentiles. Figure 7: how many addresses have each matched prefix length and binary radix depth."
-            .into(),
+                .into(),
         ..Default::default()
     };
-    figures.plots.push(plots::cdf(out, "poptrie-figure10-cdf.png", &curves, "Per-lookup ticks, random keys (Figure 10)")?);
-    figures.plots.push(plots::candles(out, "poptrie-figure11-depth.png", &candles, "Ticks per binary radix depth (Figure 11)")?);
+    figures.plots.push(plots::cdf(
+        out,
+        "poptrie-figure10-cdf.png",
+        &curves,
+        "Per-lookup ticks, random keys (Figure 10)",
+    )?);
+    figures.plots.push(plots::candles(
+        out,
+        "poptrie-figure11-depth.png",
+        &candles,
+        "Ticks per binary radix depth (Figure 11)",
+    )?);
     lab.progress("cycles: heat map of depth against matched prefix length");
     let heat = heat_map(rib, lab.effort.heat_samples);
     let caption = "Binary radix depth against matched prefix length (Figure 7)";
     figures.plots.push(plots::heat_map(out, "poptrie-figure7-heat.png", &heat, caption)?);
-    let deeper = |bits: usize| heat.iter().map(|row| row[bits + 1..].iter().sum::<u64>()).sum::<u64>() as f64 / lab.effort.heat_samples as f64;
+    let deeper = |bits: usize| {
+        heat.iter().map(|row| row[bits + 1..].iter().sum::<u64>()).sum::<u64>() as f64 / lab.effort.heat_samples as f64
+    };
     for bits in [18, 24] {
         let published = Published::get().find(Query {
             paper: "poptrie",
             metric: &format!("share_depth_over_{bits}"),
             ..Default::default()
         });
-        let row = Row::new(format!("addresses of binary radix depth over {bits}"), "share", published, Some(deeper(bits)));
-        figures.rows.push(row.note("sampled; the paper's share is for REAL-RENET, whose IGP routes go deeper than a BGP table's"));
+        let row =
+            Row::new(format!("addresses of binary radix depth over {bits}"), "share", published, Some(deeper(bits)));
+        figures.rows.push(
+            row.note("sampled; the paper's share is for REAL-RENET, whose IGP routes go deeper than a BGP table's"),
+        );
     }
     Ok(vec![table4, figures])
 }

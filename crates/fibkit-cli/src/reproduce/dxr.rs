@@ -8,9 +8,9 @@
 //! this machine's.
 
 use anyhow::Result;
+use fibkit::engines::dxr;
 use fibkit::fib::Fib;
 use fibkit::measure::workload::{Test, Workload};
-use fibkit::engines::dxr;
 
 use super::lab::{stat, Lab};
 use super::published::{Figure, Published, Query};
@@ -32,7 +32,14 @@ const TABLES: [(&str, Option<&str>); 7] = [
 ];
 
 fn find(place: &str, engine: Option<&str>, metric: &str) -> Option<&'static Figure> {
-    Published::get().find(Query { paper: PAPER, place: Some(place), dataset: Some(DATASET), engine, metric, ..Default::default() })
+    Published::get().find(Query {
+        paper: PAPER,
+        place: Some(place),
+        dataset: Some(DATASET),
+        engine,
+        metric,
+        ..Default::default()
+    })
 }
 
 /// Every experiment of the page.
@@ -59,17 +66,57 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
         Row::new("direct coverage", "share", find(place, engine, "direct_share"), stats("direct_coverage")),
         Row::new("longest chunk", "fragments", find(place, engine, "longest_chunk_fragments"), stats("longest_chunk")),
         Row::new("physical chunks, short", "", find(place, engine, "short_chunks"), stats("physical_chunks_short")),
-        Row::new("physical chunks, long", "", find(place, engine, "long_chunks"), sum("physical_chunks_long", "physical_chunks_wide")).note(long_note),
-        Row::new("physical fragments, short", "", find(place, engine, "short_fragments"), stats("physical_fragments_short")),
-        Row::new("physical fragments, long", "", find(place, engine, "long_fragments"), sum("physical_fragments_long", "physical_fragments_wide")).note(long_note),
-        Row::new("aggregated chunks, short", "", find(place, engine, "aggregated_short_chunks"), stats("aggregated_chunks_short")),
-        Row::new("aggregated chunks, long", "", find(place, engine, "aggregated_long_chunks"), sum("aggregated_chunks_long", "aggregated_chunks_wide")).note(long_note),
-        Row::new("aggregated fragments, short", "", find(place, engine, "aggregated_short_fragments"), stats("aggregated_fragments_short")),
-        Row::new("aggregated fragments, long", "", find(place, engine, "aggregated_long_fragments"), sum("aggregated_fragments_long", "aggregated_fragments_wide")).note(long_note),
+        Row::new(
+            "physical chunks, long",
+            "",
+            find(place, engine, "long_chunks"),
+            sum("physical_chunks_long", "physical_chunks_wide"),
+        )
+        .note(long_note),
+        Row::new(
+            "physical fragments, short",
+            "",
+            find(place, engine, "short_fragments"),
+            stats("physical_fragments_short"),
+        ),
+        Row::new(
+            "physical fragments, long",
+            "",
+            find(place, engine, "long_fragments"),
+            sum("physical_fragments_long", "physical_fragments_wide"),
+        )
+        .note(long_note),
+        Row::new(
+            "aggregated chunks, short",
+            "",
+            find(place, engine, "aggregated_short_chunks"),
+            stats("aggregated_chunks_short"),
+        ),
+        Row::new(
+            "aggregated chunks, long",
+            "",
+            find(place, engine, "aggregated_long_chunks"),
+            sum("aggregated_chunks_long", "aggregated_chunks_wide"),
+        )
+        .note(long_note),
+        Row::new(
+            "aggregated fragments, short",
+            "",
+            find(place, engine, "aggregated_short_fragments"),
+            stats("aggregated_fragments_short"),
+        ),
+        Row::new(
+            "aggregated fragments, long",
+            "",
+            find(place, engine, "aggregated_long_fragments"),
+            sum("aggregated_fragments_long", "aggregated_fragments_wide"),
+        )
+        .note(long_note),
         Row::new("build", "s", find(place, engine, "build_s"), Some(build_s)).note("fibkit's whole build from the RIB"),
     ];
     drop(d20r);
-    let rt_stat = Experiment { title: "rt.stat: D20R's structures".into(), setup: stand_in.clone(), rows, plots: vec![] };
+    let rt_stat =
+        Experiment { title: "rt.stat: D20R's structures".into(), setup: stand_in.clone(), rows, plots: vec![] };
 
     lab.progress("dxr: chunk lengths for K = 16..22");
     let mut rows = Vec::new();
@@ -78,12 +125,15 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
         for (bucket, share) in dxr::HISTOGRAM_BUCKETS.iter().zip(row.shares) {
             let label = format!("D{}R: {bucket}", row.k);
             let Some(range) = bucket.strip_prefix('>') else {
-                let published = find("Chunk-length table", Some(&engine), &format!("chunk_share_len_{}", bucket.replace('-', "_")));
+                let published =
+                    find("Chunk-length table", Some(&engine), &format!("chunk_share_len_{}", bucket.replace('-', "_")));
                 rows.push(Row::new(label, "share", published, Some(share)));
                 continue;
             };
             if share > 0.0 {
-                rows.push(Row::new(label, "share", None, Some(share)).note(format!("the page has no column past {range}")));
+                rows.push(
+                    Row::new(label, "share", None, Some(share)).note(format!("the page has no column past {range}")),
+                );
             }
         }
     }
@@ -107,10 +157,15 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
         let place = format!("{label} results table ({MACHINE})");
         for ((name, page_name), rate) in TABLES.iter().zip(rates) {
             let published = match page_name {
-                Some(page_name) => Published::get().by_id(&format!("dxr-{}-{}-linx-click-{page_name}-mlps-t1", test.name(), MACHINE.to_lowercase())),
+                Some(page_name) => Published::get().by_id(&format!(
+                    "dxr-{}-{}-linx-click-{page_name}-mlps-t1",
+                    test.name(),
+                    MACHINE.to_lowercase()
+                )),
                 None => find(&place, Some(name), "mlps"),
             };
-            let mut row = Row::new(format!("{name}: {label}"), "Mlps", published, Some(rate.median)).note(format!("runs {}", rate.spread()));
+            let mut row = Row::new(format!("{name}: {label}"), "Mlps", published, Some(rate.median))
+                .note(format!("runs {}", rate.spread()));
             if page_name.is_some() {
                 row = row.note("fibkit's radix (a path-compressed binary trie) for BSD's radix tree");
             }

@@ -172,7 +172,9 @@ impl Lab {
     ) -> Vec<Rate> {
         let lookups: Vec<u64> = slots
             .iter()
-            .map(|(fib, workload)| lookups.unwrap_or_else(|| calibrate(*fib, workload, self.effort.seconds, &self.cores)))
+            .map(|(fib, workload)| {
+                lookups.unwrap_or_else(|| calibrate(*fib, workload, self.effort.seconds, &self.cores))
+            })
             .collect();
         let mut runs = vec![Vec::with_capacity(self.effort.runs); slots.len()];
         for _ in 0..self.effort.runs {

@@ -22,7 +22,14 @@ const PENTIUM_PRO: &str = "Section 5.2 (Pentium Pro";
 const PENTIUM_PRO_NS_PER_TICK: f64 = 5.0;
 
 fn find(place: &str, engine: Option<&str>, metric: &str) -> Option<&'static Figure> {
-    Published::get().find(Query { paper: PAPER, place: Some(place), dataset: Some(DATASET), engine, metric, ..Default::default() })
+    Published::get().find(Query {
+        paper: PAPER,
+        place: Some(place),
+        dataset: Some(DATASET),
+        engine,
+        metric,
+        ..Default::default()
+    })
 }
 
 /// Table 1 and section 5.2.
@@ -53,13 +60,15 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
         Row::new("build", "s", find("Table 1", engine, "build_s"), Some(build_s))
             .note("fibkit's whole build from the RIB; the paper's from an in-memory tree on a 333 MHz Alpha"),
     ];
-    let table1 = Experiment { title: "Table 1: the forwarding table".into(), setup: stand_in.clone(), rows, plots: vec![] };
+    let table1 =
+        Experiment { title: "Table 1: the forwarding table".into(), setup: stand_in.clone(), rows, plots: vec![] };
 
     let title = "Section 5.2: lookup times, data in the primary cache".to_string();
     let stopwatch = match Stopwatch::new() {
         Ok(stopwatch) => stopwatch,
         Err(error) => {
-            let row = Row::new("slowest lookup", "ns", find(PENTIUM_PRO, engine, "ns_primary_cache_max"), None).note(format!("not run: {error}"));
+            let row = Row::new("slowest lookup", "ns", find(PENTIUM_PRO, engine, "ns_primary_cache_max"), None)
+                .note(format!("not run: {error}"));
             return Ok(vec![table1, Experiment { title, rows: vec![row], ..Default::default() }]);
         }
     };
@@ -73,13 +82,19 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
     let at = |share: f64| ns(second[((second.len() as f64 * share) as usize).min(second.len() - 1)]);
     let mean = second.iter().map(|&raw| ns(raw)).sum::<f64>() / second.len() as f64;
     let fastest_there = find(PENTIUM_PRO, engine, "ticks_fastest").map_or(String::new(), |figure| {
-        format!("the paper's fastest: {} ticks of a 200 MHz Pentium Pro, {:.0} ns", figure.value, figure.value * PENTIUM_PRO_NS_PER_TICK)
+        format!(
+            "the paper's fastest: {} ticks of a 200 MHz Pentium Pro, {:.0} ns",
+            figure.value,
+            figure.value * PENTIUM_PRO_NS_PER_TICK
+        )
     });
     let step_ns = stopwatch.resolution() as f64 / stopwatch.tsc_ghz();
     let fastest = Row::new("fastest lookup", "ns", None, Some(ns(second[0])).filter(|&fastest| fastest >= step_ns));
     let fastest = match fastest.measured {
         Some(_) => fastest.note(fastest_there),
-        None => fastest.note(format!("below the counter's step of {step_ns:.1} ns here: not resolved; {fastest_there}")),
+        None => {
+            fastest.note(format!("below the counter's step of {step_ns:.1} ns here: not resolved; {fastest_there}"))
+        }
     };
     let rows = vec![
         fastest,

@@ -116,7 +116,8 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode> {
     let published = Published::get();
     let mut sections = Vec::new();
     for paper in papers {
-        let source = published.source(paper.key()).with_context(|| format!("no source for {} in the data file", paper.key()))?;
+        let source =
+            published.source(paper.key()).with_context(|| format!("no source for {} in the data file", paper.key()))?;
         let experiments = match paper {
             Paper::Poptrie => {
                 let mut experiments = poptrie::run(&mut lab)?;

@@ -46,7 +46,11 @@ impl Candle {
 }
 
 /// The chart area below a title, and the font.
-fn canvas<'a>(path: &'a Path, title: &str, size: (u32, u32)) -> Result<(DrawingArea<BitMapBackend<'a>, Shift>, FontRef<'static>)> {
+fn canvas<'a>(
+    path: &'a Path,
+    title: &str,
+    size: (u32, u32),
+) -> Result<(DrawingArea<BitMapBackend<'a>, Shift>, FontRef<'static>)> {
     let font = font()?;
     let root = BitMapBackend::new(path, size).into_drawing_area();
     drawing(root.fill(&WHITE))?;
@@ -57,7 +61,11 @@ fn canvas<'a>(path: &'a Path, title: &str, size: (u32, u32)) -> Result<(DrawingA
 /// Horizontal gridlines and their labels on the left, and the axes' titles.
 fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    chart: &ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    chart: &ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
     font: &FontRef<'_>,
     (x_range, y_max): ((f64, f64), f64),
     (x_title, y_title): (&str, &str),
@@ -79,7 +87,12 @@ fn frame<DB: DrawingBackend>(
 }
 
 /// A legend right of the plot: a coloured swatch and a label per entry.
-fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, font: &FontRef<'_>, labels: &[String], at: (i32, i32)) -> Result<()> {
+fn legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    font: &FontRef<'_>,
+    labels: &[String],
+    at: (i32, i32),
+) -> Result<()> {
     for (index, label) in labels.iter().enumerate() {
         let y = at.1 + 22 * index as i32;
         let color = COLORS[index % COLORS.len()];
@@ -93,14 +106,26 @@ fn legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, font: &FontRef<'_>,
 /// percentile.
 pub(crate) fn cdf(dir: &Path, file: &str, curves: &[Curve], title: &str) -> Result<(String, String)> {
     let path = dir.join(file);
-    let p99 = |curve: &Curve| curve.sorted.get(curve.sorted.len() * 99 / 100).map_or(0.0, |&t| f64::from(t) - curve.overhead);
+    let p99 =
+        |curve: &Curve| curve.sorted.get(curve.sorted.len() * 99 / 100).map_or(0.0, |&t| f64::from(t) - curve.overhead);
     let x_max = (curves.iter().map(p99).fold(0.0, f64::max) * 1.2).max(10.0);
     let (root, font) = canvas(&path, title, (960, 600))?;
     let (_, body) = root.split_vertically(40);
     let chart = drawing(
-        ChartBuilder::on(&body).margin(16).margin_right(170).x_label_area_size(50).y_label_area_size(60).build_cartesian_2d(0.0..x_max, 0.0..1.0),
+        ChartBuilder::on(&body)
+            .margin(16)
+            .margin_right(170)
+            .x_label_area_size(50)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..x_max, 0.0..1.0),
     )?;
-    frame(&root, &chart, &font, ((0.0, x_max), 1.0), ("ticks per lookup (counter overhead subtracted)", "share of lookups"))?;
+    frame(
+        &root,
+        &chart,
+        &font,
+        ((0.0, x_max), 1.0),
+        ("ticks per lookup (counter overhead subtracted)", "share of lookups"),
+    )?;
     let (values, decimals) = ticks(x_max);
     for &tick in &values {
         let (x, y) = chart.backend_coord(&(tick, 0.0));
@@ -114,21 +139,36 @@ pub(crate) fn cdf(dir: &Path, file: &str, curves: &[Curve], title: &str) -> Resu
         let steps = 800.min(count);
         let points: Vec<(f64, f64)> = (0..=steps)
             .map(|step| step * (count - 1) / steps)
-            .map(|at| ((f64::from(curve.sorted[at]) - curve.overhead).clamp(0.0, x_max), (at + 1) as f64 / count as f64))
+            .map(|at| {
+                ((f64::from(curve.sorted[at]) - curve.overhead).clamp(0.0, x_max), (at + 1) as f64 / count as f64)
+            })
             .collect();
         drawing(chart.plotting_area().draw(&PathElement::new(points, COLORS[index % COLORS.len()].stroke_width(2))))?;
     }
     let (right, upper) = chart.backend_coord(&(x_max, 1.0));
-    legend(&root, &font, &curves.iter().map(|curve| curve.label.clone()).collect::<Vec<_>>(), (right + 20, upper + 10))?;
+    legend(
+        &root,
+        &font,
+        &curves.iter().map(|curve| curve.label.clone()).collect::<Vec<_>>(),
+        (right + 20, upper + 10),
+    )?;
     drawing(root.present()).with_context(|| format!("writing {}", path.display()))?;
     Ok((file.to_string(), title.to_string()))
 }
 
 /// Figure 11: per depth, a candlestick per engine side by side.
-pub(crate) fn candles(dir: &Path, file: &str, engines: &[(String, Vec<Option<Candle>>)], title: &str) -> Result<(String, String)> {
+pub(crate) fn candles(
+    dir: &Path,
+    file: &str,
+    engines: &[(String, Vec<Option<Candle>>)],
+    title: &str,
+) -> Result<(String, String)> {
     let path = dir.join(file);
     let depths = engines.iter().map(|(_, per_depth)| per_depth.len()).max().unwrap_or(1).max(1);
-    let top = engines.iter().flat_map(|(_, per_depth)| per_depth.iter().flatten().map(|candle| candle.p95)).fold(0.0, f64::max);
+    let top = engines
+        .iter()
+        .flat_map(|(_, per_depth)| per_depth.iter().flatten().map(|candle| candle.p95))
+        .fold(0.0, f64::max);
     let y_max = (top * 1.1).max(10.0);
     let x_range = (-0.5, depths as f64 - 0.5);
     let (root, font) = canvas(&path, title, (1280, 640))?;
@@ -155,13 +195,23 @@ pub(crate) fn candles(dir: &Path, file: &str, engines: &[(String, Vec<Option<Can
             let middle = depth as f64 - 0.4 + width * (index as f64 + 0.5);
             let (left, right) = (middle - width * 0.4, middle + width * 0.4);
             let clip = |value: f64| value.min(y_max);
-            drawing(plot.draw(&PathElement::new(vec![(middle, candle.p5), (middle, clip(candle.p95))], color.stroke_width(1))))?;
+            drawing(plot.draw(&PathElement::new(
+                vec![(middle, candle.p5), (middle, clip(candle.p95))],
+                color.stroke_width(1),
+            )))?;
             drawing(plot.draw(&Rectangle::new([(left, candle.p25), (right, clip(candle.p75))], color.filled())))?;
-            drawing(plot.draw(&PathElement::new(vec![(left, candle.p50), (right, candle.p50)], WHITE.stroke_width(2))))?;
+            drawing(
+                plot.draw(&PathElement::new(vec![(left, candle.p50), (right, candle.p50)], WHITE.stroke_width(2))),
+            )?;
         }
     }
     let (right, upper) = chart.backend_coord(&(x_range.1, y_max));
-    legend(&root, &font, &engines.iter().map(|(label, _)| label.clone()).collect::<Vec<_>>(), (right + 20, upper + 10))?;
+    legend(
+        &root,
+        &font,
+        &engines.iter().map(|(label, _)| label.clone()).collect::<Vec<_>>(),
+        (right + 20, upper + 10),
+    )?;
     drawing(root.present()).with_context(|| format!("writing {}", path.display()))?;
     Ok((file.to_string(), title.to_string()))
 }
@@ -185,13 +235,20 @@ pub(crate) fn heat_map(dir: &Path, file: &str, counts: &[Vec<u64>], title: &str)
     let (root, font) = canvas(&path, title, (820, 780))?;
     let (_, body) = root.split_vertically(40);
     let chart = drawing(
-        ChartBuilder::on(&body).margin(16).margin_right(40).x_label_area_size(50).y_label_area_size(60).build_cartesian_2d(-0.5..size - 0.5, -0.5..size - 0.5),
+        ChartBuilder::on(&body)
+            .margin(16)
+            .margin_right(40)
+            .x_label_area_size(50)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.5..size - 0.5, -0.5..size - 0.5),
     )?;
     let plot = chart.plotting_area();
     for (matched, row) in counts.iter().enumerate() {
         for (depth, &count) in row.iter().enumerate() {
             let (x, y) = (matched as f64, depth as f64);
-            drawing(plot.draw(&Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], shade(count, largest).filled())))?;
+            drawing(
+                plot.draw(&Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], shade(count, largest).filled())),
+            )?;
         }
     }
     let edge = size - 0.5;
@@ -208,7 +265,15 @@ pub(crate) fn heat_map(dir: &Path, file: &str, counts: &[Vec<u64>], title: &str)
     let x_title = "matched prefix length (0: no route)";
     glyphs::draw(&root, &font, x_title, ((left + right) / 2, bottom + 36), 14.0, Anchor::Center, INK)?;
     glyphs::draw(&root, &font, "binary radix depth", (left, upper - 14), 13.0, Anchor::Left, INK)?;
-    glyphs::draw(&root, &font, &format!("darkest: {largest} addresses (log scale)"), (right, upper - 14), 13.0, Anchor::Right, INK)?;
+    glyphs::draw(
+        &root,
+        &font,
+        &format!("darkest: {largest} addresses (log scale)"),
+        (right, upper - 14),
+        13.0,
+        Anchor::Right,
+        INK,
+    )?;
     drawing(root.present()).with_context(|| format!("writing {}", path.display()))?;
     Ok((file.to_string(), title.to_string()))
 }

@@ -17,9 +17,9 @@ use fibkit::random::POPTRIE_PAPER_SPACE;
 use fibkit::router::{Router, Window};
 
 use super::lab::{stat, Lab, UPDATE_TRACE};
-use crate::bench::run::Rate;
 use super::published::{Published, Query};
 use super::report::{Experiment, Row};
+use crate::bench::run::Rate;
 
 /// The paper's key, and its main table.
 const PAPER: &str = "poptrie";
@@ -45,8 +45,22 @@ const TABLE3: [&str; 6] = ["radix", "treebitmap16", "treebitmap64", "sail", "d16
 pub(crate) const COMPARED: [&str; 5] = ["sail", "d16r", "d18r", "poptrie16", "poptrie18"];
 
 /// A figure of this paper.
-fn figure(place: &str, dataset: &str, engine: Option<&str>, test: Option<&str>, metric: &str) -> Option<&'static super::published::Figure> {
-    Published::get().find(Query { paper: PAPER, place: Some(place), dataset: Some(dataset), engine, test, metric, ..Default::default() })
+fn figure(
+    place: &str,
+    dataset: &str,
+    engine: Option<&str>,
+    test: Option<&str>,
+    metric: &str,
+) -> Option<&'static super::published::Figure> {
+    Published::get().find(Query {
+        paper: PAPER,
+        place: Some(place),
+        dataset: Some(dataset),
+        engine,
+        test,
+        metric,
+        ..Default::default()
+    })
 }
 
 /// Next hops of the paper's table `dataset` (Table 1), for the mapping of
@@ -100,8 +114,7 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
     experiments.push(table2(&built, &random, &stand_in));
     experiments.push(table3(&built, &random, &stand_in));
 
-    let compared: Vec<Measured> =
-        built.into_iter().filter(|measured| COMPARED.contains(&measured.name)).collect();
+    let compared: Vec<Measured> = built.into_iter().filter(|measured| COMPARED.contains(&measured.name)).collect();
     lab.progress("poptrie: sequential (sweep) and repeated (rep16) keys");
     experiments.push(locality(lab, &compared, &stand_in));
     lab.progress("poptrie: threads");
@@ -119,8 +132,18 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
 fn table1(table: &RouteTable, stand_in: &str) -> Experiment {
     let family = fibkit::addr::Family::Ipv4;
     let rows = vec![
-        Row::new("prefixes", "", figure("Table 1", TIER1_A, None, None, "prefixes"), Some(table.prefixes(family) as f64)),
-        Row::new("next hops", "", figure("Table 1", TIER1_A, None, None, "next_hops"), Some(table.next_hops_of(family) as f64)),
+        Row::new(
+            "prefixes",
+            "",
+            figure("Table 1", TIER1_A, None, None, "prefixes"),
+            Some(table.prefixes(family) as f64),
+        ),
+        Row::new(
+            "next hops",
+            "",
+            figure("Table 1", TIER1_A, None, None, "next_hops"),
+            Some(table.next_hops_of(family) as f64),
+        ),
     ];
     Experiment { title: "Table 1: the routing table".into(), setup: stand_in.into(), rows, plots: vec![] }
 }
@@ -138,7 +161,9 @@ fn refused(measured: &Measured, rows: &mut Vec<Row>, published: Option<&super::p
 
 fn table2(built: &[Measured], random: &[Option<Rate>], stand_in: &str) -> Experiment {
     let mut rows = Vec::new();
-    for (measured, rate) in built.iter().zip(random).filter(|(measured, _)| TABLE2.contains(&measured.name) || measured.name == "radix") {
+    for (measured, rate) in
+        built.iter().zip(random).filter(|(measured, _)| TABLE2.contains(&measured.name) || measured.name == "radix")
+    {
         let find = |metric: &str| figure("Table 2", TIER1_A, Some(measured.name), None, metric);
         if refused(measured, &mut rows, find("mlps")) {
             continue;
@@ -146,13 +171,26 @@ fn table2(built: &[Measured], random: &[Option<Rate>], stand_in: &str) -> Experi
         let fib = measured.fib.as_deref().expect("built");
         let name = measured.name;
         if name != "radix" {
-            rows.push(Row::new(format!("{name}: internal nodes"), "", find("internal_nodes"), stat(fib, "internal_nodes")));
+            rows.push(Row::new(
+                format!("{name}: internal nodes"),
+                "",
+                find("internal_nodes"),
+                stat(fib, "internal_nodes"),
+            ));
             rows.push(Row::new(format!("{name}: leaves"), "", find("leaf_nodes"), stat(fib, "leaves")));
             rows.push(Row::new(format!("{name}: build"), "s", find("build_s"), Some(measured.build_s)));
         }
-        rows.push(Row::new(format!("{name}: footprint"), "bytes", find("footprint_bytes"), Some(fib.footprint() as f64)));
+        rows.push(Row::new(
+            format!("{name}: footprint"),
+            "bytes",
+            find("footprint_bytes"),
+            Some(fib.footprint() as f64),
+        ));
         if let Some(rate) = rate {
-            rows.push(Row::new(format!("{name}: random"), "Mlps", find("mlps"), Some(rate.median)).note(format!("runs {}", rate.spread())));
+            rows.push(
+                Row::new(format!("{name}: random"), "Mlps", find("mlps"), Some(rate.median))
+                    .note(format!("runs {}", rate.spread())),
+            );
         }
     }
     Experiment {
@@ -174,13 +212,22 @@ fn table3(built: &[Measured], random: &[Option<Rate>], stand_in: &str) -> Experi
             continue;
         }
         let fib = measured.fib.as_deref().expect("built");
-        rows.push(Row::new(format!("{}: footprint", measured.name), "bytes", find("footprint_bytes"), Some(fib.footprint() as f64)));
+        rows.push(Row::new(
+            format!("{}: footprint", measured.name),
+            "bytes",
+            find("footprint_bytes"),
+            Some(fib.footprint() as f64),
+        ));
         if let Some(rate) = rate {
-            rows.push(Row::new(format!("{}: random", measured.name), "Mlps", find("mlps"), Some(rate.median)).note(format!("runs {}", rate.spread())));
+            rows.push(
+                Row::new(format!("{}: random", measured.name), "Mlps", find("mlps"), Some(rate.median))
+                    .note(format!("runs {}", rate.spread())),
+            );
         }
     }
     // The text's ratios beside Table 3: Poptrie18 against SAIL and D18R.
-    let rate_of = |name: &str| built.iter().zip(random).find(|(measured, _)| measured.name == name).and_then(|(_, rate)| *rate);
+    let rate_of =
+        |name: &str| built.iter().zip(random).find(|(measured, _)| measured.name == name).and_then(|(_, rate)| *rate);
     for other in ["sail", "d18r"] {
         let id = format!("poptrie-sec4-5-real-tier1-a-poptrie18-vs-{other}-speedup-t1");
         let speedup = rate_of("poptrie18").zip(rate_of(other)).map(|(poptrie, other)| poptrie.median / other.median);
@@ -220,7 +267,9 @@ fn locality(lab: &Lab, compared: &[Measured], stand_in: &str) -> Experiment {
     }
     Experiment {
         title: "Section 4.5: sequential and repeated keys (one thread)".into(),
-        setup: format!("{stand_in} The paper's figures are for {TIER1_B}; fibkit's stand-in is the same table as for {TIER1_A}."),
+        setup: format!(
+            "{stand_in} The paper's figures are for {TIER1_B}; fibkit's stand-in is the same table as for {TIER1_A}."
+        ),
         rows,
         plots: vec![],
     }
@@ -229,9 +278,16 @@ fn locality(lab: &Lab, compared: &[Measured], stand_in: &str) -> Experiment {
 /// Figure 8: Poptrie18's random-key rate against threads.
 fn threads(lab: &Lab, compared: &[Measured], stand_in: &str) -> Experiment {
     let mut rows = Vec::new();
-    let published =
-        Published::get().all(Query { paper: PAPER, place: Some("Figure 8"), engine: Some("poptrie18"), metric: "mlps", ..Default::default() });
-    let Some(fib) = compared.iter().find(|measured| measured.name == "poptrie18").and_then(|measured| measured.fib.as_deref()) else {
+    let published = Published::get().all(Query {
+        paper: PAPER,
+        place: Some("Figure 8"),
+        engine: Some("poptrie18"),
+        metric: "mlps",
+        ..Default::default()
+    });
+    let Some(fib) =
+        compared.iter().find(|measured| measured.name == "poptrie18").and_then(|measured| measured.fib.as_deref())
+    else {
         return Experiment { title: "Figure 8: threads".into(), ..Default::default() };
     };
     let mut counts: Vec<usize> = (1..=lab.cores()).collect();
@@ -239,14 +295,20 @@ fn threads(lab: &Lab, compared: &[Measured], stand_in: &str) -> Experiment {
     counts.sort_unstable();
     counts.dedup();
     for threads in counts {
-        let matching = published.iter().find(|figure| figure.threads == Some(threads as u32) && figure.dataset.as_deref() == Some(TIER1_A));
+        let matching = published
+            .iter()
+            .find(|figure| figure.threads == Some(threads as u32) && figure.dataset.as_deref() == Some(TIER1_A));
         let label = format!("poptrie18, {threads} thread{}", if threads == 1 { "" } else { "s" });
         if threads > lab.cores() {
-            rows.push(Row::new(label, "Mlps", matching.copied(), None).note(format!("not run: {} cores here", lab.cores())));
+            rows.push(
+                Row::new(label, "Mlps", matching.copied(), None).note(format!("not run: {} cores here", lab.cores())),
+            );
             continue;
         }
         let rate = lab.rates(&[(fib, Workload::new(Test::Rnd, 0, 1))], threads, None)[0];
-        rows.push(Row::new(label, "Mlps", matching.copied(), Some(rate.median)).note(format!("runs {}", rate.spread())));
+        rows.push(
+            Row::new(label, "Mlps", matching.copied(), Some(rate.median)).note(format!("runs {}", rate.spread())),
+        );
     }
     Experiment {
         title: "Figure 8: aggregate random-key rate against threads".into(),
@@ -314,7 +376,13 @@ fn ipv6(lab: &mut Lab) -> Result<Experiment> {
         .unwrap_or_default();
     let find = |engine: &str, metric: &str| figure("Table 6", &dataset, Some(engine), None, metric);
     let find_text = |engine: &str| {
-        Published::get().find(Query { paper: PAPER, place: Some("Section 4.10"), engine: Some(engine), metric: "mlps", ..Default::default() })
+        Published::get().find(Query {
+            paper: PAPER,
+            place: Some("Section 4.10"),
+            engine: Some(engine),
+            metric: "mlps",
+            ..Default::default()
+        })
     };
     let names = ["poptrie0", "poptrie16", "poptrie18", "d16r6", "d18r6"];
     let mut built = Vec::new();
@@ -324,20 +392,31 @@ fn ipv6(lab: &mut Lab) -> Result<Experiment> {
         built.push((name, fib, build_s));
     }
     let space = fibkit::random::key_space(POPTRIE_PAPER_SPACE);
-    let slots: Vec<(&dyn Fib<u128>, Workload<u128>)> = built
-        .iter()
-        .map(|(_, fib, _)| (fib.as_ref(), Workload { space, ..Workload::new(Test::Rnd, 0, 1) }))
-        .collect();
+    let slots: Vec<(&dyn Fib<u128>, Workload<u128>)> =
+        built.iter().map(|(_, fib, _)| (fib.as_ref(), Workload { space, ..Workload::new(Test::Rnd, 0, 1) })).collect();
     let rates = lab.rates(&slots, 1, None);
     for ((name, fib, build_s), rate) in built.iter().zip(rates) {
         if name.starts_with("poptrie") {
-            rows.push(Row::new(format!("{name}: internal nodes"), "", find(name, "internal_nodes"), stat(fib.as_ref(), "internal_nodes")));
+            rows.push(Row::new(
+                format!("{name}: internal nodes"),
+                "",
+                find(name, "internal_nodes"),
+                stat(fib.as_ref(), "internal_nodes"),
+            ));
             rows.push(Row::new(format!("{name}: leaves"), "", find(name, "leaf_nodes"), stat(fib.as_ref(), "leaves")));
-            rows.push(Row::new(format!("{name}: footprint"), "bytes", find(name, "footprint_bytes"), Some(fib.footprint() as f64)));
+            rows.push(Row::new(
+                format!("{name}: footprint"),
+                "bytes",
+                find(name, "footprint_bytes"),
+                Some(fib.footprint() as f64),
+            ));
             rows.push(Row::new(format!("{name}: build"), "s", find(name, "build_s"), Some(*build_s)));
         }
         let published = find(name, "mlps").or_else(|| find_text(name));
-        rows.push(Row::new(format!("{name}: random"), "Mlps", published, Some(rate.median)).note(format!("runs {}", rate.spread())));
+        rows.push(
+            Row::new(format!("{name}: random"), "Mlps", published, Some(rate.median))
+                .note(format!("runs {}", rate.spread())),
+        );
     }
     Ok(Experiment {
         title,
@@ -352,7 +431,13 @@ fn ipv6(lab: &mut Lab) -> Result<Experiment> {
 fn updates(lab: &mut Lab, table: &RouteTable, stand_in: &str) -> Result<Experiment> {
     let title = "Section 4.9: updates to Poptrie18".to_string();
     let find = |metric: &str| {
-        Published::get().find(Query { paper: PAPER, place: Some("Section 4.9"), engine: Some("poptrie18"), metric, ..Default::default() })
+        Published::get().find(Query {
+            paper: PAPER,
+            place: Some("Section 4.9"),
+            engine: Some("poptrie18"),
+            metric,
+            ..Default::default()
+        })
     };
     let Some(path) = lab.data_file(UPDATE_TRACE) else {
         let row = Row::new("trace: time per update", "us", find("us_per_update"), None)
@@ -376,7 +461,10 @@ fn updates(lab: &mut Lab, table: &RouteTable, stand_in: &str) -> Result<Experime
             .note("each update published alone (RIB, engine update and publication)"),
     ];
     if rejected > 0 {
-        rows.push(Row::new("trace: updates rejected", "", None, Some(rejected as f64)).note("not applied: see `fibkit replay`"));
+        rows.push(
+            Row::new("trace: updates rejected", "", None, Some(rejected as f64))
+                .note("not applied: see `fibkit replay`"),
+        );
     }
     // The whole table inserted route by route, in random order.
     let mut routes: Vec<_> = table.v4.iter().collect();
@@ -392,16 +480,29 @@ fn updates(lab: &mut Lab, table: &RouteTable, stand_in: &str) -> Result<Experime
     }
     let inserted = start.elapsed().as_secs_f64();
     let find_insert = |metric: &str| {
-        Published::get().find(Query { paper: PAPER, place: Some("Section 4.9"), dataset: Some(TIER1_A), metric, ..Default::default() })
+        Published::get().find(Query {
+            paper: PAPER,
+            place: Some("Section 4.9"),
+            dataset: Some(TIER1_A),
+            metric,
+            ..Default::default()
+        })
     };
     rows.push(Row::new("whole table: insertion", "s", find_insert("insert_total_s"), Some(inserted)));
     rows.push(
-        Row::new("whole table: time per route", "us", find_insert("us_per_insert"), Some(inserted * 1e6 / routes.len() as f64))
-            .note("routes in random order into an empty Poptrie18, each published alone"),
+        Row::new(
+            "whole table: time per route",
+            "us",
+            find_insert("us_per_insert"),
+            Some(inserted * 1e6 / routes.len() as f64),
+        )
+        .note("routes in random order into an empty Poptrie18, each published alone"),
     );
     Ok(Experiment {
         title,
-        setup: format!("{stand_in} The trace is {UPDATE_TRACE}, the paper's own; applied to the stand-in table, not the peer's."),
+        setup: format!(
+            "{stand_in} The trace is {UPDATE_TRACE}, the paper's own; applied to the stand-in table, not the peer's."
+        ),
         rows,
         plots: vec![],
     })

@@ -161,6 +161,8 @@ mod tests {
         assert_eq!(Published::parse(&file(&[figure("a", "null"), figure("a", "null")])).unwrap_err(), "id a twice");
         let unknown = Published::parse(&file(&[figure("b", "\"nonesuch\"")])).unwrap_err();
         assert_eq!(unknown, "b: engine nonesuch is not in the registry");
-        assert!(Published::parse(&file(&[]).replace("\"schema\":1", "\"schema\":2")).unwrap_err().starts_with("schema 2"));
+        assert!(Published::parse(&file(&[]).replace("\"schema\":1", "\"schema\":2"))
+            .unwrap_err()
+            .starts_with("schema 2"));
     }
 }

@@ -35,16 +35,43 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
     }
     let family = fibkit::addr::Family::Ipv4;
     let mut rows = vec![
-        Row::new("IPv4 prefixes", "", find("Table I", Some(DATASET), None, "prefixes"), Some(table.table.prefixes(family) as f64)),
-        Row::new("next hops", "", find("Table I", Some(DATASET), None, "next_hops"), Some(table.table.next_hops_of(family) as f64)),
+        Row::new(
+            "IPv4 prefixes",
+            "",
+            find("Table I", Some(DATASET), None, "prefixes"),
+            Some(table.table.prefixes(family) as f64),
+        ),
+        Row::new(
+            "next hops",
+            "",
+            find("Table I", Some(DATASET), None, "next_hops"),
+            Some(table.table.next_hops_of(family) as f64),
+        ),
     ];
     for (name, fib, build_s) in built.iter().filter(|(name, _, _)| ["d16r", "d20r"].contains(name)) {
         let published = |metric: &str| find("Table I", Some(DATASET), Some(name), metric);
         let fib = fib.as_ref();
-        rows.push(Row::new(format!("{name}: footprint"), "bytes", published("footprint_bytes"), Some(fib.footprint() as f64)));
-        rows.push(Row::new(format!("{name}: direct coverage"), "share", published("direct_share"), stat(fib, "direct_coverage")));
-        rows.push(Row::new(format!("{name}: short fragments"), "", published("short_fragments"), stat(fib, "physical_fragments_short")));
-        let long = stat(fib, "physical_fragments_long").zip(stat(fib, "physical_fragments_wide")).map(|(long, wide)| long + wide);
+        rows.push(Row::new(
+            format!("{name}: footprint"),
+            "bytes",
+            published("footprint_bytes"),
+            Some(fib.footprint() as f64),
+        ));
+        rows.push(Row::new(
+            format!("{name}: direct coverage"),
+            "share",
+            published("direct_share"),
+            stat(fib, "direct_coverage"),
+        ));
+        rows.push(Row::new(
+            format!("{name}: short fragments"),
+            "",
+            published("short_fragments"),
+            stat(fib, "physical_fragments_short"),
+        ));
+        let long = stat(fib, "physical_fragments_long")
+            .zip(stat(fib, "physical_fragments_wide"))
+            .map(|(long, wide)| long + wide);
         rows.push(
             Row::new(format!("{name}: long fragments"), "", published("long_fragments"), long)
                 .note("fibkit's long and wide (4-byte and 8-byte) fragments together"),
@@ -65,11 +92,22 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
             built.iter().map(|(_, fib, _)| (fib.as_ref(), Workload::new(test.clone(), 0, 1))).collect();
         let rates = lab.rates(&slots, 1, None);
         for ((name, _, _), rate) in built.iter().zip(&rates) {
-            sweep_rows.push(Row::new(format!("{name}: {label}"), "Mlps", None, Some(rate.median)).note(format!("runs {}", rate.spread())));
+            sweep_rows.push(
+                Row::new(format!("{name}: {label}"), "Mlps", None, Some(rate.median))
+                    .note(format!("runs {}", rate.spread())),
+            );
         }
         let best = rates.iter().map(|rate| rate.median).fold(0.0, f64::max);
-        let published = Published::get().find(Query { paper: PAPER, test: Some(test.name()), metric: "peak_mlps_1_thread", ..Default::default() });
-        sweep_rows.push(Row::new(format!("best K, {label}"), "Mlps", published, Some(best)).note("the best of D16R..D22R here; the paper's best of its machines"));
+        let published = Published::get().find(Query {
+            paper: PAPER,
+            test: Some(test.name()),
+            metric: "peak_mlps_1_thread",
+            ..Default::default()
+        });
+        sweep_rows.push(
+            Row::new(format!("best K, {label}"), "Mlps", published, Some(best))
+                .note("the best of D16R..D22R here; the paper's best of its machines"),
+        );
     }
     let k_sweep = Experiment {
         title: "Figures 4 and 5: the K sweep, one thread".into(),
@@ -85,11 +123,20 @@ pub(crate) fn run(lab: &mut Lab) -> Result<Vec<Experiment>> {
     let slots: Vec<(&dyn Fib<u32>, Workload<u32>)> =
         built.iter().map(|(_, fib, _)| (fib.as_ref(), Workload::new(Test::Rnd, 0, 1))).collect();
     let rates = lab.rates(&slots, threads, None);
-    let (best, rate) = built.iter().zip(&rates).max_by(|a, b| a.1.median.total_cmp(&b.1.median)).map(|((name, _, _), rate)| (*name, *rate)).expect("seven engines");
-    let mut peak = Row::new(format!("peak aggregate RND ({best}, {threads} threads)"), "Mlps", peak_published, Some(rate.median))
-        .note(format!("runs {}", rate.spread()));
+    let (best, rate) = built
+        .iter()
+        .zip(&rates)
+        .max_by(|a, b| a.1.median.total_cmp(&b.1.median))
+        .map(|((name, _, _), rate)| (*name, *rate))
+        .expect("seven engines");
+    let mut peak =
+        Row::new(format!("peak aggregate RND ({best}, {threads} threads)"), "Mlps", peak_published, Some(rate.median))
+            .note(format!("runs {}", rate.spread()));
     if let Some(figure) = peak_published {
-        peak = peak.note(format!("the paper's peak used {} threads", figure.threads.map_or("more".to_string(), |t| t.to_string())));
+        peak = peak.note(format!(
+            "the paper's peak used {} threads",
+            figure.threads.map_or("more".to_string(), |t| t.to_string())
+        ));
     }
     peak_rows.push(peak);
     let scaling = Experiment {

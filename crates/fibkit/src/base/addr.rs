@@ -308,10 +308,8 @@ impl<A: Address> FromStr for Prefix<A> {
 
     /// Strict parsing of `address/prefix_len`.
     fn from_str(text: &str) -> Result<Self, PrefixError> {
-        let (addr_text, len_text) =
-            text.split_once('/').ok_or_else(|| PrefixError::MissingLength(shorten(text)))?;
-        let addr =
-            A::parse_addr(addr_text).ok_or_else(|| PrefixError::BadAddress(shorten(addr_text)))?;
+        let (addr_text, len_text) = text.split_once('/').ok_or_else(|| PrefixError::MissingLength(shorten(text)))?;
+        let addr = A::parse_addr(addr_text).ok_or_else(|| PrefixError::BadAddress(shorten(addr_text)))?;
         if len_text.is_empty() || len_text.len() > 3 || !len_text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(PrefixError::BadLength(shorten(len_text)));
         }

@@ -5,7 +5,7 @@
 pub mod addr;
 pub mod mem;
 pub mod nexthop;
-pub mod rib;
 pub mod random;
+pub mod rib;
 pub mod simd;
 pub mod update;

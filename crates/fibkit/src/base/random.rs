@@ -265,13 +265,19 @@ impl XorShift64x16 {
     /// the IPv6 batch benchmarks about a third of their time.
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
     #[inline(always)]
-    fn fill_steps_avx2(lanes: &mut [u64; Self::LANES], blocks: &mut [[u128; Self::KEYS]], network: [u64; 2], host_mask: [u64; 2]) {
+    fn fill_steps_avx2(
+        lanes: &mut [u64; Self::LANES],
+        blocks: &mut [[u128; Self::KEYS]],
+        network: [u64; 2],
+        host_mask: [u64; 2],
+    ) {
         // SAFETY: AVX2 is enabled for the whole build (the `cfg`); the
         // loads and stores are unaligned, each of 4 of the 16 lanes or 2
         // of a block's 8 keys.
         unsafe {
             use std::arch::x86_64::*;
-            let mut state: [__m256i; 4] = std::array::from_fn(|quarter| _mm256_loadu_si256(lanes.as_ptr().add(4 * quarter).cast()));
+            let mut state: [__m256i; 4] =
+                std::array::from_fn(|quarter| _mm256_loadu_si256(lanes.as_ptr().add(4 * quarter).cast()));
             let [network_high, network_low] = network.map(|half| _mm256_set1_epi64x(half as i64));
             let [mask_high, mask_low] = host_mask.map(|half| _mm256_set1_epi64x(half as i64));
             for block in blocks {

@@ -560,7 +560,8 @@ mod tests {
                 rib.insert(Prefix::truncating(addr, len), 1);
             }
             for _ in 0..300 {
-                let addr = if rng.next().is_multiple_of(2) { rng.next() } else { 0x0a00_0000 | (rng.next() & 0x0003_0fff) };
+                let addr =
+                    if rng.next().is_multiple_of(2) { rng.next() } else { 0x0a00_0000 | (rng.next() & 0x0003_0fff) };
                 assert_eq!(rib.radix_depth(addr), brute(&rib, addr), "round {round} {addr:#x}");
             }
         }
@@ -712,7 +713,9 @@ mod tests {
     fn check_full(rib: &Rib4, index: u32) -> bool {
         let node = &rib.nodes[index as usize];
         let halves = node.children.map(|child| {
-            child != NIL && check_full(rib, child) && rib.nodes[child as usize].prefix.prefix_len() == node.prefix.prefix_len() + 1
+            child != NIL
+                && check_full(rib, child)
+                && rib.nodes[child as usize].prefix.prefix_len() == node.prefix.prefix_len() + 1
         });
         let full = node.next_hop != NO_ROUTE || halves == [true, true];
         assert_eq!(node.full, full, "{}", node.prefix);

@@ -64,23 +64,34 @@ impl<A: Address> CompiledFamily<A> {
         if !with_routes {
             return Ok(CompiledFamily { fib: engine.open(family, max_next_hop)?, routes: None });
         }
-        let routes = Routes { addrs: family.array("route_addr")?, lengths: family.array("route_len")?, next_hops: family.array("route_hop")? };
+        let routes = Routes {
+            addrs: family.array("route_addr")?,
+            lengths: family.array("route_len")?,
+            next_hops: family.array("route_hop")?,
+        };
         let count = routes.len();
         if routes.lengths.len() != count || routes.next_hops.len() != count {
-            let problem = format!("{count} routes but {} lengths and {} next hops", routes.lengths.len(), routes.next_hops.len());
+            let problem =
+                format!("{count} routes but {} lengths and {} next hops", routes.lengths.len(), routes.next_hops.len());
             return Err(file.error(None, Problem::Section { name: family.name("route_len"), problem }));
         }
         for index in 0..count {
             let (addr, prefix_len) = (routes.addrs[index], routes.lengths[index]);
             if Prefix::new(addr, prefix_len).is_err() {
-                return Err(family.bad::<u8>("route_len", index, prefix_len.into(), "not a prefix length of the address"));
+                return Err(family.bad::<u8>(
+                    "route_len",
+                    index,
+                    prefix_len.into(),
+                    "not a prefix length of the address",
+                ));
             }
             if routes.next_hops[index] > max_next_hop {
                 let value = routes.next_hops[index].into();
                 return Err(family.bad::<NextHop>("route_hop", index, value, "next hop beyond the file's values"));
             }
         }
-        let numbers = NextHop::try_from(count).map_err(|_| family.bad::<NextHop>("route_hop", 0, count as u64, "too many routes"))?;
+        let numbers = NextHop::try_from(count)
+            .map_err(|_| family.bad::<NextHop>("route_hop", 0, count as u64, "too many routes"))?;
         Ok(CompiledFamily { fib: engine.open(family, numbers)?, routes: Some(routes) })
     }
 }
@@ -125,7 +136,8 @@ impl CompiledTable {
         let (values, families) = std::thread::scope(|scope| {
             let thread = std::thread::Builder::new().spawn_scoped(scope, values).ok();
             let families = Self::families(&file, max_next_hop);
-            let values = thread.map_or_else(values, |thread| thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            let values = thread
+                .map_or_else(values, |thread| thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
             (values, families)
         });
         Self::assemble(&file, values?, families?)

@@ -114,9 +114,16 @@ impl Values {
         let mapping = Self::mapping_in(file)?;
         let offsets = file.array::<u32>(OFFSETS)?;
         let text = file.array::<u8>(TEXT)?;
-        let bad = |section: &str, size, index, value, problem| Err(file.element_error(section, size, index, value, problem));
+        let bad =
+            |section: &str, size, index, value, problem| Err(file.element_error(section, size, index, value, problem));
         if offsets.first() != Some(&0) {
-            return bad(OFFSETS, 4, 0, offsets.first().copied().unwrap_or_default().into(), "the first text does not start at 0");
+            return bad(
+                OFFSETS,
+                4,
+                0,
+                offsets.first().copied().unwrap_or_default().into(),
+                "the first text does not start at 0",
+            );
         }
         // Branch-free passes first (vectorised), positions only on failure.
         if offsets.windows(2).fold(false, |descending, pair| descending | (pair[1] < pair[0])) {
@@ -124,7 +131,13 @@ impl Values {
             return bad(OFFSETS, 4, index + 1, offsets[index + 1].into(), "a text ends before it starts");
         }
         if offsets.last().map(|&end| end as usize) != Some(text.len()) {
-            return bad(OFFSETS, 4, offsets.len() - 1, offsets[offsets.len() - 1].into(), "the texts do not end with the text section");
+            return bad(
+                OFFSETS,
+                4,
+                offsets.len() - 1,
+                offsets[offsets.len() - 1].into(),
+                "the texts do not end with the text section",
+            );
         }
         if mapping != Mapping::Distinct && offsets.len() > 1 {
             return bad(OFFSETS, 4, 1, offsets.len() as u64, "values % n + 1 have no texts");
@@ -141,7 +154,9 @@ impl Values {
     /// The mapping `file` stores.
     fn mapping_in(file: &FibFile) -> Result<Mapping, FileError> {
         let bytes = file.section(MAPPING)?.unwrap_or_default();
-        let word = |index: usize| bytes.get(index * 8..index * 8 + 8).map(|word| u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        let word = |index: usize| {
+            bytes.get(index * 8..index * 8 + 8).map(|word| u64::from_le_bytes(word.try_into().unwrap_or_default()))
+        };
         match (bytes.len(), word(0), word(1)) {
             (16, Some(0), Some(0)) => Ok(Mapping::Distinct),
             (16, Some(1), Some(n)) if n > 0 && n <= u64::from(u32::MAX) => Ok(Mapping::Modulo(n as u32)),
@@ -149,7 +164,8 @@ impl Values {
                 let problem = "neither distinct values (0, 0) nor value % n + 1 (1, n)";
                 Err(file.element_error(MAPPING, 8, 0, kind << 32 | n, problem))
             }
-            _ => Err(file.error(None, Problem::Section { name: MAPPING.to_string(), problem: "not two numbers".to_string() })),
+            _ => Err(file
+                .error(None, Problem::Section { name: MAPPING.to_string(), problem: "not two numbers".to_string() })),
         }
     }
 
@@ -161,8 +177,12 @@ impl Values {
             Mapping::Modulo(n) => Ok(n),
             Mapping::Distinct => {
                 let texts = file.section_length(OFFSETS).unwrap_or_default() / 4;
-                NextHop::try_from(texts.saturating_sub(1))
-                    .map_err(|_| file.error(file.section_offset(OFFSETS), Problem::Section { name: OFFSETS.to_string(), problem: "more than 2^32 values".to_string() }))
+                NextHop::try_from(texts.saturating_sub(1)).map_err(|_| {
+                    file.error(
+                        file.section_offset(OFFSETS),
+                        Problem::Section { name: OFFSETS.to_string(), problem: "more than 2^32 values".to_string() },
+                    )
+                })
             }
         }
     }

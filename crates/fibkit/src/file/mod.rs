@@ -272,7 +272,10 @@ impl From<UnknownEngine> for Problem {
 pub fn not_savable(engine: &str) -> Problem {
     let savable: Vec<&str> = crate::registry::engines()
         .into_iter()
-        .filter(|engine| engine.ipv4.is_some_and(|builders| builders.open.is_some()) || engine.ipv6.is_some_and(|builders| builders.open.is_some()))
+        .filter(|engine| {
+            engine.ipv4.is_some_and(|builders| builders.open.is_some())
+                || engine.ipv6.is_some_and(|builders| builders.open.is_some())
+        })
         .map(|engine| engine.name)
         .collect();
     Problem::NotSavable { engine: engine.to_string(), savable: savable.join(", ") }

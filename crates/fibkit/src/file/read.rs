@@ -8,8 +8,8 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
 use super::{
-    family_prefix, header_checksum, payload_checksum, FileError, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES, HEADER_CHECKSUM_AT, MAGIC,
-    NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
+    family_prefix, header_checksum, payload_checksum, FileError, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES,
+    HEADER_CHECKSUM_AT, MAGIC, NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
 };
 use crate::addr::Address;
 use crate::mem::{LookupArray, Plain};
@@ -119,7 +119,8 @@ impl FibFile {
         // `CompiledTable::open` at once (faster than populating the whole
         // mapping first, measured), read-only: they stay the page cache's.
         let mut map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(io)?;
-        let (base, len) = (NonNull::new(map.as_mut_ptr()).ok_or_else(|| io(std::io::Error::other("null mapping")))?, map.len());
+        let (base, len) =
+            (NonNull::new(map.as_mut_ptr()).ok_or_else(|| io(std::io::Error::other("null mapping")))?, map.len());
         Self::checked(name, Arc::new(map), base, len)
     }
 
@@ -148,10 +149,13 @@ impl FibFile {
     /// section table are not those written.
     pub fn verify_payload(&self) -> Result<(), FileError> {
         let bytes = self.bytes();
-        let stored = u64::from_le_bytes(bytes[PAYLOAD_CHECKSUM_AT..PAYLOAD_CHECKSUM_AT + 8].try_into().unwrap_or_default());
+        let stored =
+            u64::from_le_bytes(bytes[PAYLOAD_CHECKSUM_AT..PAYLOAD_CHECKSUM_AT + 8].try_into().unwrap_or_default());
         let computed = payload_checksum(&bytes[self.payload_start..]);
         if stored != computed {
-            return Err(self.error(Some(PAYLOAD_CHECKSUM_AT as u64), Problem::Checksum { what: "payload", stored, computed }));
+            return Err(
+                self.error(Some(PAYLOAD_CHECKSUM_AT as u64), Problem::Checksum { what: "payload", stored, computed })
+            );
         }
         Ok(())
     }
@@ -162,9 +166,24 @@ impl FibFile {
         unsafe { std::slice::from_raw_parts(self.base.as_ptr(), self.len) }
     }
 
-    fn checked(name: String, owner: Arc<dyn Any + Send + Sync>, base: NonNull<u8>, len: usize) -> Result<Self, FileError> {
+    fn checked(
+        name: String,
+        owner: Arc<dyn Any + Send + Sync>,
+        base: NonNull<u8>,
+        len: usize,
+    ) -> Result<Self, FileError> {
         let uses = Mutex::new(Vec::new());
-        let mut file = FibFile { name, owner, base, len, sections: Vec::new(), payload_start: 0, uses, created: 0, source_modified: 0 };
+        let mut file = FibFile {
+            name,
+            owner,
+            base,
+            len,
+            sections: Vec::new(),
+            payload_start: 0,
+            uses,
+            created: 0,
+            source_modified: 0,
+        };
         if cfg!(target_endian = "big") {
             return Err(file.error(None, Problem::BigEndian));
         }
@@ -209,7 +228,9 @@ impl FibFile {
         let table_end = table_end as usize;
         let (stored, computed) = (long(HEADER_CHECKSUM_AT), header_checksum(&bytes[..table_end]));
         if stored != computed {
-            return Err(self.error(Some(HEADER_CHECKSUM_AT as u64), Problem::Checksum { what: "header", stored, computed }));
+            return Err(
+                self.error(Some(HEADER_CHECKSUM_AT as u64), Problem::Checksum { what: "header", stored, computed })
+            );
         }
         let payload_start = table_end;
         let (created, source_modified) = (long(40), long(48));
@@ -221,7 +242,8 @@ impl FibFile {
             let fail = |field: usize, problem| self.error(Some((at + field) as u64), Problem::Entry { index, problem });
             let name = &entry[..NAME_BYTES];
             let used = name.iter().position(|&byte| byte == 0).unwrap_or(NAME_BYTES);
-            if used == 0 || !name[..used].iter().all(u8::is_ascii_graphic) || name[used..].iter().any(|&byte| byte != 0) {
+            if used == 0 || !name[..used].iter().all(u8::is_ascii_graphic) || name[used..].iter().any(|&byte| byte != 0)
+            {
                 return Err(fail(0, "the name is not ASCII padded with zero bytes"));
             }
             let name = String::from_utf8_lossy(&name[..used]).into_owned();
@@ -321,7 +343,10 @@ impl FibFile {
     /// The sections of family `A`, if the file has its FIB.
     pub fn family<A: Address>(&self) -> Option<FamilyFile<'_>> {
         let prefix = family_prefix::<A>();
-        self.sections.iter().any(|section| section.name == format!("{prefix}engine")).then_some(FamilyFile { file: self, prefix })
+        self.sections
+            .iter()
+            .any(|section| section.name == format!("{prefix}engine"))
+            .then_some(FamilyFile { file: self, prefix })
     }
 
     /// The file's name, as errors give it.
@@ -356,7 +381,9 @@ impl<'a> FamilyFile<'a> {
         let name = self.name("engine");
         let bytes = self.file.section(&name)?.unwrap_or_default();
         match std::str::from_utf8(bytes) {
-            Ok(engine) if !engine.is_empty() && engine.len() <= 32 && engine.bytes().all(|byte| byte.is_ascii_graphic()) => {
+            Ok(engine)
+                if !engine.is_empty() && engine.len() <= 32 && engine.bytes().all(|byte| byte.is_ascii_graphic()) =>
+            {
                 Ok(engine.to_string())
             }
             _ => Err(self.file.error(None, Problem::Section { name, problem: "not an engine name".to_string() })),
@@ -370,9 +397,13 @@ impl<'a> FamilyFile<'a> {
     /// section does not hold `count` `u64`s.
     pub fn params(&self, count: usize) -> Result<Vec<u64>, FileError> {
         let name = self.name("params");
-        let bytes = self.file.section(&name)?.ok_or_else(|| self.file.error(None, Problem::MissingSection(name.clone())))?;
+        let bytes =
+            self.file.section(&name)?.ok_or_else(|| self.file.error(None, Problem::MissingSection(name.clone())))?;
         if bytes.len() != count * 8 {
-            let problem = Problem::Section { name, problem: format!("{} bytes, expected {count} parameters of 8 bytes", bytes.len()) };
+            let problem = Problem::Section {
+                name,
+                problem: format!("{} bytes, expected {count} parameters of 8 bytes", bytes.len()),
+            };
             return Err(self.file.error(None, problem));
         }
         Ok(bytes.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().unwrap_or_default())).collect())

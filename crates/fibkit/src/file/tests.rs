@@ -73,7 +73,10 @@ fn every_savable_engine_answers_as_before_after_a_round_trip() {
         for prefixes in [false, true] {
             if !engine.savable::<u32>() && !engine.savable::<u128>() {
                 let error = compiled(engine.name, prefixes, 300).to_file().unwrap_err().to_string();
-                assert!(error.contains(&format!("engine {} cannot be saved", engine.name)) && error.contains("d16r, "), "{error}");
+                assert!(
+                    error.contains(&format!("engine {} cannot be saved", engine.name)) && error.contains("d16r, "),
+                    "{error}"
+                );
                 continue;
             }
             let built = compiled(engine.name, prefixes, 3000);
@@ -86,7 +89,12 @@ fn every_savable_engine_answers_as_before_after_a_round_trip() {
             let (before, after) = (built.v4.as_ref().unwrap(), opened.v4.as_ref().unwrap());
             assert_eq!(after.fib().name(), before.fib().name());
             assert_eq!(after.has_prefixes(), prefixes);
-            let answers: Vec<(u32, u32)> = routes.v4.ranges(0, u32::MAX).iter().map(|range| (range.first, before.fib().lookup(range.first))).collect();
+            let answers: Vec<(u32, u32)> = routes
+                .v4
+                .ranges(0, u32::MAX)
+                .iter()
+                .map(|range| (range.first, before.fib().lookup(range.first)))
+                .collect();
             for (key, answer) in answers {
                 assert_eq!(after.fib().lookup(key), answer, "{} at {key:#x}", engine.name);
                 assert_eq!(after.route(answer), before.route(answer));
@@ -132,7 +140,10 @@ fn a_newer_version_is_refused_with_a_clear_message() {
     assert_eq!((error.offset, &error.problem), (Some(8), &Problem::NewerVersion { found: VERSION + 1 }));
     assert!(error.to_string().contains("is newer than this fibkit reads"), "{error}");
     let text = FibFile::from_bytes(b"10.0.0.0/8 64500\n", "table.txt").err().unwrap();
-    assert_eq!(text.to_string(), "table.txt: offset 0: not a compiled FIB file (it does not start with fibkit's magic)");
+    assert_eq!(
+        text.to_string(),
+        "table.txt: offset 0: not a compiled FIB file (it does not start with fibkit's magic)"
+    );
 }
 
 /// Bytes changed on purpose and resealed pass the checksums: the openers'
@@ -141,7 +152,11 @@ fn a_newer_version_is_refused_with_a_clear_message() {
 /// to 4 random bytes past the header) and opens each: a refusal must name
 /// the file; a table taken must answer `keys` (drawn anew each time) alike
 /// in a batch and one by one. Returns how many were refused and taken.
-fn open_damaged<A: crate::addr::Address>(bytes: &[u8], rounds: usize, mut keys: impl FnMut() -> Vec<A>) -> (usize, usize) {
+fn open_damaged<A: crate::addr::Address>(
+    bytes: &[u8],
+    rounds: usize,
+    mut keys: impl FnMut() -> Vec<A>,
+) -> (usize, usize) {
     let mut bits = XorShift32::new(99);
     let (mut refused, mut taken) = (0, 0);
     for _ in 0..rounds {
@@ -164,7 +179,11 @@ fn open_damaged<A: crate::addr::Address>(bytes: &[u8], rounds: usize, mut keys: 
                 family.lookup_batch(&keys, &mut answers);
                 for (&key, &answer) in keys.iter().zip(&answers) {
                     assert_eq!(family.fib().lookup(key), answer);
-                    let _ = (family.route(answer), table.values.value_text(family.next_hop(answer)), table.values.label(answer));
+                    let _ = (
+                        family.route(answer),
+                        table.values.value_text(family.next_hop(answer)),
+                        table.values.label(answer),
+                    );
                 }
             }
         }
@@ -177,7 +196,8 @@ fn damaged_files_with_valid_checksums_never_panic() {
     for (engine, count) in [("d16r", 3000), ("poptrie16", 3000), ("poptrie0", 300), ("sail", 3000)] {
         let bytes = bytes_of(&compiled(engine, engine == "poptrie0", count));
         let mut bits = XorShift32::new(98);
-        let (refused, taken) = open_damaged::<u32>(&bytes, 300, || (0..2000).map(|_| bits.next()).chain([u32::MAX]).collect());
+        let (refused, taken) =
+            open_damaged::<u32>(&bytes, 300, || (0..2000).map(|_| bits.next()).chain([u32::MAX]).collect());
         assert!(refused > 0 && taken > 0, "{engine}: {refused} refused, {taken} taken");
     }
 }
@@ -201,7 +221,8 @@ fn hostile_direct_entries_are_named_with_their_offset() {
         reseal(&mut damaged);
         let error = open(&damaged).unwrap_err();
         assert_eq!(error.offset, Some((direct_at + 4 * chunk) as u64));
-        let expected = format!("test.fib: offset {}: v4.direct[{chunk}] = {hostile:#x}: {problem}", direct_at + 4 * chunk);
+        let expected =
+            format!("test.fib: offset {}: v4.direct[{chunk}] = {hostile:#x}: {problem}", direct_at + 4 * chunk);
         assert_eq!(error.to_string(), expected);
     }
 }
@@ -225,7 +246,9 @@ fn hostile_two_stage_entries_are_named_and_damage_never_panics() {
         assert_eq!(error.to_string(), format!("test.fib: offset {at}: {section}[0] = {hostile:#x}: {problem}"));
     }
     let mut wide = XorShift64Pair::new(98);
-    let (refused, taken) = open_damaged::<u128>(&bytes, 200, || (0..2000).map(|_| wide.next() >> 3 | 1 << 125).chain([0, u128::MAX]).collect());
+    let (refused, taken) = open_damaged::<u128>(&bytes, 200, || {
+        (0..2000).map(|_| wide.next() >> 3 | 1 << 125).chain([0, u128::MAX]).collect()
+    });
     assert!(refused > 0 && taken > 0, "{refused} refused, {taken} taken");
 }
 
@@ -323,7 +346,11 @@ fn hostile_sail_runs_entries_are_named_with_their_offset() {
         reseal(&mut damaged);
         let error = open(&damaged).err().unwrap_or_else(|| panic!("{section} + {at} = {hostile:#x} was taken"));
         // A line's starts are shown as their first eight bytes.
-        let shown = if at < 20 && section == "v4.lines" { u64::from_le_bytes(damaged[start..][..8].try_into().unwrap()) } else { hostile };
+        let shown = if at < 20 && section == "v4.lines" {
+            u64::from_le_bytes(damaged[start..][..8].try_into().unwrap())
+        } else {
+            hostile
+        };
         assert_eq!(error.to_string(), format!("test.fib: offset {start}: {section}[0] = {shown:#x}: {problem}"));
     }
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{
-    family_prefix, header_checksum, payload_checksum, FileError, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES, HEADER_CHECKSUM_AT, MAGIC,
-    NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
+    family_prefix, header_checksum, payload_checksum, FileError, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES,
+    HEADER_CHECKSUM_AT, MAGIC, NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
 };
 use crate::addr::Address;
 use crate::mem::Plain;
@@ -35,7 +35,10 @@ impl FileWriter {
     /// If the name is empty, longer than 16 bytes, not ASCII, or taken:
     /// names are fibkit's own constants.
     pub fn section(&mut self, name: &str, bytes: Vec<u8>) {
-        assert!(!name.is_empty() && name.len() <= NAME_BYTES && name.bytes().all(|byte| byte.is_ascii_graphic()), "bad section name {name:?}");
+        assert!(
+            !name.is_empty() && name.len() <= NAME_BYTES && name.bytes().all(|byte| byte.is_ascii_graphic()),
+            "bad section name {name:?}"
+        );
         assert!(self.sections.iter().all(|(taken, _)| taken != name), "section {name:?} written twice");
         self.sections.push((name.to_string(), bytes));
     }

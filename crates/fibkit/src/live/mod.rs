@@ -190,7 +190,11 @@ mod tests {
     #[test]
     fn spans_are_handed_over_a_slash16_at_a_time_until_an_error() {
         // One interval across three /16s, then two inside a fourth.
-        let spans = [range(0x0a00_ff00, 0x0a02_00ff, 1), range(0x0a05_0000, 0x0a05_00ff, 2), range(0x0a05_8000, 0x0a05_80ff, 3)];
+        let spans = [
+            range(0x0a00_ff00, 0x0a02_00ff, 1),
+            range(0x0a05_0000, 0x0a05_00ff, 2),
+            range(0x0a05_8000, 0x0a05_80ff, 3),
+        ];
         let mut seen = Vec::new();
         let mut parts = vec![range(7, 7, 7)];
         let done: Result<(), ()> = for_each_slash16(&spans, &mut parts, |slash16, parts| {
@@ -210,7 +214,11 @@ mod tests {
         let mut calls = 0;
         let stopped = for_each_slash16(&spans, &mut parts, |slash16, _| {
             calls += 1;
-            if slash16 == 0x0a01 { Err(slash16) } else { Ok(()) }
+            if slash16 == 0x0a01 {
+                Err(slash16)
+            } else {
+                Ok(())
+            }
         });
         assert_eq!((stopped, calls), (Err(0x0a01), 2));
         assert_eq!(for_each_slash16(&[], &mut parts, |_, _| Err(())), Ok(()));

@@ -300,8 +300,20 @@ mod tests {
             assert_eq!(parse_address(zero), Err(AddressError::LeadingZero), "{:?}", String::from_utf8_lossy(zero));
         }
         let malformed = [
-            &b"256.0.0.1"[..], b"1.2.3", b"1.2.3.4.5", b"1..2.3", b".1.2.3", b"1.2.3.", b"1.2.3.4/24", b"1.2.3.1000",
-            b"1.2.3.4 5", b"x", b"2001:db8::g", b"1:2:3:4:5:6:7:8:9", b"\xff\xfe", b"::ffff:1.2.3.256",
+            &b"256.0.0.1"[..],
+            b"1.2.3",
+            b"1.2.3.4.5",
+            b"1..2.3",
+            b".1.2.3",
+            b"1.2.3.",
+            b"1.2.3.4/24",
+            b"1.2.3.1000",
+            b"1.2.3.4 5",
+            b"x",
+            b"2001:db8::g",
+            b"1:2:3:4:5:6:7:8:9",
+            b"\xff\xfe",
+            b"::ffff:1.2.3.256",
         ];
         for text in malformed {
             assert_eq!(parse_address(text), Err(AddressError::Malformed), "{:?}", String::from_utf8_lossy(text));

@@ -30,8 +30,8 @@ use pcap_file::pcap::PcapParser;
 use pcap_file::pcapng::{Block, PcapNgParser};
 use pcap_file::{DataLink, PcapError};
 
-use crate::addr::{Address, Family};
 use super::{LoadError, Position};
+use crate::addr::{Address, Family};
 
 /// The first four bytes of a pcap file (microsecond and nanosecond
 /// timestamps, in both byte orders) and of a pcapng file.
@@ -191,7 +191,8 @@ pub fn capture_keys<A: Address>(file: &Path, bytes: &[u8]) -> Result<(Vec<A>, Ca
         Link::of(datalink).ok_or_else(|| error(rest, format!("link type {datalink:?} is not one fibkit reads")))
     };
     if bytes[..4] == MAGICS[4] {
-        let (mut rest, mut parser) = PcapNgParser::new(bytes).map_err(|e| error(bytes, problem(&e, "section header")))?;
+        let (mut rest, mut parser) =
+            PcapNgParser::new(bytes).map_err(|e| error(bytes, problem(&e, "section header")))?;
         while !rest.is_empty() {
             let (next, block) = parser.next_block(rest).map_err(|e| error(rest, problem(&e, "block")))?;
             match block {
@@ -231,7 +232,11 @@ pub fn capture_keys<A: Address>(file: &Path, bytes: &[u8]) -> Result<(Vec<A>, Ca
         }
     }
     if collector.keys.is_empty() {
-        return Err(LoadError::new(file, Position::File, format!("no {} destination in the capture ({})", A::FAMILY, collector.summary)));
+        return Err(LoadError::new(
+            file,
+            Position::File,
+            format!("no {} destination in the capture ({})", A::FAMILY, collector.summary),
+        ));
     }
     Ok((collector.keys, collector.summary))
 }
@@ -365,7 +370,9 @@ mod tests {
     #[test]
     fn pcapng_reads_each_packets_interface_link_type() {
         let mut writer = PcapNgWriter::with_endianness(Vec::new(), Endianness::Little).unwrap();
-        writer.write_block(&Block::InterfaceDescription(InterfaceDescriptionBlock::new(DataLink::ETHERNET, 0))).unwrap();
+        writer
+            .write_block(&Block::InterfaceDescription(InterfaceDescriptionBlock::new(DataLink::ETHERNET, 0)))
+            .unwrap();
         writer.write_block(&Block::InterfaceDescription(InterfaceDescriptionBlock::new(DataLink::RAW, 0))).unwrap();
         let packet = |interface_id: u32, data: Vec<u8>| {
             Block::EnhancedPacket(EnhancedPacketBlock {
@@ -405,7 +412,11 @@ mod tests {
         assert!(keys::<u32>(&ppp).unwrap_err().message.contains("link type PPP is not one fibkit reads"));
         let no_ipv6 = keys::<u128>(&whole).unwrap_err();
         assert_eq!(no_ipv6.position, Position::File);
-        assert!(no_ipv6.message.starts_with("no IPv6 destination in the capture (2 packets: 0 IPv6"), "{}", no_ipv6.message);
+        assert!(
+            no_ipv6.message.starts_with("no IPv6 destination in the capture (2 packets: 0 IPv6"),
+            "{}",
+            no_ipv6.message
+        );
         assert!(!is_capture(b"\xd4\xc3\xb2") && !is_capture(b"1.2.3.4\n"));
     }
 }

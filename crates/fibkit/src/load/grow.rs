@@ -177,7 +177,8 @@ mod tests {
         for growth in [Growth::Syn1, Growth::Syn2] {
             let (grown, stride) = grow(&table, growth).unwrap();
             let mut rng = crate::random::XorShift32::new(7);
-            let probes = (0..20_000u32).map(|_| rng.next() & 0x0f03_ffff | 0x0a00_0000).chain([0, 1, 0x0a00_0001, u32::MAX]);
+            let probes =
+                (0..20_000u32).map(|_| rng.next() & 0x0f03_ffff | 0x0a00_0000).chain([0, 1, 0x0a00_0001, u32::MAX]);
             for addr in probes {
                 assert_eq!(grown.lookup(addr) % stride, table.lookup(addr) % stride, "{growth:?} {addr:#x}");
             }

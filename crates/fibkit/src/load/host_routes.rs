@@ -65,7 +65,8 @@ pub fn host_routes(count: usize, subnets: usize, next_hops: u32) -> Result<Route
     if count as u64 > capacity * subnets as u64 {
         return Err(HostRoutesError::TooMany { count, subnets, capacity });
     }
-    let mut table = RouteTable::new(format!("host-routes({count} /32 in {subnets} subnets)"), Mapping::Modulo(next_hops));
+    let mut table =
+        RouteTable::new(format!("host-routes({count} /32 in {subnets} subnets)"), Mapping::Modulo(next_hops));
     for host in 0..count {
         let (part, offset) = ((host % subnets) as u32, (host / subnets) as u32);
         let addr = BLOCK | (part << part_bits) | offset;
@@ -100,16 +101,18 @@ mod tests {
         let table = host_routes(500_000, 4, 16).unwrap();
         assert_eq!(table.v4.len(), 500_000);
         assert!(table.v4.iter().all(|(prefix, _)| prefix.prefix_len() == 32));
-        assert_eq!(host_routes(1 << 24, 3, 1).unwrap_err(), HostRoutesError::TooMany {
-            count: 1 << 24,
-            subnets: 3,
-            capacity: 1 << 22
-        });
+        assert_eq!(
+            host_routes(1 << 24, 3, 1).unwrap_err(),
+            HostRoutesError::TooMany { count: 1 << 24, subnets: 3, capacity: 1 << 22 }
+        );
         assert_eq!(host_routes(1, 0, 1).unwrap_err(), HostRoutesError::Subnets { subnets: 0 });
         assert_eq!(host_routes(1, 1, 0).unwrap_err(), HostRoutesError::NextHops);
         // As many subnets as 10.0.0.0/8 has addresses: one host each.
         let spread = host_routes(3, 1 << 24, 1).unwrap();
-        assert_eq!(spread.v4.iter().map(|(prefix, _)| prefix.to_string()).collect::<Vec<_>>(), ["10.0.0.0/32", "10.0.0.1/32", "10.0.0.2/32"]);
+        assert_eq!(
+            spread.v4.iter().map(|(prefix, _)| prefix.to_string()).collect::<Vec<_>>(),
+            ["10.0.0.0/32", "10.0.0.1/32", "10.0.0.2/32"]
+        );
         assert_eq!(host_routes(3, (1 << 24) + 1, 1).unwrap_err(), HostRoutesError::Subnets { subnets: (1 << 24) + 1 });
     }
 }

@@ -6,11 +6,11 @@ use std::any::Any;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-use crate::addr::{Address, Family};
-use crate::error::shorten;
 use super::capture::{capture_keys, is_capture, CaptureSummary};
 use super::text::numbered_lines;
 use super::{decompress, LoadError, Position};
+use crate::addr::{Address, Family};
+use crate::error::shorten;
 
 /// Loads IPv4 lookup keys from `path` (gzip and bzip2 decompressed by magic bytes).
 ///
@@ -146,8 +146,12 @@ fn keys_in<A: Address>(file: &Path, bytes: &[u8], layout: &Layout<A>) -> Result<
     let keys = match text_of(bytes) {
         // Printable text is never taken for raw keys, even when its length
         // is a multiple of the key width: its bad line is the error.
-        Some(text) => text_keys(text, layout).map_err(|(line, message)| LoadError::new(file, Position::Line(line), message))?,
-        None if bytes.len() % layout.raw_width == 0 => bytes.chunks_exact(layout.raw_width).map(layout.from_raw).collect(),
+        Some(text) => {
+            text_keys(text, layout).map_err(|(line, message)| LoadError::new(file, Position::Line(line), message))?
+        }
+        None if bytes.len() % layout.raw_width == 0 => {
+            bytes.chunks_exact(layout.raw_width).map(layout.from_raw).collect()
+        }
         None => {
             return Err(LoadError::new(
                 file,

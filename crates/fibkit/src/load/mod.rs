@@ -91,10 +91,10 @@ use std::any::Any;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::nexthop::{Mapping, NextHopTable};
-use crate::NextHop;
 use crate::addr::{Address, Family};
+use crate::nexthop::{Mapping, NextHopTable};
 use crate::rib::{Rib, Rib4, Rib6};
+use crate::NextHop;
 pub(crate) use compressed::{decompress, Decompressed};
 
 mod address_text;
@@ -111,14 +111,14 @@ mod text;
 pub mod updates;
 
 pub use address_text::{parse_address, parse_address_in, AddressError, AnyAddr};
+pub use capture::CaptureSummary;
 pub use compressed::decompressing_reader;
 pub use grow::{grow, Growth, GrowthError};
 pub use host_routes::{host_routes, HostRoutesError};
-pub use capture::CaptureSummary;
 pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for, KeyFile};
-pub use text::parse_value;
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
-pub use updates::{load_updates, updates_from_bytes, IpPrefix, Timestamp, TimedUpdate, Update, UpdateStream};
+pub use text::parse_value;
+pub use updates::{load_updates, updates_from_bytes, IpPrefix, TimedUpdate, Timestamp, Update, UpdateStream};
 
 /// A routing table as loaded: IPv4 and IPv6 RIBs sharing one next-hop table.
 #[derive(Clone, Debug)]
@@ -310,7 +310,10 @@ pub(crate) fn reject_mrt_options(file: &Path, options: &LoadOptions, what: &str)
         return Err(LoadError::new(
             file,
             Position::File,
-            format!("--value {} applies to MRT files, but this is {what} (its values are taken as written)", options.value),
+            format!(
+                "--value {} applies to MRT files, but this is {what} (its values are taken as written)",
+                options.value
+            ),
         ));
     }
     Ok(())

@@ -4,9 +4,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::text::{for_each_record, parse_value, ExtraColumns, Separator};
-use crate::error::shorten;
 use super::{report_conflicts, Conflict, LoadError, LoadOptions, Position, RouteTable};
 use crate::addr::{Address, Prefix};
+use crate::error::shorten;
 use crate::nexthop::{Label, NextHopTable};
 use crate::rib::Rib;
 use crate::NextHop;

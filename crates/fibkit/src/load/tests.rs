@@ -313,8 +313,8 @@ fn compressed_bytes_are_detected_by_magic() {
         assert_eq!(table.warnings.len(), 1);
         assert!(table.warnings[0].starts_with("t.gz: at byte "), "{}", table.warnings[0]);
         assert!(table.warnings[0].contains("stream is truncated after"), "{}", table.warnings[0]);
-        let error = load_bytes(Path::new("t.gz"), truncated, &LoadOptions { strict: true, ..Default::default() })
-            .unwrap_err();
+        let error =
+            load_bytes(Path::new("t.gz"), truncated, &LoadOptions { strict: true, ..Default::default() }).unwrap_err();
         assert!(matches!(error.position, Position::Offset(_)), "{error}");
         assert!(error.message.ends_with("an error in strict mode"), "{error}");
     }
@@ -426,7 +426,8 @@ fn a_utf8_byte_order_mark_starts_no_route() {
     }
     let table = load_text("\u{feff}10.0.0.0/8 7\n").unwrap();
     assert_eq!(value_at(&table, "10.1.2.3"), "7");
-    let stream = updates_from_bytes(Path::new("u.txt"), "\u{feff}1418774413 w 10.0.0.0/8\n".as_bytes(), &LoadOptions::default());
+    let stream =
+        updates_from_bytes(Path::new("u.txt"), "\u{feff}1418774413 w 10.0.0.0/8\n".as_bytes(), &LoadOptions::default());
     assert_eq!(stream.unwrap().updates.len(), 1);
     // Only at the start: inside the text it is still refused.
     assert!(load_text("10.0.0.0/8 7\n\u{feff}11.0.0.0/8 8\n").is_err());
@@ -475,7 +476,12 @@ fn columns_a_format_does_not_have_are_reported() {
     let table = load_text("10.0.0.0/8 1\n11.0.0.0/8 2 3 4\n12.0.0.0/8 5 6\n").unwrap();
     assert_eq!(table.v4.len(), 3);
     assert_eq!(table.warnings.len(), 1, "{:?}", table.warnings);
-    assert!(table.warnings[0].contains(":2: 2 line(s) have columns after PREFIX VALUE, which are ignored (the first: \"3 4\")"), "{:?}", table.warnings);
+    assert!(
+        table.warnings[0]
+            .contains(":2: 2 line(s) have columns after PREFIX VALUE, which are ignored (the first: \"3 4\")"),
+        "{:?}",
+        table.warnings
+    );
     let error = load_strict("10.0.0.0/8 1 x\n").unwrap_err();
     assert!(error.message.contains("an error in strict mode"), "{error}");
     let options = LoadOptions { strict: true, ..Default::default() };
@@ -531,7 +537,8 @@ fn bytes_after_a_complete_stream_are_not_a_truncation() {
         garbage.extend(b"garbage");
         let table = load_bytes(Path::new("t"), &garbage, &LoadOptions::default()).unwrap();
         assert_eq!(table.v4.len(), 2);
-        let expected = format!("t: at byte {}: 7 bytes after the end of the {name} stream are not {name} data", compressed.len());
+        let expected =
+            format!("t: at byte {}: 7 bytes after the end of the {name} stream are not {name} data", compressed.len());
         assert!(table.warnings.len() == 1 && table.warnings[0].starts_with(&expected), "{:?}", table.warnings);
         let error = load_bytes(Path::new("t"), &garbage, &strict).unwrap_err();
         assert!(error.message.contains("are not") && !error.message.contains("truncated"), "{error}");

@@ -204,10 +204,8 @@ impl ExtraColumns {
         warnings: &mut Vec<String>,
     ) -> Result<(), LoadError> {
         let Some((line, extra)) = self.first else { return Ok(()) };
-        let message = format!(
-            "{} line(s) have columns after {columns}, which are ignored (the first: {extra:?})",
-            self.count
-        );
+        let message =
+            format!("{} line(s) have columns after {columns}, which are ignored (the first: {extra:?})", self.count);
         warn(file, Position::Line(line), message, options, warnings)
     }
 }

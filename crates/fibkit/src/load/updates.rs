@@ -28,12 +28,12 @@ use std::fmt;
 use std::path::Path;
 
 use super::text::{is_comment_or_blank, numbered_lines, parse_value, ExtraColumns};
-use crate::error::shorten;
 use super::{
     complete_lines, decompress, mrt, read_file, reject_mrt_options, table_name, LoadError, LoadOptions, Position,
     RouteTable,
 };
 pub use crate::addr::IpPrefix;
+use crate::error::shorten;
 pub use crate::update::Update;
 
 /// When an update happened: seconds since the Unix epoch and microseconds.
@@ -178,16 +178,15 @@ pub(crate) fn parse_text(file: &Path, text: &str, options: &LoadOptions) -> Resu
         let update = match kind {
             "a" => {
                 let value_text = fields.next().ok_or_else(|| {
-                    error(format!("announcement of {prefix} has no NEXTHOP column (expected UNIXTIME a PREFIX NEXTHOP)"))
+                    error(format!(
+                        "announcement of {prefix} has no NEXTHOP column (expected UNIXTIME a PREFIX NEXTHOP)"
+                    ))
                 })?;
                 Update::Announce { prefix, value: parse_value(value_text).map_err(&error)? }
             }
             "w" => Update::Withdraw { prefix },
             other => {
-                return Err(error(format!(
-                    "update kind {:?} is neither a (announce) nor w (withdraw)",
-                    shorten(other)
-                )))
+                return Err(error(format!("update kind {:?} is neither a (announce) nor w (withdraw)", shorten(other))))
             }
         };
         // A withdrawal's NEXTHOP column is optional (traces write 0.0.0.0).

@@ -86,12 +86,7 @@ impl<A: Address> Report<A> {
 const BATCH: usize = 256;
 
 /// Checks `addrs` (with their expected answers) through `lookup_batch`.
-fn check_batch<A: Address, F: Fib<A> + ?Sized>(
-    fib: &F,
-    addrs: &[A],
-    expected: &[NextHop],
-    report: &mut Report<A>,
-) {
+fn check_batch<A: Address, F: Fib<A> + ?Sized>(fib: &F, addrs: &[A], expected: &[NextHop], report: &mut Report<A>) {
     let mut got = [0 as NextHop; BATCH];
     for (keys, wanted) in addrs.chunks(BATCH).zip(expected.chunks(BATCH)) {
         fib.lookup_batch(keys, &mut got[..keys.len()]);
@@ -325,7 +320,6 @@ mod tests {
         assert_eq!(random(&faulty, &rib, Space::Inside(one), 100, 1).mismatches, 100);
     }
 }
-
 
 /// Where a batch lookup disagreed with the one-by-one lookup.
 #[derive(Clone, Debug, PartialEq, Eq)]

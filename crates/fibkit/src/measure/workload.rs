@@ -355,9 +355,11 @@ fn batch_lengths(batch: usize, lookups: u64) -> impl Iterator<Item = usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fib::Stats;
     use crate::addr::Prefix6;
-    use crate::random::{key_space, Keys128, XorShift32, XorShift32x16, XorShift64x16, GLOBAL_UNICAST, POPTRIE_PAPER_SPACE};
+    use crate::fib::Stats;
+    use crate::random::{
+        key_space, Keys128, XorShift32, XorShift32x16, XorShift64x16, GLOBAL_UNICAST, POPTRIE_PAPER_SPACE,
+    };
 
     /// An engine of either family that records the keys it is asked for
     /// and answers with their low byte.
@@ -391,7 +393,6 @@ mod tests {
     fn recorded(test: Test<u32>, batch: usize, lookups: u64) -> (Vec<u32>, u64) {
         recorded_in(test, batch, lookups, Prefix::default_route())
     }
-
 
     #[test]
     fn seq_chains_each_key_to_the_previous_result() {
@@ -505,7 +506,6 @@ mod tests {
         let distinct: std::collections::HashSet<u32> = odd.iter().copied().collect();
         assert_eq!(distinct.len(), 700);
     }
-
 
     // IPv6 keys
 

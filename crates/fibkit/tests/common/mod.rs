@@ -68,7 +68,9 @@ pub fn linx_trace(mapping: Mapping) -> Option<Vec<fibkit::router::Update<fibkit:
     let updates: Vec<Update<Prefix4>> = stream
         .updates
         .iter()
-        .map(|timed| timed.update.of().unwrap_or_else(|| panic!("an IPv6 update in the IPv4 trace: {:?}", timed.update)))
+        .map(|timed| {
+            timed.update.of().unwrap_or_else(|| panic!("an IPv6 update in the IPv4 trace: {:?}", timed.update))
+        })
         .collect();
     assert_eq!(updates.len(), 23_446);
     Some(updates)

@@ -190,7 +190,13 @@ impl<F: Fn(&[AtomicU32], &[u32; LANES], DirectTest, &mut [u32; LANES]) -> u32> D
 /// In debug builds, if an index falls outside `table` (the engines size
 /// their tables for every key: 2^(32 - shift) entries).
 #[inline]
-pub fn direct_stage(level: Level, table: &[AtomicU32], keys: &[u32; LANES], test: DirectTest, values: &mut [u32; LANES]) -> u32 {
+pub fn direct_stage(
+    level: Level,
+    table: &[AtomicU32],
+    keys: &[u32; LANES],
+    test: DirectTest,
+    values: &mut [u32; LANES],
+) -> u32 {
     debug_assert!(test.shift >= 1 && table.len() >= 1usize << (32 - test.shift));
     match level {
         #[cfg(target_arch = "x86_64")]
@@ -210,7 +216,12 @@ pub fn direct_stage(level: Level, table: &[AtomicU32], keys: &[u32; LANES], test
 /// d20r 501 Mlps against 593 now, d16r 302 against 318). REP stayed level
 /// but for poptrie18, which lost a little (623 against 600 now).
 #[inline]
-pub fn direct_stage_scalar(table: &[AtomicU32], keys: &[u32; LANES], test: DirectTest, values: &mut [u32; LANES]) -> u32 {
+pub fn direct_stage_scalar(
+    table: &[AtomicU32],
+    keys: &[u32; LANES],
+    test: DirectTest,
+    values: &mut [u32; LANES],
+) -> u32 {
     for (value, &key) in values.iter_mut().zip(keys) {
         let index = (key >> test.shift) as usize;
         debug_assert!(index < table.len());
@@ -290,7 +301,12 @@ pub fn flagged_group(keys: &[u32], out: &mut [NextHop], flag: u32, load: impl Fn
 /// In debug builds, if `keys` holds `N` keys or more, `N` is above 32, or
 /// `out.len() != keys.len()`.
 #[cold]
-pub fn padded<K: Copy, const N: usize>(keys: &[K], out: &mut [NextHop], pad: K, full: impl FnOnce(&[K; N], &mut [NextHop; N]) -> u32) -> u32 {
+pub fn padded<K: Copy, const N: usize>(
+    keys: &[K],
+    out: &mut [NextHop],
+    pad: K,
+    full: impl FnOnce(&[K; N], &mut [NextHop; N]) -> u32,
+) -> u32 {
     let count = keys.len();
     debug_assert!(count < N && N <= 32 && out.len() == count);
     let (mut padded, mut answers) = ([pad; N], [0 as NextHop; N]);
@@ -430,7 +446,11 @@ pub fn step_if_not_above<W: Into<u128> + Copy>(low: usize, half: usize, middle: 
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        if middle.into() <= probe.into() { low + half } else { low }
+        if middle.into() <= probe.into() {
+            low + half
+        } else {
+            low
+        }
     }
 }
 
@@ -492,7 +512,8 @@ mod tests {
 
     #[test]
     fn every_level_gives_the_scalar_values_and_mask() {
-        let table: Vec<AtomicU32> = (0..1u32 << 16).map(|index| AtomicU32::new(index.wrapping_mul(0x9e37_79b9))).collect();
+        let table: Vec<AtomicU32> =
+            (0..1u32 << 16).map(|index| AtomicU32::new(index.wrapping_mul(0x9e37_79b9))).collect();
         let mut rng = crate::random::XorShift32::new(11);
         let test = DirectTest { shift: 16, test_mask: 0x0300, test_value: 0x0100, value_shift: 3, value_mask: 0xffff };
         for _ in 0..200 {

@@ -28,7 +28,12 @@ const _: () = assert!(LANES == 16 && std::mem::size_of::<AtomicU32>() == 4);
 /// for every key (`table.len() >= 2^(32 - shift)`).
 #[inline]
 #[target_feature(enable = "avx2")]
-pub unsafe fn direct_stage_avx2(table: &[AtomicU32], keys: &[u32; LANES], test: DirectTest, values: &mut [u32; LANES]) -> u32 {
+pub unsafe fn direct_stage_avx2(
+    table: &[AtomicU32],
+    keys: &[u32; LANES],
+    test: DirectTest,
+    values: &mut [u32; LANES],
+) -> u32 {
     debug_assert!(table.len() >= 1usize << (32 - test.shift));
     // SAFETY: `keys` and `values` are 64 bytes each, read and written in
     // two unaligned halves of 32; every lane index is below table.len()
@@ -159,12 +164,19 @@ pub unsafe fn last_le_u16_avx2(words: *const u16, count: u32, probe: u16) -> u16
             let load_mask = _mm256_cmpgt_epi32(pairs, _mm256_add_epi32(pair_index, _mm256_set1_epi32(half * 8)));
             let block = _mm256_maskload_epi32(words.add(half as usize * 16).cast(), load_mask);
             compiler_fence(Ordering::Acquire);
-            let word_index = _mm256_add_epi16(_mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm256_set1_epi16(half as i16 * 16));
+            let word_index = _mm256_add_epi16(
+                _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                _mm256_set1_epi16(half as i16 * 16),
+            );
             let wanted = _mm256_cmpgt_epi16(words_wanted, word_index);
             let below = _mm256_cmpeq_epi16(_mm256_max_epu16(block, probe), probe);
             not_above += (_mm256_movemask_epi8(_mm256_and_si256(wanted, below)) as u32).count_ones() / 2;
         }
-        if count == 0 { 0 } else { *words.add(not_above.max(1) as usize - 1) }
+        if count == 0 {
+            0
+        } else {
+            *words.add(not_above.max(1) as usize - 1)
+        }
     }
 }
 
@@ -190,7 +202,11 @@ pub unsafe fn last_le_u32_avx2(words: *const u32, count: u32, probe: u32) -> u32
             let below = _mm256_cmpeq_epi32(_mm256_max_epu32(block, probe), probe);
             not_above += (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(wanted, below))) as u32).count_ones();
         }
-        if count == 0 { 0 } else { *words.add(not_above.max(1) as usize - 1) }
+        if count == 0 {
+            0
+        } else {
+            *words.add(not_above.max(1) as usize - 1)
+        }
     }
 }
 

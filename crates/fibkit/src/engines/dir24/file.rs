@@ -12,8 +12,8 @@
 use std::sync::atomic::{AtomicU32, AtomicUsize};
 
 use super::{Dir24, Entry, GROUP_ENTRIES, TBL24_ENTRIES};
-use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
+use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
 use crate::NextHop;
 
 impl Dir24 {
@@ -65,7 +65,8 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
         ((entry.value() + 1) & extended, entry.value() & !extended)
     });
     if groups_used > groups || largest_hop > max_next_hop {
-        if let Some((index, reason)) = words.iter().enumerate().find_map(|(index, &word)| Some((index, problem(word)?))) {
+        if let Some((index, reason)) = words.iter().enumerate().find_map(|(index, &word)| Some((index, problem(word)?)))
+        {
             return Err(family.bad::<u32>("tbl24", index, words[index].into(), reason));
         }
     }

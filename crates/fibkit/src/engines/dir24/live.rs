@@ -288,7 +288,9 @@ mod tests {
         let prefix = |index: u32| Prefix4::new(0x0a00_0000 | index << 8, 25).unwrap();
         let held = router.reader().snapshot();
         for index in 0..2000 {
-            router.apply(&[Update::Announce { prefix: prefix(index), value: label(2 + u64::from(index % 50)) }]).unwrap();
+            router
+                .apply(&[Update::Announce { prefix: prefix(index), value: label(2 + u64::from(index % 50)) }])
+                .unwrap();
         }
         for index in 0..2000 {
             router.apply(&[Update::Withdraw { prefix: prefix(index) }]).unwrap();

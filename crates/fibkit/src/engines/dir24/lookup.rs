@@ -51,7 +51,13 @@ impl Dir24 {
         assert!(out.len() >= keys.len(), "output shorter than keys");
         let level = simd::level();
         let extended = Entry::VALID | Entry::EXTENDED;
-        let test = simd::DirectTest { shift: 8, test_mask: extended, test_value: extended, value_shift: 0, value_mask: Entry::VALUE };
+        let test = simd::DirectTest {
+            shift: 8,
+            test_mask: extended,
+            test_value: extended,
+            value_shift: 0,
+            value_mask: Entry::VALUE,
+        };
         let mut reads = [const { MaybeUninit::<GroupRead>::uninit() }; ROUND];
         for &key in keys.iter().take(PREFETCH_AHEAD) {
             simd::prefetch(self.tbl24.as_ptr().wrapping_add((key >> 8) as usize));
@@ -66,7 +72,9 @@ impl Dir24 {
                 let lanes = first..round_end.min(first + LANES);
                 let mut extended = match (keys[lanes.clone()].first_chunk(), out[lanes.clone()].first_chunk_mut()) {
                     (Some(group), Some(values)) => simd::direct_stage(level, &self.tbl24, group, test, values),
-                    _ => simd::padded(&keys[lanes.clone()], &mut out[lanes], 0, |group, values| simd::direct_stage(level, &self.tbl24, group, test, values)),
+                    _ => simd::padded(&keys[lanes.clone()], &mut out[lanes], 0, |group, values| {
+                        simd::direct_stage(level, &self.tbl24, group, test, values)
+                    }),
                 };
                 while extended != 0 {
                     let slot = first + extended.trailing_zeros() as usize;

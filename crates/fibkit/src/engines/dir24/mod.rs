@@ -63,8 +63,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize};
 
 use crate::error::BuildError;
 use crate::fib::{forward_fib, BuildOptions, Fib};
-use crate::rib::Rib4;
 use crate::mem::LookupArray;
+use crate::rib::Rib4;
 use crate::NextHop;
 
 /// Entries of `tbl24`.
@@ -80,9 +80,8 @@ pub const MAX_NEXT_HOP: NextHop = (1 << 24) - 1;
 pub struct Entry(pub u32);
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 4);
-const _: () = assert!(
-    std::mem::size_of::<AtomicU32>() == 4 && std::mem::align_of::<AtomicU32>() == std::mem::align_of::<u32>()
-);
+const _: () =
+    assert!(std::mem::size_of::<AtomicU32>() == 4 && std::mem::align_of::<AtomicU32>() == std::mem::align_of::<u32>());
 
 /// The entries of `cells` as plain entries, for a writer that holds the
 /// table exclusively.

@@ -4,8 +4,8 @@ use std::sync::atomic::AtomicU32;
 
 use super::{entries_mut, Dir24, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
 use crate::addr::Prefix4;
-use crate::rib::Rib4;
 use crate::error::{BuildError, Limit, LimitExceeded};
+use crate::rib::Rib4;
 use crate::{NextHop, NO_ROUTE};
 
 pub(super) fn next_hop_too_large(next_hop: NextHop) -> BuildError {
@@ -103,8 +103,7 @@ impl Dir24Table {
             Some((covering_len, next_hop)) => Entry::route(next_hop, covering_len),
             None => Entry::INVALID,
         };
-        let restore =
-            |old: Entry| (old.is_valid() && old.prefix_len() == prefix_len).then_some(replacement);
+        let restore = |old: Entry| (old.is_valid() && old.prefix_len() == prefix_len).then_some(replacement);
         if prefix_len <= 24 {
             self.rewrite_tbl24_span(prefix, restore);
         } else {
@@ -156,9 +155,9 @@ impl Dir24Table {
 
     /// The longest route strictly covering `prefix`: (prefix_len, next hop).
     fn covering_rule(&self, prefix: Prefix4) -> Option<(u8, NextHop)> {
-        (0..prefix.prefix_len()).rev().find_map(|len| {
-            self.rules.get(Prefix4::truncating(prefix.addr(), len)).map(|next_hop| (len, next_hop))
-        })
+        (0..prefix.prefix_len())
+            .rev()
+            .find_map(|len| self.rules.get(Prefix4::truncating(prefix.addr(), len)).map(|next_hop| (len, next_hop)))
     }
 
     fn group_mut(&mut self, group: u32) -> &mut [Entry] {

@@ -55,7 +55,10 @@ impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
             return Err(LimitExceeded::new(
                 self.engine,
                 Limit::RangeEntries,
-                format!("the entries of the {} range table that the 22-bit base field of a direct entry indexes", self.name),
+                format!(
+                    "the entries of the {} range table that the 22-bit base field of a direct entry indexes",
+                    self.name
+                ),
                 (base + usize::from(header) + fragments.len()) as u64,
                 u64::from(BASE_MAX) + 1,
             ));
@@ -267,9 +270,7 @@ impl<const K: u32> Builder<K> {
     fn finish_chunk(&mut self, fragments: &[(u32, NextHop)]) -> Result<(), LimitExceeded> {
         let entry = match self.encoder.encode(fragments)? {
             Encoding::Direct(next_hop) => next_hop << BASE_SHIFT,
-            Encoding::Short => {
-                range_entry(FORMAT_SHORT, self.short.store(&self.encoder.short)?, fragments.len())
-            }
+            Encoding::Short => range_entry(FORMAT_SHORT, self.short.store(&self.encoder.short)?, fragments.len()),
             Encoding::Long => range_entry(FORMAT_LONG, self.long.store(&self.encoder.long)?, fragments.len()),
             Encoding::Wide => range_entry(FORMAT_WIDE, self.wide.store(&self.encoder.wide)?, fragments.len()),
         };

@@ -19,10 +19,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Dxr, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT, FORMAT_SHORT, FORMAT_WIDE, FRAGS_MASK, FRAGS_XL};
-use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
-use rayon::prelude::*;
+use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
 use crate::NextHop;
+use rayon::prelude::*;
 
 impl<const K: u32> Dxr<K> {
     /// Writes the direct table and the range tables into `file`.
@@ -57,7 +57,12 @@ impl Tables<'_> {
     /// Checks every direct entry and next hop (see the module docs).
     fn check<const K: u32>(&self, family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<(), FileError> {
         if self.direct.len() != 1 << K {
-            return Err(family.bad::<u32>("direct", 0, self.direct.len() as u64, "the direct table does not have 2^K entries"));
+            return Err(family.bad::<u32>(
+                "direct",
+                0,
+                self.direct.len() as u64,
+                "the direct table does not have 2^K entries",
+            ));
         }
         // A branch-free test (vectorised) of each block of entries; the
         // detailed check only of the entries of a block that it finds a
@@ -68,11 +73,14 @@ impl Tables<'_> {
         let (long, short, wide) = (length(self.long.len()), length(self.short.len()), length(self.wide.len()));
         let largest = i32::try_from(max_next_hop).unwrap_or(i32::MAX);
         let suspect = |entry: u32| {
-            let (frags, format, base) = ((entry & FRAGS_MASK) as i32, (entry >> FORMAT_SHIFT) & 3, (entry >> BASE_SHIFT) as i32);
+            let (frags, format, base) =
+                ((entry & FRAGS_MASK) as i32, (entry >> FORMAT_SHIFT) & 3, (entry >> BASE_SHIFT) as i32);
             // The table's length by masks (a `match` becomes a jump table,
             // which does not vectorise); format 3 has no table, length 0.
             let mask = |format_is: bool| -i32::from(format_is);
-            let table = long & mask(format == FORMAT_LONG) | short & mask(format == FORMAT_SHORT) | wide & mask(format == FORMAT_WIDE);
+            let table = long & mask(format == FORMAT_LONG)
+                | short & mask(format == FORMAT_SHORT)
+                | wide & mask(format == FORMAT_WIDE);
             // A next hop (no fragments) is the base: `base + frags` tests both.
             let limit = largest & mask(frags == 0) | table & !mask(frags == 0);
             (base + frags > limit) | (frags == FRAGS_XL as i32)
@@ -108,11 +116,19 @@ impl Tables<'_> {
     }
 
     /// Checks the direct entry of `chunk` as the lookup reads it.
-    fn check_entry(&self, family: &FamilyFile<'_>, chunk: usize, entry: u32, max_next_hop: NextHop) -> Result<(), FileError> {
+    fn check_entry(
+        &self,
+        family: &FamilyFile<'_>,
+        chunk: usize,
+        entry: u32,
+        max_next_hop: NextHop,
+    ) -> Result<(), FileError> {
         let (frags, format, base) = (entry & FRAGS_MASK, (entry >> FORMAT_SHIFT) & 3, (entry >> BASE_SHIFT) as usize);
         let bad = |problem| Err(family.bad::<u32>("direct", chunk, entry.into(), problem));
         let (table_len, header) = match format {
-            _ if frags == 0 => return if base as NextHop > max_next_hop { bad("next hop beyond the file's values") } else { Ok(()) },
+            _ if frags == 0 => {
+                return if base as NextHop > max_next_hop { bad("next hop beyond the file's values") } else { Ok(()) }
+            }
             FORMAT_LONG => (self.long.len(), self.long.get(base).map(|&word| word as usize)),
             FORMAT_SHORT => (self.short.len(), self.short.get(base).map(|&word| usize::from(word))),
             FORMAT_WIDE => (self.wide.len(), self.wide.get(base).map(|&word| word as usize)),
@@ -151,7 +167,12 @@ fn check_hops<W: Copy + Into<u64>>(
         // A maximum first (vectorised), the position only on failure.
         if span.iter().fold(0, |largest, &word| largest.max(hop(word))) > max_next_hop {
             let offset = span.iter().position(|&word| hop(word) > max_next_hop).unwrap_or_default();
-            return Err(family.bad::<W>(name, start + offset, span[offset].into(), "next hop beyond the file's values"));
+            return Err(family.bad::<W>(
+                name,
+                start + offset,
+                span[offset].into(),
+                "next hop beyond the file's values",
+            ));
         }
         start = header + 1;
     }
@@ -171,7 +192,12 @@ pub fn open<const K: u32>(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Res
     let prefixes = usize::try_from(prefixes).map_err(|_| family.bad_param(0, prefixes, "too large"))?;
     let (mut direct, mut range_long) = (family.array("direct")?, family.array("range_long")?);
     let (mut range_short, mut range_wide) = (family.array("range_short")?, family.array("range_wide")?);
-    let tables = Tables { direct: direct.words(), long: range_long.words(), short: range_short.words(), wide: range_wide.words() };
+    let tables = Tables {
+        direct: direct.words(),
+        long: range_long.words(),
+        short: range_short.words(),
+        wide: range_wide.words(),
+    };
     tables.check::<K>(family, max_next_hop)?;
     Ok(Box::new(Dxr::<K> { direct, range_long, range_short, range_wide, prefixes: AtomicUsize::new(prefixes) }))
 }

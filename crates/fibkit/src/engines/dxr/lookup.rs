@@ -206,7 +206,9 @@ impl<const K: u32> Dxr<K> {
     unsafe fn lookup_batch_avx2(&self, keys: &[u32], out: &mut [NextHop]) {
         // SAFETY: AVX2 and POPCNT are this function's contract; `direct` has
         // 2^K entries, so every index `key >> (32 - K)` is inside it.
-        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe {
+            simd::x86::direct_stage_avx2(table, keys, test, entries)
+        };
         // SAFETY: `search_avx2` needs AVX2 and POPCNT, this function's contract.
         self.pipeline(keys, out, gather, |dxr: &Self, entry, offset| unsafe { dxr.search_avx2(entry, offset) })
     }
@@ -220,14 +222,22 @@ impl<const K: u32> Dxr<K> {
     unsafe fn lookup_batch_avx512(&self, keys: &[u32], out: &mut [NextHop]) {
         // SAFETY: as in `lookup_batch_avx2`; the features of `search_avx512`
         // are this function's contract.
-        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe {
+            simd::x86::direct_stage_avx2(table, keys, test, entries)
+        };
         // SAFETY: `search_avx512`'s features are this function's contract.
         self.pipeline(keys, out, gather, |dxr: &Self, entry, offset| unsafe { dxr.search_avx512(entry, offset) })
     }
 
     /// The two stages (see [`Dxr::lookup_batch`]); `out.len() == keys.len()`.
     #[inline(always)]
-    fn pipeline(&self, keys: &[u32], out: &mut [NextHop], gather: impl simd::DirectKernel, search: impl Fn(&Self, DirectEntry, u32) -> NextHop) {
+    fn pipeline(
+        &self,
+        keys: &[u32],
+        out: &mut [NextHop],
+        gather: impl simd::DirectKernel,
+        search: impl Fn(&Self, DirectEntry, u32) -> NextHop,
+    ) {
         simd::pipeline(
             keys,
             out,
@@ -239,7 +249,11 @@ impl<const K: u32> Dxr<K> {
                 // chunk it points to is seen written) and resolved the same
                 // way.
                 let entry = self.direct[(key >> Self::SHIFT) as usize].load(Ordering::Acquire);
-                *out = if entry & FRAGS_MASK == 0 { entry >> BASE_SHIFT } else { search(self, entry, key & Self::OFFSET_MASK) };
+                *out = if entry & FRAGS_MASK == 0 {
+                    entry >> BASE_SHIFT
+                } else {
+                    search(self, entry, key & Self::OFFSET_MASK)
+                };
             },
         );
     }
@@ -248,19 +262,26 @@ impl<const K: u32> Dxr<K> {
     /// their next hops as if resolved directly, and returns the mask of
     /// the keys that need a range search.
     #[inline(always)]
-    fn direct_group(
-        &self,
-        keys: &[u32],
-        out: &mut [NextHop],
-        gather: impl simd::DirectKernel,
-    ) -> u32 {
+    fn direct_group(&self, keys: &[u32], out: &mut [NextHop], gather: impl simd::DirectKernel) -> u32 {
         let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
             return simd::padded::<_, GROUP>(keys, out, 0, move |keys, out| self.direct_group(keys, out, gather));
         };
-        let test = simd::DirectTest { shift: Self::SHIFT, test_mask: FRAGS_MASK, test_value: 0, value_shift: BASE_SHIFT, value_mask: u32::MAX };
+        let test = simd::DirectTest {
+            shift: Self::SHIFT,
+            test_mask: FRAGS_MASK,
+            test_value: 0,
+            value_shift: BASE_SHIFT,
+            value_mask: u32::MAX,
+        };
         let (low, high) = out.split_at_mut(LANES);
-        let resolved = gather(&self.direct, keys[..LANES].try_into().expect("16 keys"), test, low.try_into().expect("16 slots"))
-            | gather(&self.direct, keys[LANES..].try_into().expect("16 keys"), test, high.try_into().expect("16 slots")) << LANES;
+        let resolved =
+            gather(&self.direct, keys[..LANES].try_into().expect("16 keys"), test, low.try_into().expect("16 slots"))
+                | gather(
+                    &self.direct,
+                    keys[LANES..].try_into().expect("16 keys"),
+                    test,
+                    high.try_into().expect("16 slots"),
+                ) << LANES;
         !resolved
     }
 
@@ -320,7 +341,8 @@ impl<const K: u32> Dxr<K> {
             }
             FORMAT_LONG if count <= largest.1 => {
                 debug_assert!(base + count as usize <= self.range_long.len());
-                long(self.range_long.as_ptr().wrapping_add(base).cast(), count, offset << K | Self::LONG_HOP_MASK) & Self::LONG_HOP_MASK
+                long(self.range_long.as_ptr().wrapping_add(base).cast(), count, offset << K | Self::LONG_HOP_MASK)
+                    & Self::LONG_HOP_MASK
             }
             _ => self.binary_search(entry, offset),
         }

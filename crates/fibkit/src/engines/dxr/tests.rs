@@ -169,7 +169,10 @@ fn every_simd_level_searches_chunks_of_every_shape() {
             rib.insert(p("12.0.1.0/24"), 7);
             rib.insert(p("13.0.2.0/31"), 8);
             let dxr = Dxr::<16>::build(&rib).unwrap();
-            let keys: Vec<u32> = (0..2 * stripes + 2).flat_map(|stripe| [stripe * step, (stripe + 1) * step - 1]).map(|offset| 0x0b00_0000 | offset.min(0xffff)).collect();
+            let keys: Vec<u32> = (0..2 * stripes + 2)
+                .flat_map(|stripe| [stripe * step, (stripe + 1) * step - 1])
+                .map(|offset| 0x0b00_0000 | offset.min(0xffff))
+                .collect();
             let want: Vec<NextHop> = keys.iter().map(|&key| rib.lookup(key)).collect();
             for level in [Level::Scalar, Level::Avx2, Level::Avx512] {
                 let level = simd::set_level(level);
@@ -295,7 +298,10 @@ mod updates {
             let mut router = router(striped_rib(stripes, step, first_hop), "d16r");
             let step_len = 32 - step.trailing_zeros() as u8;
             let changes = [
-                Update::Announce { prefix: Prefix4::new(0x0b00_0000 | (10 * step), step_len).unwrap(), value: hop(900) },
+                Update::Announce {
+                    prefix: Prefix4::new(0x0b00_0000 | (10 * step), step_len).unwrap(),
+                    value: hop(900),
+                },
                 Update::Announce { prefix: Prefix4::new(0x0b00_0000, step_len).unwrap(), value: hop(901) },
                 Update::Announce { prefix: Prefix4::new(0x0b00_ff00, 24).unwrap(), value: hop(902) },
                 Update::Announce { prefix: p("11.0.255.0/24"), value: hop(903) },

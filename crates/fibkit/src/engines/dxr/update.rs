@@ -36,8 +36,8 @@ use crate::addr::Prefix4;
 use crate::error::{BuildError, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater};
-use crate::rib::{Range, Rib4};
 use crate::mem::LookupArray;
+use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
 /// A 64-bit hash of a chunk's fragments (and their count), the key under
@@ -285,7 +285,13 @@ impl<const K: u32> DxrUpdater<K> {
         let [long_used, short_used, wide_used] = bookkeeping.used;
         DxrUpdater {
             long: LiveStore::new(bookkeeping.long, long_used, fib.range_long.len(), Dxr::<K>::engine_name(), "long"),
-            short: LiveStore::new(bookkeeping.short, short_used, fib.range_short.len(), Dxr::<K>::engine_name(), "short"),
+            short: LiveStore::new(
+                bookkeeping.short,
+                short_used,
+                fib.range_short.len(),
+                Dxr::<K>::engine_name(),
+                "short",
+            ),
             wide: LiveStore::new(bookkeeping.wide, wide_used, fib.range_wide.len(), Dxr::<K>::engine_name(), "wide"),
             fib: Arc::new(fib),
             encoder: Encoder::new(),

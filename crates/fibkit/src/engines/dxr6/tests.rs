@@ -28,7 +28,8 @@ fn check_against_rib<const K: u32>(rib: &Rib6, extra: &[u128]) -> Result<(), Str
     }
     // The batch path, in order and with the keys of far-apart chunks
     // side by side in a group (taken from both ends in turn).
-    let mixed: Vec<u128> = (0..addrs.len()).map(|i| if i % 2 == 0 { addrs[i / 2] } else { addrs[addrs.len() - 1 - i / 2] }).collect();
+    let mixed: Vec<u128> =
+        (0..addrs.len()).map(|i| if i % 2 == 0 { addrs[i / 2] } else { addrs[addrs.len() - 1 - i / 2] }).collect();
     for keys in [&addrs, &mixed] {
         let mut out = vec![0; keys.len()];
         fib.lookup_batch(keys, &mut out);

@@ -51,8 +51,7 @@ impl Builder<'_> {
     fn subtrie(&mut self, lo: usize, hi: usize, slot: u32, parent: u32, depth: u32) {
         if hi - lo == 1 {
             let (first, aliases, slen) = self.leaves[lo];
-            self.trie.nodes[slot as usize] =
-                Node { key: self.keys[lo], first, parent, pos: 0, bits: 0, slen, aliases };
+            self.trie.nodes[slot as usize] = Node { key: self.keys[lo], first, parent, pos: 0, bits: 0, slen, aliases };
             self.trie.shape.depth_sum += u64::from(depth);
             self.trie.shape.max_depth = self.trie.shape.max_depth.max(depth);
             return;
@@ -73,8 +72,7 @@ impl Builder<'_> {
         let mut start = lo;
         while start < hi {
             let child_slot = slot_of(self.keys[start]);
-            let end =
-                start + self.keys[start..hi].iter().take_while(|&&key| slot_of(key) == child_slot).count();
+            let end = start + self.keys[start..hi].iter().take_while(|&&key| slot_of(key) == child_slot).count();
             self.subtrie(start, end, first + child_slot as u32, slot, depth + 1);
             start = end;
         }
@@ -117,11 +115,7 @@ impl LcTrie {
             leaves.push((first, (end - start) as u8, slen));
             start = end;
         }
-        let trie = LcTrie {
-            aliases,
-            shape: Shape { prefixes: routes.len(), ..Shape::default() },
-            ..LcTrie::default()
-        };
+        let trie = LcTrie { aliases, shape: Shape { prefixes: routes.len(), ..Shape::default() }, ..LcTrie::default() };
         let mut builder = Builder { keys: &keys, leaves: &leaves, trie };
         if !keys.is_empty() {
             builder.trie.nodes.push(Node::EMPTY);
@@ -165,9 +159,7 @@ mod tests {
         // 2 of 4 slots (50%) pass the 30% fill factor, 2 of 8 do not.
         assert_eq!((root.pos, root.bits, root.key, root.slen), (22, 2, 0x0a00_0000, 24));
         assert_eq!(trie.nodes[root.first as usize + 2].key, 0x0a80_0000, "10.128/9 in slot 0b10");
-        assert!(
-            trie.nodes[root.first as usize + 1].is_empty() && trie.nodes[root.first as usize + 3].is_empty()
-        );
+        assert!(trie.nodes[root.first as usize + 1].is_empty() && trie.nodes[root.first as usize + 3].is_empty());
         let leaf = trie.nodes[root.first as usize];
         assert_eq!((leaf.key, leaf.aliases, leaf.slen), (0x0a00_0000, 2, 24));
         let aliases = &trie.aliases[leaf.first as usize..][..2];

@@ -17,8 +17,8 @@
 
 use super::maptable::{self, SINGLE_HEAD};
 use super::{
-    Base16, Base24, BaseIndex, ChunkLevel, CodeWord, DenseChunk, Lulea, PointerWord, SparseChunk, Summary,
-    Variant, VeryDenseChunk, DIRECT_LIMIT, KIND_DENSE, KIND_NEXT_HOP, KIND_SPARSE, KIND_VERY_DENSE,
+    Base16, Base24, BaseIndex, ChunkLevel, CodeWord, DenseChunk, Lulea, PointerWord, SparseChunk, Summary, Variant,
+    VeryDenseChunk, DIRECT_LIMIT, KIND_DENSE, KIND_NEXT_HOP, KIND_SPARSE, KIND_VERY_DENSE,
 };
 use crate::addr::Prefix4;
 use crate::error::{BuildError, Limit, LimitExceeded};
@@ -76,13 +76,7 @@ impl DraftLevel {
 
 /// Expands the routing entries (sorted by address, covering first) inside
 /// the node `first/prefix_len` into the leaves of the complete prefix tree.
-fn expand(
-    first: u32,
-    prefix_len: u8,
-    inherited: NextHop,
-    inside: &[(Prefix4, NextHop)],
-    out: &mut Vec<Leaf>,
-) {
+fn expand(first: u32, prefix_len: u8, inherited: NextHop, inside: &[(Prefix4, NextHop)], out: &mut Vec<Leaf>) {
     if inside.is_empty() {
         out.push(Leaf { first, prefix_len, next_hop: inherited });
         return;
@@ -92,9 +86,7 @@ fn expand(
     let split = inside.partition_point(|(prefix, _)| prefix.addr() < right_first);
     for (child_first, part) in [(first, &inside[..split]), (right_first, &inside[split..])] {
         let (next_hop, rest) = match part.first() {
-            Some(&(prefix, next_hop))
-                if prefix.addr() == child_first && prefix.prefix_len() == prefix_len + 1 =>
-            {
+            Some(&(prefix, next_hop)) if prefix.addr() == child_first && prefix.prefix_len() == prefix_len + 1 => {
                 (next_hop, &part[1..])
             }
             _ => (inherited, part),
@@ -198,10 +190,7 @@ impl Builder {
                 index += 1;
             } else {
                 let end = index
-                    + leaves[index..]
-                        .iter()
-                        .take_while(|other| (other.first >> shift) & positions == pos)
-                        .count();
+                    + leaves[index..].iter().take_while(|other| (other.first >> shift) & positions == pos).count();
                 let target = self.chunk(&leaves[index..end], level + 1);
                 heads.push(Head { pos, target });
                 index = end;
@@ -315,8 +304,7 @@ pub fn build_table(rib: &Rib4, options: &BuildOptions) -> Result<Built, BuildErr
     let leaves = complete_tree_leaves(rib);
     let mut builder = Builder { levels: [DraftLevel::default(), DraftLevel::default()] };
     let heads = builder.heads(&leaves, 1);
-    let (codes, bases, level1_pointers) =
-        encode_code_words(&heads, 4096, 4).expect("offsets within 4 masks fit");
+    let (codes, bases, level1_pointers) = encode_code_words(&heads, 4096, 4).expect("offsets within 4 masks fit");
     assert!(level1_pointers.len() <= 1 << 16, "level 1 has at most 2^16 heads");
 
     let mut summary = Summary {
@@ -415,11 +403,8 @@ fn pack<P: PointerWord, B: BaseIndex>(
     (level1, level2, level3, variant, summary): (Level1, DraftLevel, DraftLevel, Variant, Summary),
 ) -> Lulea<P, B> {
     let code: Box<[u16; 4096]> = level1.codes.into_boxed_slice().try_into().expect("4096 code words");
-    let bases: Vec<u16> = level1
-        .bases
-        .iter()
-        .map(|&base| u16::try_from(base).expect("level 1 base indices fit 16 bits"))
-        .collect();
+    let bases: Vec<u16> =
+        level1.bases.iter().map(|&base| u16::try_from(base).expect("level 1 base indices fit 16 bits")).collect();
     let base: Box<[u16; 1024]> = bases.into_boxed_slice().try_into().expect("1024 base indices");
     Lulea {
         code,
@@ -494,10 +479,8 @@ mod tests {
 
     #[test]
     fn large_next_hops_escape_into_a_pointer() {
-        let heads = [
-            Head { pos: 0, target: Draft::next_hop(DIRECT_LIMIT) },
-            Head { pos: 16, target: Draft::next_hop(3) },
-        ];
+        let heads =
+            [Head { pos: 0, target: Draft::next_hop(DIRECT_LIMIT) }, Head { pos: 16, target: Draft::next_hop(3) }];
         let (codes, _, pointers) = encode_code_words(&heads, 2, 4).unwrap();
         assert_eq!(CodeWord(codes[0]).ten(), super::super::ESCAPE_ROW);
         assert_eq!(CodeWord(codes[0]).direct_next_hop(), None);

@@ -2,8 +2,8 @@
 //! which runs the same steps as a software pipeline sorted by chunk kind.
 
 use super::{
-    maptable, BaseIndex, ChunkLevel, CodeWord, Lulea, PointerWord, SparseChunk,
-    DIRECT_LIMIT, KIND_DENSE, KIND_NEXT_HOP, KIND_SPARSE,
+    maptable, BaseIndex, ChunkLevel, CodeWord, Lulea, PointerWord, SparseChunk, DIRECT_LIMIT, KIND_DENSE,
+    KIND_NEXT_HOP, KIND_SPARSE,
 };
 use crate::simd::GROUP;
 use crate::NextHop;
@@ -46,7 +46,11 @@ impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
         let pix = usize::from(self.base[(addr >> 22) as usize]) + code.six() + if direct { 0 } else { offset };
         let stored = self.pointers.get(pix).copied().unwrap_or_default();
         let next_hop = u32::from(ten.wrapping_sub(maptable::DIRECT_ROW)) << 6 | code.six() as u32;
-        if direct && next_hop < DIRECT_LIMIT { P::pack(KIND_NEXT_HOP, next_hop) } else { stored }
+        if direct && next_hop < DIRECT_LIMIT {
+            P::pack(KIND_NEXT_HOP, next_hop)
+        } else {
+            stored
+        }
     }
 
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.

@@ -407,8 +407,7 @@ mod tests {
         let found: Vec<u16> = [0u8, 49, 50, 199, 200, 255].iter().map(|&key| few.search(key)).collect();
         assert_eq!(found, vec![1, 1, 2, 2, 3, 3]);
         // Eight heads, every key.
-        let full =
-            SparseChunk { heads: [240, 200, 160, 120, 80, 40, 20, 0], pointers: [8u32, 7, 6, 5, 4, 3, 2, 1] };
+        let full = SparseChunk { heads: [240, 200, 160, 120, 80, 40, 20, 0], pointers: [8u32, 7, 6, 5, 4, 3, 2, 1] };
         for key in 0..=255u8 {
             let expected = full.heads.iter().position(|&head| head <= key).unwrap();
             assert_eq!(full.search(key), full.pointers[expected], "key {key}");

@@ -329,7 +329,14 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
     /// Fills `nodes[index]` (already allocated) for the node whose slots
     /// start at `first`, `offset` key bits down, and its subtree; `point`
     /// is the point holding at `first`; `level` is its depth (1 for a root).
-    fn fill_node(&mut self, index: usize, first: A, offset: u32, mut point: usize, level: u32) -> Result<(), LimitExceeded> {
+    fn fill_node(
+        &mut self,
+        index: usize,
+        first: A,
+        offset: u32,
+        mut point: usize,
+        level: u32,
+    ) -> Result<(), LimitExceeded> {
         self.levels = self.levels.max(level);
         let bits = u32::from(A::BITS);
         let remaining = bits - offset;
@@ -462,8 +469,13 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         const { assert!(S <= 24, "the direct array has at most 2^24 entries") };
         assert!(S < u32::from(A::BITS));
         let name = Self::variant_name(prepared.aggregated);
-        let mut builder =
-            Builder::<A, L> { points: &prepared.points, nodes: Vec::new(), leaves: Vec::new(), levels: 0, leafvec: N::LEAFVEC };
+        let mut builder = Builder::<A, L> {
+            points: &prepared.points,
+            nodes: Vec::new(),
+            leaves: Vec::new(),
+            levels: 0,
+            leafvec: N::LEAFVEC,
+        };
         let mut direct_leaves = 0;
         let direct = if S == 0 {
             builder.nodes.push(Node::default());
@@ -530,7 +542,8 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         }
         // A branch-free pass (vectorised) first, in `i32` (31-bit values),
         // which AVX2 compares in one instruction; the position on failure.
-        let (nodes_i32, largest) = (i32::try_from(nodes).unwrap_or(i32::MAX), i32::try_from(max_next_hop).unwrap_or(i32::MAX));
+        let (nodes_i32, largest) =
+            (i32::try_from(nodes).unwrap_or(i32::MAX), i32::try_from(max_next_hop).unwrap_or(i32::MAX));
         let wrong = |entry: u32| {
             let (leaf, value) = (entry & DIRECT_LEAF != 0, (entry & !DIRECT_LEAF) as i32);
             leaf & (value > largest) | !leaf & (value >= nodes_i32)
@@ -538,7 +551,11 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         let direct = self.direct.words();
         if direct.iter().fold(false, |any, &entry| any | wrong(entry)) {
             let index = direct.iter().position(|&entry| wrong(entry)).unwrap_or_default();
-            let problem = if direct[index] & DIRECT_LEAF != 0 { "next hop beyond the file's values" } else { "node index out of range" };
+            let problem = if direct[index] & DIRECT_LEAF != 0 {
+                "next hop beyond the file's values"
+            } else {
+                "node index out of range"
+            };
             return bad("direct", index, direct[index].into(), problem);
         }
         self.bad_node(used)
@@ -605,8 +622,13 @@ pub(crate) fn build_slot<A: Address, L: Leaf>(
     }
     nodes.clear();
     leaves.clear();
-    let mut builder =
-        Builder::<A, L> { points, nodes: std::mem::take(nodes), leaves: std::mem::take(leaves), levels: 0, leafvec: true };
+    let mut builder = Builder::<A, L> {
+        points,
+        nodes: std::mem::take(nodes),
+        leaves: std::mem::take(leaves),
+        levels: 0,
+        leafvec: true,
+    };
     builder.nodes.push(Node::default());
     let outcome = builder.fill_node(0, first, s, 0, 1);
     *nodes = builder.nodes;
@@ -657,10 +679,7 @@ mod tests {
     fn edges_mark_every_prefix_and_runs_only_changes() {
         let table = rib(&[("10.0.0.0/8", 1), ("10.1.0.0/16", 1), ("10.2.0.0/16", 2)]);
         let edges = Boundaries::edges(&table);
-        assert_eq!(
-            edges.starts,
-            vec![0, 0x0a00_0000, 0x0a01_0000, 0x0a02_0000, 0x0a03_0000, 0x0b00_0000]
-        );
+        assert_eq!(edges.starts, vec![0, 0x0a00_0000, 0x0a01_0000, 0x0a02_0000, 0x0a03_0000, 0x0b00_0000]);
         assert_eq!(edges.hops, vec![0, 1, 1, 2, 1, 0]);
         let runs = Boundaries::runs(&table);
         assert_eq!(runs.starts, vec![0, 0x0a00_0000, 0x0a02_0000, 0x0a03_0000, 0x0b00_0000]);
@@ -671,13 +690,8 @@ mod tests {
     fn aggregation_merges_and_drops() {
         // Two halves with one next hop become their parent; a more specific
         // repeating its cover disappears; a hole punch stays.
-        let table = rib(&[
-            ("10.0.0.0/9", 3),
-            ("10.128.0.0/9", 3),
-            ("20.0.0.0/8", 4),
-            ("20.1.0.0/16", 4),
-            ("20.2.0.0/16", 5),
-        ]);
+        let table =
+            rib(&[("10.0.0.0/9", 3), ("10.128.0.0/9", 3), ("20.0.0.0/8", 4), ("20.1.0.0/16", 4), ("20.2.0.0/16", 5)]);
         let aggregated = aggregate(&table);
         assert_eq!(aggregated, vec![(p("10.0.0.0/8"), 3), (p("20.0.0.0/8"), 4), (p("20.2.0.0/16"), 5)]);
         let rebuilt: Rib4 = aggregated.into_iter().collect();
@@ -746,7 +760,10 @@ mod tests {
         assert_eq!(wide.lookup(0x0a00_0000), 70_000);
         let huge = rib(&[("10.0.0.0/8", 1 << 31)]);
         assert!(Poptrie::<u32, u32, 16>::build(&huge, &PoptrieOptions::default()).is_err());
-        assert_eq!(Poptrie::<u32, u32, 0>::build(&huge, &PoptrieOptions::default()).unwrap().lookup(0x0a00_0000), 1 << 31);
+        assert_eq!(
+            Poptrie::<u32, u32, 0>::build(&huge, &PoptrieOptions::default()).unwrap().lookup(0x0a00_0000),
+            1 << 31
+        );
         // The registry builder widens instead.
         let boxed = build::<u32, 18>(&table, &BuildOptions::default()).unwrap();
         assert_eq!(boxed.lookup(0x0a00_0000), 70_000);

@@ -89,7 +89,8 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
         let pointing = direct.iter().filter(|&&entry| entry & DIRECT_LEAF == 0).count();
         if pointing << X > MAX_BLOCK_ENTRIES {
             let field = format!("the block entries ({} per direct entry that points into the trie)", 1u64 << X);
-            let refused = LimitExceeded::new(name, Limit::Chunks, field, (pointing as u64) << X, MAX_BLOCK_ENTRIES as u64);
+            let refused =
+                LimitExceeded::new(name, Limit::Chunks, field, (pointing as u64) << X, MAX_BLOCK_ENTRIES as u64);
             return Err(refused.into());
         }
         let mut blocks = Vec::with_capacity(pointing << X);
@@ -105,7 +106,13 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
             })
             .collect();
         trie.direct = LookupArray::from(Vec::new());
-        Ok(Expanded { trie, first: LookupArray::from(first), blocks: LookupArray::from(blocks), block_count: pointing, name })
+        Ok(Expanded {
+            trie,
+            first: LookupArray::from(first),
+            blocks: LookupArray::from(blocks),
+            block_count: pointing,
+            name,
+        })
     }
 
     /// Longest-prefix match for `addr`.
@@ -161,7 +168,12 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     pub fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
         assert!(out.len() >= keys.len(), "output shorter than keys");
         let out = &mut out[..keys.len()];
-        simd::pipeline(keys, out, |keys, out| self.direct_group(keys, out), |key, out| *out = self.trie.walk(*out as usize, key << (S + X)));
+        simd::pipeline(
+            keys,
+            out,
+            |keys, out| self.direct_group(keys, out),
+            |key, out| *out = self.trie.walk(*out as usize, key << (S + X)),
+        );
     }
 
     /// The first stage for up to 32 keys; returns the mask of the keys

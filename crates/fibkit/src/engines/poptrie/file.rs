@@ -21,10 +21,10 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::{BuildSummary, Expanded, Leaf, Node, NodeLayout, Poptrie, DIRECT_LEAF};
-use crate::mem::LookupArray;
 use crate::addr::Address;
-use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
+use crate::file::{FamilyFile, FamilyWriter, FileError, Problem};
+use crate::mem::LookupArray;
 use crate::NextHop;
 
 /// Parameters a Poptrie writes.
@@ -59,7 +59,6 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
 }
 
 impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
-
     /// Maps the arrays of `family`, checking every index and next hop.
     fn open_arrays(family: &FamilyFile<'_>, params: &[u64], max_next_hop: NextHop) -> Result<Self, FileError> {
         let mut poptrie = Self::open_trie(family, params, max_next_hop, Self::engine_name(), family.array("direct")?)?;
@@ -80,7 +79,9 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         direct: LookupArray<std::sync::atomic::AtomicU32>,
     ) -> Result<Self, FileError> {
         let param = |index: usize| params.get(index).copied().unwrap_or_default();
-        let count = |index: usize| usize::try_from(param(index)).map_err(|_| family.bad_param(index, param(index), "too large"));
+        let count = |index: usize| {
+            usize::try_from(param(index)).map_err(|_| family.bad_param(index, param(index), "too large"))
+        };
         let summary = BuildSummary {
             name,
             aggregated: param(2) != 0,
@@ -96,7 +97,12 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
         // The largest first (vectorised), the position only on failure.
         if words.iter().fold(0, |largest, leaf| largest.max(leaf.next_hop())) > max_next_hop {
             let index = words.iter().position(|leaf| leaf.next_hop() > max_next_hop).unwrap_or_default();
-            return Err(family.bad::<L>("leaves", index, words[index].next_hop().into(), "next hop beyond the file's values"));
+            return Err(family.bad::<L>(
+                "leaves",
+                index,
+                words[index].next_hop().into(),
+                "next hop beyond the file's values",
+            ));
         }
         Ok(Poptrie {
             direct,
@@ -138,7 +144,13 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
         let name = Self::engine_name();
         let trie = Poptrie::open_trie(family, params, max_next_hop, name.clone(), LookupArray::from(Vec::new()))?;
         if let Some(bad) = trie.bad_node(trie.nodes.len()) {
-            return Err(family.file().element_error(&family.name(bad.array), size_of::<Node>(), bad.index, bad.value, bad.problem));
+            return Err(family.file().element_error(
+                &family.name(bad.array),
+                size_of::<Node>(),
+                bad.index,
+                bad.value,
+                bad.problem,
+            ));
         }
         let first = family.array::<u32>("first")?;
         if first.len() != 1 << S {
@@ -149,9 +161,10 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
             return Err(family.bad::<u32>("blocks", 0, blocks.len() as u64, "not whole blocks of 2^x entries"));
         }
         let block_count = blocks.len() >> X;
-        for (section, entries, bound, problem) in
-            [("first", &first, block_count, "block number out of range"), ("blocks", &blocks, trie.nodes.len(), "node index out of range")]
-        {
+        for (section, entries, bound, problem) in [
+            ("first", &first, block_count, "block number out of range"),
+            ("blocks", &blocks, trie.nodes.len(), "node index out of range"),
+        ] {
             // A branch-free pass first (vectorised), the position on failure.
             let wrong = |entry: u32| {
                 let (leaf, value) = (entry & DIRECT_LEAF != 0, entry & !DIRECT_LEAF);
@@ -159,7 +172,8 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
             };
             if entries.iter().fold(false, |any, &entry| any | wrong(entry)) {
                 let index = entries.iter().position(|&entry| wrong(entry)).unwrap_or_default();
-                let problem = if entries[index] & DIRECT_LEAF != 0 { "next hop beyond the file's values" } else { problem };
+                let problem =
+                    if entries[index] & DIRECT_LEAF != 0 { "next hop beyond the file's values" } else { problem };
                 return Err(family.bad::<u32>(section, index, entries[index].into(), problem));
             }
         }
@@ -194,7 +208,10 @@ pub fn open_expanded<A: Address, const S: u32, const X: u32>(
 /// leaf width other than 16 or 32 bits, a missing or short section, an
 /// index out of its array, children before their parent, or a next hop
 /// past `max_next_hop`.
-pub fn open<A: Address, const S: u32>(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fib<A>>, FileError> {
+pub fn open<A: Address, const S: u32>(
+    family: &FamilyFile<'_>,
+    max_next_hop: NextHop,
+) -> Result<Box<dyn Fib<A>>, FileError> {
     let params = family.params(PARAMS)?;
     Ok(match params[0] {
         16 => Box::new(Poptrie::<A, u16, S>::open_arrays(family, &params, max_next_hop)?),

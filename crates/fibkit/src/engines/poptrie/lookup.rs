@@ -182,7 +182,9 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     unsafe fn lookup_batch_avx2(&self, keys: &[A], out: &mut [NextHop]) {
         // SAFETY: AVX2 is this function's contract; `direct` has 2^S
         // entries, so every index `key >> (32 - S)` is inside it.
-        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe { simd::x86::direct_stage_avx2(table, keys, test, entries) };
+        let gather = |table: &_, keys: &_, test, entries: &mut _| unsafe {
+            simd::x86::direct_stage_avx2(table, keys, test, entries)
+        };
         self.pipeline(keys, out, gather)
     }
 
@@ -247,22 +249,30 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// writes the entries whole and returns 0; [`take_leaf_flags`] takes
     /// the flags a group later.
     #[inline(always)]
-    fn direct_group(
-        &self,
-        keys: &[A],
-        out: &mut [NextHop],
-        gather: impl simd::DirectKernel,
-    ) -> u32 {
+    fn direct_group(&self, keys: &[A], out: &mut [NextHop], gather: impl simd::DirectKernel) -> u32 {
         debug_assert!(keys.len() <= GROUP && out.len() == keys.len());
         if A::BITS == 32 {
             let (Some(keys), Some(out)) = (keys.first_chunk::<GROUP>(), out.first_chunk_mut::<GROUP>()) else {
-                return simd::padded::<_, GROUP>(keys, out, A::ZERO, move |keys, out| self.direct_group(keys, out, gather));
+                return simd::padded::<_, GROUP>(keys, out, A::ZERO, move |keys, out| {
+                    self.direct_group(keys, out, gather)
+                });
             };
-            let test = simd::DirectTest { shift: 32 - S, test_mask: DIRECT_LEAF, test_value: 0, value_shift: 0, value_mask: !DIRECT_LEAF };
+            let test = simd::DirectTest {
+                shift: 32 - S,
+                test_mask: DIRECT_LEAF,
+                test_value: 0,
+                value_shift: 0,
+                value_mask: !DIRECT_LEAF,
+            };
             let keys = keys.map(|key| key.to_u128() as u32);
             let (low, high) = out.split_at_mut(LANES);
             gather(&self.direct, keys[..LANES].try_into().expect("16 keys"), test, low.try_into().expect("16 slots"))
-                | gather(&self.direct, keys[LANES..].try_into().expect("16 keys"), test, high.try_into().expect("16 slots")) << LANES
+                | gather(
+                    &self.direct,
+                    keys[LANES..].try_into().expect("16 keys"),
+                    test,
+                    high.try_into().expect("16 slots"),
+                ) << LANES
         } else {
             for (&key, slot) in keys.iter().zip(out.iter_mut()) {
                 *slot = self.direct_entry((key >> (u32::from(A::BITS) - S)).to_u128() as usize);
@@ -315,7 +325,9 @@ mod tests {
             let options = PoptrieOptions { aggregate };
             let t0 = Poptrie::<u128, u16, 0>::build(&rib, &options).unwrap();
             let t18 = Poptrie::<u128, u16, 18>::build(&rib, &options).unwrap();
-            for (addr, want) in [(base, 1), (base | 1, 2), (base | 2, 1), (base | 0xfe, 4), (base | 0xff, 3), (base - 1, NO_ROUTE)] {
+            for (addr, want) in
+                [(base, 1), (base | 1, 2), (base | 2, 1), (base | 0xfe, 4), (base | 0xff, 3), (base - 1, NO_ROUTE)]
+            {
                 assert_eq!(t0.lookup(addr), want, "s=0 {addr:x}");
                 assert_eq!(t18.lookup(addr), want, "s=18 {addr:x}");
             }

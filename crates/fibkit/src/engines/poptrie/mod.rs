@@ -338,12 +338,21 @@ impl NodeLayout for BasicNodeCell {
 
     fn new(node: Node) -> Self {
         debug_assert_eq!(node.leafvec, !node.vector, "a basic node has a leaf per leaf slot");
-        BasicNodeCell { vector: AtomicU64::new(node.vector), base0: AtomicU32::new(node.base0), base1: AtomicU32::new(node.base1) }
+        BasicNodeCell {
+            vector: AtomicU64::new(node.vector),
+            base0: AtomicU32::new(node.base0),
+            base1: AtomicU32::new(node.base1),
+        }
     }
 
     fn get(&self) -> Node {
         let vector = self.vector.load(Ordering::Relaxed);
-        Node { vector, leafvec: !vector, base0: self.base0.load(Ordering::Relaxed), base1: self.base1.load(Ordering::Relaxed) }
+        Node {
+            vector,
+            leafvec: !vector,
+            base0: self.base0.load(Ordering::Relaxed),
+            base1: self.base1.load(Ordering::Relaxed),
+        }
     }
 
     #[inline(always)]

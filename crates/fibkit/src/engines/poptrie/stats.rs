@@ -252,8 +252,8 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fib::Figure;
     use crate::engines::poptrie::PoptrieOptions;
+    use crate::fib::Figure;
     use crate::rib::Rib4;
 
     #[test]
@@ -282,10 +282,7 @@ mod tests {
         assert_eq!(count("direct_nodes"), 1, "only 10.1.0.0/16 is not uniform");
         assert_eq!(count("internal_nodes"), 2, "the /16's node and its child at bits 22..27");
         assert_eq!(count("leaf_bits"), 16);
-        assert_eq!(
-            count("bytes_total"),
-            count("bytes_direct") + count("bytes_nodes") + count("bytes_leaves")
-        );
+        assert_eq!(count("bytes_total"), count("bytes_direct") + count("bytes_nodes") + count("bytes_leaves"));
         assert_eq!(count("bytes_total"), (4 << 16) + 2 * 24 + 2 * count("leaves"));
         assert!(stats.report.contains("3 -> 2 after route aggregation"), "{}", stats.report);
     }

@@ -192,7 +192,8 @@ impl<L: Leaf, const S: u32> PoptrieUpdater<L, S> {
             if !changed {
                 continue;
             }
-            let built = build_slot(&self.new_points, slot << (32 - S), S, &mut self.scratch_nodes, &mut self.scratch_leaves);
+            let built =
+                build_slot(&self.new_points, slot << (32 - S), S, &mut self.scratch_nodes, &mut self.scratch_leaves);
             let (entry, segment) = match built {
                 Ok(Some(next_hop)) if next_hop <= DIRECT_MAX => (DIRECT_LEAF | next_hop, Segment::default()),
                 Ok(Some(next_hop)) => {

@@ -138,5 +138,9 @@ pub(super) fn next_hop_refused<W: Word>(largest: u32) -> LimitExceeded {
 pub(super) fn refuse<W: Word>(limit: Limit, field: String, value: u64, max: u64) -> LimitExceeded {
     let refused = LimitExceeded::new(W::NAME, limit, field, value, max);
     let wide_max = if limit == Limit::NextHop { <u32 as Word>::VALUE } else { <u32 as Word>::FLAG };
-    if W::BITS < 32 && value <= u64::from(wide_max) { refused.instead("the sail-wide engine") } else { refused }
+    if W::BITS < 32 && value <= u64::from(wide_max) {
+        refused.instead("the sail-wide engine")
+    } else {
+        refused
+    }
 }

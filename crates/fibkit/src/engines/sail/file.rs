@@ -19,8 +19,8 @@
 use std::sync::atomic::AtomicUsize;
 
 use super::{Sail, Word, CHUNK_ENTRIES, LEVEL16_ENTRIES};
-use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
 use crate::fib::Fib;
+use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
 use crate::mem::LookupArray;
 use crate::NextHop;
 

@@ -156,7 +156,8 @@ impl<W: Word> SailUpdater<W> {
     /// to a copy with more room once per batch when the level has none.
     fn allocate(&mut self, deep: bool, bytes_written: &mut u64) -> Result<u32, Full> {
         loop {
-            let (chunks, cells) = if deep { (&mut self.level32, &self.fib.n32) } else { (&mut self.level24, &self.fib.bcn24) };
+            let (chunks, cells) =
+                if deep { (&mut self.level32, &self.fib.n32) } else { (&mut self.level24, &self.fib.bcn24) };
             if let Some(id) = chunks.take(cells.len() / CHUNK_ENTRIES) {
                 return Ok(id);
             }
@@ -284,7 +285,8 @@ impl<W: Word> SailUpdater<W> {
         answers.clear();
         if entry & W::FLAG != 0 {
             let start = (entry & W::VALUE) as usize * CHUNK_ENTRIES;
-            answers.extend(self.fib.n32[start..start + CHUNK_ENTRIES].iter().map(|cell| W::load(cell, Ordering::Relaxed)));
+            answers
+                .extend(self.fib.n32[start..start + CHUNK_ENTRIES].iter().map(|cell| W::load(cell, Ordering::Relaxed)));
         } else {
             answers.resize(CHUNK_ENTRIES, entry);
         }
@@ -388,7 +390,9 @@ mod tests {
         // 2,000 /24s split in two: a level-32 chunk each, where the build
         // left room for 1,024.
         for index in 0..2000 {
-            router.apply(&[Update::Announce { prefix: slash25(index), value: label(2 + u64::from(index % 50)) }]).unwrap();
+            router
+                .apply(&[Update::Announce { prefix: slash25(index), value: label(2 + u64::from(index % 50)) }])
+                .unwrap();
         }
         assert!(router.stats().relocations >= 1, "{:?}", router.stats());
         assert_eq!(router.stats().full_rebuilds, 0);
@@ -406,7 +410,8 @@ mod tests {
         assert_eq!(chunks(&router), (0, 0));
         assert_matches_rib(&router);
         // A batch of many: the retired chunks came back for reuse.
-        let batch: Vec<_> = (0..2000).map(|index| Update::Announce { prefix: slash25(index), value: label(7) }).collect();
+        let batch: Vec<_> =
+            (0..2000).map(|index| Update::Announce { prefix: slash25(index), value: label(7) }).collect();
         router.apply(&batch).unwrap();
         assert_eq!(router.stats().full_rebuilds, 0);
         assert_matches_rib(&router);
@@ -430,7 +435,12 @@ mod tests {
         assert_eq!(router.reader().lookup(0x0a80_0000), 1);
         assert_matches_rib(&router);
         // The engine takes updates that fit.
-        router.apply(&[Update::Withdraw { prefix: slash25(0) }, Update::Announce { prefix: slash25(1 << 15), value: label(3) }]).unwrap();
+        router
+            .apply(&[
+                Update::Withdraw { prefix: slash25(0) },
+                Update::Announce { prefix: slash25(1 << 15), value: label(3) },
+            ])
+            .unwrap();
         assert_eq!(router.reader().lookup(0x0a80_0000), 3);
         assert_eq!(router.reader().lookup(0x0a00_0000), 1);
         assert_matches_rib(&router);

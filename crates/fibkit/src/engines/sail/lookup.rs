@@ -102,4 +102,3 @@ impl<W: Word> Sail<W> {
         chunked
     }
 }
-

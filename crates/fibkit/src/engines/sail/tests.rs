@@ -4,8 +4,8 @@ use std::sync::atomic::Ordering;
 
 use super::*;
 use crate::addr::Prefix4;
-use crate::rib::rib_of;
 use crate::error::Limit;
+use crate::rib::rib_of;
 
 fn ip(text: &str) -> u32 {
     text.parse::<std::net::Ipv4Addr>().unwrap().into()

@@ -3,7 +3,10 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicUsize, Ordering};
 
-use super::{Line, LineCell, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, NAME, RUNS, SHIFT_AT, SPLIT, VALUE};
+use super::{
+    Line, LineCell, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, NAME, RUNS, SHIFT_AT, SPLIT,
+    VALUE,
+};
 use crate::error::{Limit, LimitExceeded};
 use crate::mem::LookupArray;
 use crate::rib::{Range, Rib4};
@@ -60,8 +63,13 @@ pub(super) fn chunk_entry(shift: u32, first: usize) -> u32 {
 /// `sail-runs` refusing next hops up to `largest` (above 2^15 - 1); the
 /// error suggests `sail-wide` when its 31-bit next hops hold `largest`.
 pub(super) fn next_hop_refused(largest: NextHop) -> LimitExceeded {
-    let refused = LimitExceeded::new(NAME, Limit::NextHop, "the 15-bit next hop of a value", largest.into(), VALUE.into());
-    if largest < 1 << 31 { refused.instead("the sail-wide engine") } else { refused }
+    let refused =
+        LimitExceeded::new(NAME, Limit::NextHop, "the 15-bit next hop of a value", largest.into(), VALUE.into());
+    if largest < 1 << 31 {
+        refused.instead("the sail-wide engine")
+    } else {
+        refused
+    }
 }
 
 /// Lines a level-16 chunk `entry` spans, from its first.
@@ -98,7 +106,14 @@ impl SailRuns {
                         let id = n32.len() / CHUNK_ENTRIES;
                         if id > usize::from(VALUE) {
                             let field = "the 15-bit level-32 chunk ID of a value";
-                            return Err(LimitExceeded::new(NAME, Limit::Chunks, field, id as u64 + 1, u64::from(SPLIT)).instead("the sail-wide engine"));
+                            return Err(LimitExceeded::new(
+                                NAME,
+                                Limit::Chunks,
+                                field,
+                                id as u64 + 1,
+                                u64::from(SPLIT),
+                            )
+                            .instead("the sail-wide engine"));
                         }
                         for c in 0..=0xff {
                             n32.push(runs.at(base | c) as u16);
@@ -115,11 +130,22 @@ impl SailRuns {
 
     /// The structure of these levels, with room for `line_room` more lines
     /// and `chunk_room` more level-32 chunks.
-    fn of_levels(level16: &[u32], lines: &[Line], n32: &[u16], prefixes: usize, line_room: usize, chunk_room: usize) -> Self {
+    fn of_levels(
+        level16: &[u32],
+        lines: &[Line],
+        n32: &[u16],
+        prefixes: usize,
+        line_room: usize,
+        chunk_room: usize,
+    ) -> Self {
         SailRuns {
             level16: level16.iter().map(|&entry| AtomicU32::new(entry)).collect::<Vec<_>>().into(),
-            lines: LookupArray::from_fn(lines.len() + line_room, |index| lines.get(index).map(LineCell::new).unwrap_or_default()),
-            n32: LookupArray::from_fn(n32.len() + chunk_room * CHUNK_ENTRIES, |index| AtomicU16::new(n32.get(index).copied().unwrap_or(0))),
+            lines: LookupArray::from_fn(lines.len() + line_room, |index| {
+                lines.get(index).map(LineCell::new).unwrap_or_default()
+            }),
+            n32: LookupArray::from_fn(n32.len() + chunk_room * CHUNK_ENTRIES, |index| {
+                AtomicU16::new(n32.get(index).copied().unwrap_or(0))
+            }),
             prefixes: AtomicUsize::new(prefixes),
         }
     }
@@ -193,7 +219,11 @@ impl Line {
         // before (a vector compare): runs start only at its bits.
         let (now, before) = (&answers[1..], &answers[..answers.len() - 1]);
         for (part, (now, before)) in now.chunks(32).zip(before.chunks(32)).enumerate() {
-            let mut changed = now.iter().zip(before).enumerate().fold(0u32, |mask, (lane, (answer, previous))| mask | (u32::from(answer != previous) << lane));
+            let mut changed = now
+                .iter()
+                .zip(before)
+                .enumerate()
+                .fold(0u32, |mask, (lane, (answer, previous))| mask | (u32::from(answer != previous) << lane));
             while changed != 0 {
                 let b = 1 + part * 32 + changed.trailing_zeros() as usize;
                 changed &= changed - 1;

@@ -18,9 +18,11 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicUsize};
 
-use super::{Line, LineCell, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, RUNS, SHIFT_AT, SPLIT, VALUE};
-use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
+use super::{
+    Line, LineCell, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, RUNS, SHIFT_AT, SPLIT, VALUE,
+};
 use crate::fib::Fib;
+use crate::file::{largest_references_and_hops, FamilyFile, FamilyWriter, FileError, Problem};
 use crate::mem::Plain;
 use crate::NextHop;
 
@@ -81,7 +83,10 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
     }
     // Past the last line a chunk reaches (plus one), and the largest next hop.
     let (lines_named, largest_hop) =
-        largest_references_and_hops(level16, |entry| if entry & CHUNK != 0 { (lines_reached(entry), 0) } else { (0, entry) });
+        largest_references_and_hops(
+            level16,
+            |entry| if entry & CHUNK != 0 { (lines_reached(entry), 0) } else { (0, entry) },
+        );
     if lines_named as usize > lines.len() || largest_hop > max_next_hop {
         let problem = |entry: u32| match entry & CHUNK != 0 {
             true if lines_reached(entry) == BAD_SHIFT => Some("a chunk's shift outside 4 to 8"),
@@ -89,23 +94,36 @@ pub fn open(family: &FamilyFile<'_>, max_next_hop: NextHop) -> Result<Box<dyn Fi
             false if entry > max_next_hop => Some("next hop beyond the file's values"),
             _ => None,
         };
-        let (index, reason) = level16.iter().enumerate().find_map(|(index, &entry)| Some((index, problem(entry)?))).unwrap_or((0, "an entry out of range"));
+        let (index, reason) = level16
+            .iter()
+            .enumerate()
+            .find_map(|(index, &entry)| Some((index, problem(entry)?)))
+            .unwrap_or((0, "an entry out of range"));
         return Err(family.bad::<u32>("level16", index, level16[index].into(), reason));
     }
     let chunks_32 = n32.len() / CHUNK_ENTRIES;
     // Every line at once, without a branch; where a line fails, which one.
     let limits = Limits::new(chunks_32, max_next_hop);
     if !lines.iter().fold(true, |ok, line| ok & limits.line_ok(line)) {
-        let found = lines.iter().enumerate().find_map(|(index, line)| Some((index, line_problem(line, chunks_32, max_next_hop)?)));
+        let found = lines
+            .iter()
+            .enumerate()
+            .find_map(|(index, line)| Some((index, line_problem(line, chunks_32, max_next_hop)?)));
         let (index, (value, reason)) = found.unwrap_or((0, (0, "a line out of range")));
         return Err(family.bad::<Line>("lines", index, value, reason));
     }
     if largest_references_and_hops(n32, |hop| (0, hop)).1 > max_next_hop {
-        let (index, &hop) = n32.iter().enumerate().find(|&(_, &hop)| NextHop::from(hop) > max_next_hop).unwrap_or((0, &0));
+        let (index, &hop) =
+            n32.iter().enumerate().find(|&(_, &hop)| NextHop::from(hop) > max_next_hop).unwrap_or((0, &0));
         return Err(family.bad::<u16>("n32", index, hop.into(), "next hop beyond the file's values"));
     }
     let prefixes = usize::try_from(routes).map_err(|_| family.bad_param(0, routes, "too large"))?;
-    Ok(Box::new(SailRuns { level16: level16_cells, lines: line_cells, n32: n32_cells, prefixes: AtomicUsize::new(prefixes) }))
+    Ok(Box::new(SailRuns {
+        level16: level16_cells,
+        lines: line_cells,
+        n32: n32_cells,
+        prefixes: AtomicUsize::new(prefixes),
+    }))
 }
 
 /// What [`lines_reached`] gives for a shift outside 4 to 8 (above any
@@ -116,7 +134,11 @@ const BAD_SHIFT: u32 = u32::MAX;
 /// [`BAD_SHIFT`].
 fn lines_reached(entry: u32) -> u32 {
     let shift = entry >> SHIFT_AT & 0xf;
-    if (MIN_SHIFT..=8).contains(&shift) { (entry & INDEX) + (0x100 >> shift) } else { BAD_SHIFT }
+    if (MIN_SHIFT..=8).contains(&shift) {
+        (entry & INDEX) + (0x100 >> shift)
+    } else {
+        BAD_SHIFT
+    }
 }
 
 /// The bounds of a line's values in a file of `chunks_32` level-32 chunks
@@ -170,11 +192,16 @@ impl Limits {
             let falling = _mm256_andnot_si256(_mm256_cmpeq_epi8(next, _mm256_set1_epi8(-1)), at_or_above);
             let first_zero = _mm256_cmpeq_epi8(starts, _mm256_setzero_si256());
             let pairs = (1u32 << (RUNS - 2)) - 1;
-            let mut bad = (_mm256_movemask_epi8(falling) as u32 & pairs) | (_mm256_movemask_epi8(first_zero) as u32 & 1);
+            let mut bad =
+                (_mm256_movemask_epi8(falling) as u32 & pairs) | (_mm256_movemask_epi8(first_zero) as u32 & 1);
             for at in [RUNS - 1, RUNS - 1 + 10] {
                 let values = _mm256_loadu_si256(base.add(at).cast());
                 let split = _mm256_srai_epi16(values, 15);
-                let limit = _mm256_blendv_epi8(_mm256_set1_epi16(self.hops as i16), _mm256_set1_epi16(self.chunks as i16), split);
+                let limit = _mm256_blendv_epi8(
+                    _mm256_set1_epi16(self.hops as i16),
+                    _mm256_set1_epi16(self.chunks as i16),
+                    split,
+                );
                 let field = _mm256_and_si256(values, _mm256_set1_epi16(VALUE as i16));
                 // field < limit exactly when limit - field, saturating, is not 0.
                 let beyond = _mm256_cmpeq_epi16(_mm256_subs_epu16(limit, field), _mm256_setzero_si256());
@@ -213,7 +240,9 @@ fn line_problem(line: &Line, chunks_32: usize, max_next_hop: NextHop) -> Option<
         return Some((line.spare.into(), "a line whose spare bytes are not zero"));
     }
     line.values.iter().find_map(|&value| match value & SPLIT != 0 {
-        true if usize::from(value & VALUE) >= chunks_32 => Some((value.into(), "a level-32 chunk ID past the last chunk")),
+        true if usize::from(value & VALUE) >= chunks_32 => {
+            Some((value.into(), "a level-32 chunk ID past the last chunk"))
+        }
         false if NextHop::from(value) > max_next_hop => Some((value.into(), "next hop beyond the file's values")),
         _ => None,
     })
@@ -232,7 +261,9 @@ mod tests {
         let (mut taken, mut refused) = (0, 0);
         for round in 0..20_000 {
             // 16 answers of a few next hops and level-32 chunks: up to 16 runs.
-            let answers: Vec<u16> = (0..16).map(|_| (rng.next() % 24) as u16 | if rng.next().is_multiple_of(8) { SPLIT } else { 0 }).collect();
+            let answers: Vec<u16> = (0..16)
+                .map(|_| (rng.next() % 24) as u16 | if rng.next().is_multiple_of(8) { SPLIT } else { 0 })
+                .collect();
             let mut line = Line::of(16 * (rng.next() % 16) as u8, &answers).expect("16 answers fit a line");
             for _ in 0..round % 3 {
                 let (at, byte) = (rng.next() as usize, rng.next() as u8);
@@ -248,7 +279,11 @@ mod tests {
             assert_eq!(portable, line_problem(&line, chunks_32, max_next_hop).is_none(), "{line:?}");
             #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
             assert_eq!(limits.line_ok_avx2(&line), portable, "{line:?} {limits:?}");
-            if portable { taken += 1 } else { refused += 1 }
+            if portable {
+                taken += 1
+            } else {
+                refused += 1
+            }
         }
         assert!(taken > 2_000 && refused > 2_000, "{taken} taken, {refused} refused");
     }

@@ -194,7 +194,12 @@ impl SailRunsUpdater {
     }
 
     fn rebuild(&mut self, rib: &Rib4) -> Result<Applied, BuildError> {
-        replace_updater(self, Self::new(rib).map_err(BuildError::from), |updater| updater.fib.footprint(), |updater| updater.stale = true)
+        replace_updater(
+            self,
+            Self::new(rib).map_err(BuildError::from),
+            |updater| updater.fib.footprint(),
+            |updater| updater.stale = true,
+        )
     }
 
     /// Writes the /16s the changed intervals `spans` (sorted, disjoint)
@@ -406,11 +411,11 @@ mod tests {
     use super::super::{SailRuns, CHUNK};
     use super::SailRunsUpdater;
     use crate::addr::Prefix4;
-    use crate::file::FileWriter;
-    use crate::random::XorShift32;
-    use crate::live::{ApplyContext, Updater};
     use crate::fib::Figure;
+    use crate::file::FileWriter;
+    use crate::live::{ApplyContext, Updater};
     use crate::nexthop::{Label, Mapping, NextHopTable};
+    use crate::random::XorShift32;
     use crate::rib::Rib4;
     use crate::router::{assert_matches_rib, Router, Update, Window};
 
@@ -444,7 +449,9 @@ mod tests {
         // left room for 1,024 of each. The held reader keeps every retired
         // line and chunk from reuse.
         for index in 0..2000 {
-            router.apply(&[Update::Announce { prefix: at_24(index, 25), value: label(2 + u64::from(index % 50)) }]).unwrap();
+            router
+                .apply(&[Update::Announce { prefix: at_24(index, 25), value: label(2 + u64::from(index % 50)) }])
+                .unwrap();
         }
         assert!(router.stats().relocations >= 1, "{:?}", router.stats());
         assert_eq!(router.stats().full_rebuilds, 0);
@@ -596,7 +603,9 @@ mod tests {
         let mut router = router_over(crate::rib::rib_of(&[("10.0.0.0/8", 1)]));
         let mut seen = Vec::new();
         for index in (0..128u32).map(|index| index.reverse_bits() >> 24) {
-            router.apply(&[Update::Announce { prefix: at_24(index, 24), value: label(2 + u64::from(index % 3)) }]).unwrap();
+            router
+                .apply(&[Update::Announce { prefix: at_24(index, 24), value: label(2 + u64::from(index % 3)) }])
+                .unwrap();
             let lines = count(&router, "lines");
             if seen.last() != Some(&lines) {
                 seen.push(lines);
@@ -629,7 +638,12 @@ mod tests {
         assert_eq!(router.reader().lookup(0x0a80_0000), 1);
         assert_matches_rib(&router);
         // The engine takes updates that fit.
-        router.apply(&[Update::Withdraw { prefix: at_24(0, 25) }, Update::Announce { prefix: at_24(1 << 15, 25), value: label(3) }]).unwrap();
+        router
+            .apply(&[
+                Update::Withdraw { prefix: at_24(0, 25) },
+                Update::Announce { prefix: at_24(1 << 15, 25), value: label(3) },
+            ])
+            .unwrap();
         assert_eq!(router.reader().lookup(0x0a80_0000), 3);
         assert_eq!(router.reader().lookup(0x0a00_0000), 1);
         assert_matches_rib(&router);

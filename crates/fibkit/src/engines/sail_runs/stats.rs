@@ -15,7 +15,11 @@ impl SailRuns {
 
     /// Bytes of level 16, the lines and level 32 (room included).
     fn level_bytes(&self) -> [usize; 3] {
-        [self.level16.len() * size_of::<u32>(), self.lines.len() * size_of::<LineCell>(), self.n32.len() * size_of::<u16>()]
+        [
+            self.level16.len() * size_of::<u32>(),
+            self.lines.len() * size_of::<LineCell>(),
+            self.n32.len() * size_of::<u16>(),
+        ]
     }
 
     /// The level-16 entries naming lines.
@@ -26,7 +30,8 @@ impl SailRuns {
     /// Level-24 chunks (level-16 entries naming lines), and of those the
     /// ones in a single line.
     pub fn chunks_24(&self) -> (usize, usize) {
-        self.chunk_entries().fold((0, 0), |(all, single), entry| (all + 1, single + usize::from(line_count(entry) == 1)))
+        self.chunk_entries()
+            .fold((0, 0), |(all, single), entry| (all + 1, single + usize::from(line_count(entry) == 1)))
     }
 
     /// Lines the level-16 entries name.
@@ -40,7 +45,9 @@ impl SailRuns {
         for entry in self.chunk_entries() {
             let first = (entry & INDEX) as usize;
             for line in &self.lines[first..first + line_count(entry)] {
-                for value in line.values.iter().map(|value| value.load(Ordering::Relaxed)).filter(|value| value & SPLIT != 0) {
+                for value in
+                    line.values.iter().map(|value| value.load(Ordering::Relaxed)).filter(|value| value & SPLIT != 0)
+                {
                     named[usize::from(value & VALUE)] = true;
                 }
             }

@@ -4,8 +4,8 @@ use std::sync::atomic::Ordering;
 
 use super::*;
 use crate::addr::Prefix4;
-use crate::rib::rib_of;
 use crate::error::Limit;
+use crate::rib::rib_of;
 
 fn ip(text: &str) -> u32 {
     text.parse::<std::net::Ipv4Addr>().unwrap().into()
@@ -65,7 +65,8 @@ fn a_line_holds_each_runs_start_and_answer() {
 
 #[test]
 fn twenty_one_runs_fit_a_line_and_twenty_two_do_not() {
-    let runs = |count: usize| -> [u16; CHUNK_ENTRIES] { std::array::from_fn(|b| (b * count / CHUNK_ENTRIES) as u16 + 1) };
+    let runs =
+        |count: usize| -> [u16; CHUNK_ENTRIES] { std::array::from_fn(|b| (b * count / CHUNK_ENTRIES) as u16 + 1) };
     let line = Line::of(0, &runs(RUNS)).unwrap();
     assert!(line.starts.iter().all(|&start| start != u8::MAX), "{line:?}");
     assert_line_answers(&line, 0, &runs(RUNS));

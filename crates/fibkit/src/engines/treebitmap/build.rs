@@ -84,7 +84,10 @@ impl<A: Address, L: Layout> Builder<A, L> {
             }
             let chunk = chunk_at(route.addr, offset, stride);
             let start = at;
-            while at < routes.len() && routes[at].len >= offset + stride && chunk_at(routes[at].addr, offset, stride) == chunk {
+            while at < routes.len()
+                && routes[at].len >= offset + stride
+                && chunk_at(routes[at].addr, offset, stride) == chunk
+            {
                 at += 1;
             }
             debug_assert!(external >> chunk == 0, "a child's routes are one run, in chunk order");
@@ -123,8 +126,10 @@ impl<A: Address, L: Layout> TreeBitmap<A, L> {
     /// [`BuildError::Limit`] when the nodes or the results outgrow their
     /// 32-bit indexes.
     pub fn build(rib: &Rib<A>) -> Result<Self, BuildError> {
-        let mut routes: Vec<Route<A>> =
-            rib.iter().map(|(prefix, next_hop)| Route { addr: prefix.addr(), len: u32::from(prefix.prefix_len()), next_hop }).collect();
+        let mut routes: Vec<Route<A>> = rib
+            .iter()
+            .map(|(prefix, next_hop)| Route { addr: prefix.addr(), len: u32::from(prefix.prefix_len()), next_hop })
+            .collect();
         // The RIB walks its trie in preorder, which is this order already.
         if !routes.is_sorted_by_key(|route| (route.addr, route.len)) {
             routes.sort_unstable_by_key(|route| (route.addr, route.len));

@@ -156,7 +156,9 @@ fn ipv6_full_length_routes_in_both_strides() {
     let wide = checked::<u128, 6>(&rib);
     assert_eq!(wide.levels(), 22);
     let base = 0x2001_0db8_u128 << 96;
-    for (addr, want) in [(base, 5), (base + 1, 2), (base + 2, 3), (base + 3, 4), (base + 4, 1), (u128::MAX, 6), (0, 7), (1, 8)] {
+    for (addr, want) in
+        [(base, 5), (base + 1, 2), (base + 2, 3), (base + 3, 4), (base + 4, 1), (u128::MAX, 6), (0, 7), (1, 8)]
+    {
         assert_eq!((small.lookup(addr), wide.lookup(addr)), (want, want), "{}", addr.display());
     }
 }
@@ -225,10 +227,7 @@ fn report_and_registry_names() {
         assert_eq!(figure(&stats, "prefixes"), 3);
         assert_eq!(figure(&stats, "results"), 4);
         assert_eq!(figure(&stats, "bytes_total"), fib.footprint() as u64);
-        assert_eq!(
-            figure(&stats, "bytes_nodes") + figure(&stats, "bytes_results"),
-            figure(&stats, "bytes_total")
-        );
+        assert_eq!(figure(&stats, "bytes_nodes") + figure(&stats, "bytes_results"), figure(&stats, "bytes_total"));
         assert_eq!(figure(&stats, "bytes_nodes"), figure(&stats, "nodes") * figure(&stats, "node_bytes"));
         assert!(stats.report.starts_with("Tree BitMap"), "{}", stats.report);
     }
@@ -247,6 +246,9 @@ fn indexes_past_32_bits_are_a_typed_limit() {
     let error = index_of("treebitmap64", "the 32-bit child index of a node", 1 << 32).unwrap_err();
     assert_eq!((error.limit, error.value, error.max), (Limit::Nodes, 1 << 32, u64::from(u32::MAX)));
     let shown = BuildError::from(error).to_string();
-    assert!(shown.starts_with("treebitmap64: node and leaf count 4294967296 exceeds the 32-bit child index"), "{shown}");
+    assert!(
+        shown.starts_with("treebitmap64: node and leaf count 4294967296 exceeds the 32-bit child index"),
+        "{shown}"
+    );
     assert!(shown.ends_with("the radix engine has no such limit"), "{shown}");
 }

@@ -4,8 +4,8 @@
 use std::net::IpAddr;
 
 use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
-use crate::addr::Family;
 use super::ValueChoice;
+use crate::addr::Family;
 use crate::load::updates::IpPrefix;
 use crate::nexthop::Label;
 

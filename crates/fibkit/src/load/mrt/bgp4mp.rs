@@ -7,10 +7,10 @@ use std::path::Path;
 
 use super::attributes::{Attributes, MpReach};
 use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
-use crate::addr::Family;
 use super::peers::{Peer, PeerKey};
 use super::records::{classify, report_reading, Kind, Record, Records, BGP4MP_ET};
 use super::{Content, ValueChoice};
+use crate::addr::Family;
 use crate::load::updates::{IpPrefix, TimedUpdate, Timestamp, Update};
 use crate::load::{Decompressed, LoadError, LoadOptions};
 use crate::nexthop::Label;
@@ -62,7 +62,9 @@ pub(super) fn read_messages(
                 let peer = &mut peers[position];
                 for item in found {
                     match &item {
-                        Item::Update(TimedUpdate { update: Update::Announce { prefix, .. }, .. }, _) => peer.count(prefix),
+                        Item::Update(TimedUpdate { update: Update::Announce { prefix, .. }, .. }, _) => {
+                            peer.count(prefix)
+                        }
                         Item::Update(TimedUpdate { update: Update::Withdraw { .. }, .. }, _) => peer.withdrawals += 1,
                         Item::NoValue { .. } => {}
                     }

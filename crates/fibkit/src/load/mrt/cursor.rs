@@ -79,10 +79,8 @@ impl<'a> Cursor<'a> {
     /// The next `len` bytes as a cursor of their own.
     pub(super) fn take(&mut self, len: usize, what: &str) -> Result<Cursor<'a>, Malformed> {
         if len > self.remaining() {
-            return Err(self.malformed(format!(
-                "{what} needs {len} bytes, but only {} are left in the record",
-                self.remaining()
-            )));
+            return Err(self
+                .malformed(format!("{what} needs {len} bytes, but only {} are left in the record", self.remaining())));
         }
         let taken = Cursor::new(&self.bytes[self.position..self.position + len], self.base + self.position);
         self.position += len;
@@ -131,10 +129,7 @@ impl<'a> Cursor<'a> {
         let prefix_len = self.u8(what)?;
         let max = 8 * address_len(family) as u8;
         if prefix_len > max {
-            return Err(Malformed {
-                offset: at,
-                message: format!("{what}: prefix length {prefix_len} exceeds {max}"),
-            });
+            return Err(Malformed { offset: at, message: format!("{what}: prefix length {prefix_len} exceeds {max}") });
         }
         let bytes = self.take(usize::from(prefix_len).div_ceil(8), what)?.bytes;
         Ok(prefix_from_bytes(family, bytes, prefix_len))

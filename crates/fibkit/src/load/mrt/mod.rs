@@ -120,8 +120,8 @@ use std::path::Path;
 use std::str::FromStr;
 
 use super::updates::{TimedUpdate, UpdateStream};
-use crate::error::shorten;
 use super::{table_name, warn, Decompressed, LoadError, LoadOptions, Position, RouteTable};
+use crate::error::shorten;
 
 mod attributes;
 mod bgp4mp;
@@ -225,11 +225,7 @@ pub(crate) fn load_updates(
     options: &LoadOptions,
 ) -> Result<UpdateStream, LoadError> {
     if Content::of(&data.bytes) == Content::Rib {
-        return Err(LoadError::new(
-            file,
-            Position::File,
-            "an MRT RIB dump, not an update stream (BGP4MP messages)",
-        ));
+        return Err(LoadError::new(file, Position::File, "an MRT RIB dump, not an update stream (BGP4MP messages)"));
     }
     let mut warnings = Vec::new();
     let messages = read_messages(file, data, options, &mut warnings)?;
@@ -266,7 +262,13 @@ impl Omissions {
         self.reasons.entry(why).or_insert((0, offset)).0 += 1;
     }
 
-    fn report(self, file: &Path, peer: &Peer, options: &LoadOptions, warnings: &mut Vec<String>) -> Result<(), LoadError> {
+    fn report(
+        self,
+        file: &Path,
+        peer: &Peer,
+        options: &LoadOptions,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), LoadError> {
         for (why, (count, first)) in self.reasons {
             warn(
                 file,

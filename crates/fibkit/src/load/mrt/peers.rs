@@ -8,11 +8,11 @@ use std::str::FromStr;
 
 use super::bgp4mp::read_messages;
 use super::cursor::{Cursor, Malformed};
-use crate::addr::Family;
-use crate::error::shorten;
 use super::records::is_mrt;
 use super::rib::{scan_rib, RibScan};
 use super::Content;
+use crate::addr::Family;
+use crate::error::shorten;
 use crate::load::updates::IpPrefix;
 use crate::load::{decompress, read_file, LoadError, LoadOptions, Position};
 
@@ -40,10 +40,16 @@ impl FromStr for PeerSelector {
             return digits.parse().map(PeerSelector::Asn).map_err(|_| format!("ASN {} exceeds 32 bits", shorten(text)));
         }
         if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-            return text.parse().map(PeerSelector::Index).map_err(|_| format!("peer index {} is too large", shorten(text)));
+            return text
+                .parse()
+                .map(PeerSelector::Index)
+                .map_err(|_| format!("peer index {} is too large", shorten(text)));
         }
         text.parse::<IpAddr>().map(PeerSelector::Address).map_err(|_| {
-            format!("bad peer {:?}: expected an index (3), an address (192.0.2.1, 2001:db8::1) or an ASN (AS3356)", shorten(text))
+            format!(
+                "bad peer {:?}: expected an index (3), an address (192.0.2.1, 2001:db8::1) or an ASN (AS3356)",
+                shorten(text)
+            )
         })
     }
 }
@@ -192,9 +198,7 @@ pub(super) fn select_peer(file: &Path, peers: &[Peer], selector: PeerSelector) -
             return most_routes(peers).ok_or_else(|| error("no routes in the file: no peer has any".to_string()))
         }
         PeerSelector::Index(index) => (0..peers.len()).filter(|&at| peers[at].index == index).collect(),
-        PeerSelector::Address(address) => {
-            (0..peers.len()).filter(|&at| peers[at].address == Some(address)).collect()
-        }
+        PeerSelector::Address(address) => (0..peers.len()).filter(|&at| peers[at].address == Some(address)).collect(),
         PeerSelector::Asn(asn) => (0..peers.len()).filter(|&at| peers[at].asn == Some(asn)).collect(),
     };
     match matching[..] {

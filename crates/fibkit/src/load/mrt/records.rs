@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::cursor::Cursor;
-use crate::addr::Family;
 use super::Content;
+use crate::addr::Family;
 use crate::load::{warn, Decompressed, LoadError, LoadOptions, Position};
 
 /// `TABLE_DUMP` (RFC 6396 section 4.2): one route a record.
@@ -238,10 +238,7 @@ pub(super) fn report_reading(
         warn(
             file,
             Position::Offset(offset as u64),
-            format!(
-                "the data ends here, in {message}; loaded the {} complete records before it",
-                records.count
-            ),
+            format!("the data ends here, in {message}; loaded the {} complete records before it", records.count),
             options,
             warnings,
         )?;

@@ -204,7 +204,12 @@ struct Route {
 }
 
 /// Loads the selected peer's routes of a RIB dump into `table`.
-pub(super) fn load_rib(file: &Path, data: &Decompressed<'_>, options: &LoadOptions, table: &mut RouteTable) -> Result<(), LoadError> {
+pub(super) fn load_rib(
+    file: &Path,
+    data: &Decompressed<'_>,
+    options: &LoadOptions,
+    table: &mut RouteTable,
+) -> Result<(), LoadError> {
     let scan = scan_rib(file, data, options, &mut table.warnings)?;
     let chosen = select_peer(file, &scan.peers, options.peer)?;
     let peer = &scan.peers[chosen];
@@ -235,7 +240,12 @@ pub(super) fn load_rib(file: &Path, data: &Decompressed<'_>, options: &LoadOptio
 /// Inserts routes in file order; a repeated prefix keeps the later value
 /// (warned, or an error with `strict`), and the replaced value is not
 /// interned.
-fn insert_routes(file: &Path, routes: &[Route], options: &LoadOptions, table: &mut RouteTable) -> Result<(), LoadError> {
+fn insert_routes(
+    file: &Path,
+    routes: &[Route],
+    options: &LoadOptions,
+    table: &mut RouteTable,
+) -> Result<(), LoadError> {
     let insert_all = |table: &mut RouteTable, superseded: &[bool]| -> bool {
         let mut repeated = false;
         let mut last: Option<(Label, NextHop)> = None;

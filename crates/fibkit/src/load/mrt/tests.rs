@@ -217,7 +217,11 @@ fn routes_without_a_value_are_left_out_with_a_warning() {
     let table = load(&out, &LoadOptions::default()).unwrap();
     assert_eq!(routes(&table), ["11.0.0.0/8 192.0.2.1"]);
     assert_eq!(table.warnings.len(), 1);
-    assert!(table.warnings[0].contains("1 route(s) of peer 0 AS64500 192.0.2.1 have no NEXT_HOP"), "{:?}", table.warnings);
+    assert!(
+        table.warnings[0].contains("1 route(s) of peer 0 AS64500 192.0.2.1 have no NEXT_HOP"),
+        "{:?}",
+        table.warnings
+    );
     assert!(load(&out, &LoadOptions { strict: true, ..Default::default() }).is_err());
 }
 
@@ -385,8 +389,8 @@ fn detection_needs_a_known_header() {
     // A text option on an MRT file is fine; MRT options on text are not.
     let error = load(b"10.0.0.0/8 1\n", &with_peer("1")).unwrap_err();
     assert!(error.message.contains("--peer 1 selects a peer of an MRT file"), "{error}");
-    let error = load(b"10.0.0.0/8 1\n", &LoadOptions { value: ValueChoice::OriginAs, ..Default::default() })
-        .unwrap_err();
+    let error =
+        load(b"10.0.0.0/8 1\n", &LoadOptions { value: ValueChoice::OriginAs, ..Default::default() }).unwrap_err();
     assert!(error.message.contains("--value origin-as applies to MRT files"), "{error}");
 }
 
@@ -486,7 +490,8 @@ fn bgp4mp_updates_of_the_busiest_peer() {
     assert_eq!(routes(&table), ["10.0.0.0/8 195.66.226.74", "2001:db8::/32 2001:7f8:4::1"]);
     let list = list_peers_bytes(Path::new("u"), &bytes, &LoadOptions::default()).unwrap();
     assert_eq!(list.content, "update stream");
-    let counts: Vec<(usize, usize, usize)> = list.peers.iter().map(|p| (p.routes_v4, p.routes_v6, p.withdrawals)).collect();
+    let counts: Vec<(usize, usize, usize)> =
+        list.peers.iter().map(|p| (p.routes_v4, p.routes_v6, p.withdrawals)).collect();
     assert_eq!(counts, [(2, 1, 2), (1, 0, 0)]);
     // A RIB dump is not an update stream.
     let error = stream_error(&sample_dump());
