@@ -119,6 +119,9 @@ test-exhaustive:
 	$(CARGO) test --release --workspace -- --ignored
 
 lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) fmt --manifest-path crates/fibkit-py/Cargo.toml --check
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	CARGO_TARGET_DIR=$(CURDIR)/target/py $(CARGO) clippy --manifest-path crates/fibkit-py/Cargo.toml -- -D warnings
 	for package in fibkit fibkit-cli fibkit-peers fibkit-c; do RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p $$package || exit 1; done
