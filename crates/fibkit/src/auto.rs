@@ -49,9 +49,9 @@ const BATCH: usize = 64;
 
 /// Candidates within this fraction of the fastest count as fast as it: a
 /// calibration's short runs differ by about as much from one to the next
-/// (on the 2014 table with 239 next hops, sail and sail-runs came out 1,009
-/// and 1,022 Mlps, then 1,019 and 1,005, Zen 5). Of them `auto` takes the
-/// smallest, which leaves the most cache to the rest of the program.
+/// (two engines traded places between calibrations on the same table; see
+/// docs/measurements.md). Of them `auto` takes the smallest, which leaves
+/// the most cache to the rest of the program.
 const TIE: f64 = 0.03;
 
 /// What `auto` found out about one candidate.
@@ -175,10 +175,10 @@ pub fn choose_in<A: Address>(rib: &Rib<A>, options: &BuildOptions, space: Prefix
             // before evicted it from. Without it a 4 ms run of a 4 MiB
             // table spent much of its time refilling them, and the
             // biggest candidates read slowest (d20r below d19r); with a
-            // quarter run, still so for the largest (Zen 5, 2014 table:
-            // sail 478 to 553 Mlps, d22r 370 to 407, where `bench` gave
-            // 926 and 690 and auto chose d19r at 787); with a whole run,
-            // 876 to 949 and 694 to 730, and auto chose sail.
+            // quarter run, still so for the largest (well below what
+            // `bench` gave them, and auto chose a smaller engine); with a
+            // whole run their rates came close to `bench`'s, and auto chose
+            // the one `bench` found fastest (see docs/measurements.md).
             std::hint::black_box(fib.run_workload(&workload, lookups));
             let run = Instant::now();
             std::hint::black_box(fib.run_workload(&workload, lookups));

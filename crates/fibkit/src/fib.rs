@@ -134,9 +134,7 @@ pub trait Fib<A: Address>: Send + Sync {
 /// `lookup` is `#[inline]`, and LLVM leaves DXR's (with its inlined AVX2
 /// search) and Luleå's out of line in the benchmark loops. Measured and not
 /// kept: `#[inline(always)]`, which puts DXR's in them, was no faster in
-/// scalar RND (Intel Xeon VM, 2014 table, four alternated rounds of seven
-/// runs: d16r 99 to 118 Mlps against 109 to 133, d18r 113 to 148 against
-/// 122 to 171, with the ceiling in each run 324 to 415).
+/// scalar RND in alternated runs (figures in docs/measurements.md).
 macro_rules! forward_fib {
     ([$($generics:tt)*] $engine:ty, $address:ty, |$this:ident| $name:expr, [$($batch:ident)?] $(, [$save:ident])?) => {
         impl<$($generics)*> $crate::fib::Fib<$address> for $engine {

@@ -12,7 +12,7 @@
 //!   of a 128-bit key: scalar IPv6 keys.
 //! - [`XorShift64x16`]: sixteen xorshift64 lanes stepped together, eight
 //!   128-bit keys a step: the source of batched IPv6 keys (one pair's
-//!   chain of dependent steps capped the batch paths near 650 M keys/s).
+//!   chain of dependent steps capped the batch paths below their own rate).
 //!
 //! [`Keys32`] and [`Keys128`] draw uniform keys inside a prefix (the key
 //! space) from them; [`crate::addr::Address::Keys`] names the one of each

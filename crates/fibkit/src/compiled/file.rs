@@ -124,14 +124,13 @@ impl CompiledTable {
         // The payload checksum and the values' checks beside the engines'
         // (a damaged payload is reported as such, whatever the others found),
         // on a thread of their own while this one checks the engines.
-        // Measured on the Zen 5 VM with the 2014 table: with `rayon::join`
-        // (this thread waiting on the pool) d20r opened in 0.20 ms in some
-        // runs and 0.35 in others, d21r in 0.33 or 0.61, the slow figure
-        // being the one-thread one (`RAYON_NUM_THREADS=1` gave it every
-        // run); a rayon scope with this thread working was as uneven for
-        // DXR; with a thread of its own, 0.23 and 0.36 every run, Poptrie's
-        // files a third faster, the smallest DXR files 40 us slower. Where
-        // no thread can start, the checks run one after the other.
+        // Not `rayon::join` (this thread waiting on the pool): opens then
+        // took the one-thread time in some runs and not in others; a rayon
+        // scope with this thread working was as uneven for DXR. A thread of
+        // its own gave the same time every run, Poptrie's files faster and
+        // the smallest DXR files a little slower (figures in
+        // docs/measurements.md). Where no thread can start, the checks run
+        // one after the other.
         let values = || file.verify_payload().and_then(|()| Values::open(&file));
         let (values, families) = std::thread::scope(|scope| {
             let thread = std::thread::Builder::new().spawn_scoped(scope, values).ok();

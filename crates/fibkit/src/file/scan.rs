@@ -19,8 +19,8 @@ const LANES: usize = 16;
 /// means "names none", and computes both without a branch.
 ///
 /// The maxima run in 16 lanes: as one fold over the entries, the
-/// loop compiled to scalar `cmov`s, and opening `sail-wide`'s 22 MiB of the
-/// 2014 table took 2.5 ms (0.63 to 0.73 ms in lanes).
+/// loop compiled to scalar `cmov`s, and opening a large file took several
+/// times as long (see docs/measurements.md).
 pub fn largest_references_and_hops<T: Copy + Into<u32> + Sync>(
     entries: &[T],
     split: impl Fn(u32) -> (u32, NextHop) + Sync,

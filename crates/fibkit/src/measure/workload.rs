@@ -235,11 +235,11 @@ impl<K: Copy> BatchKeys<K> {
     /// slots are then constants, so the window stays in registers): key
     /// by key, through the fields, the batch paths paid about two cycles a
     /// key more for their keys than the scalar loop does. Measured and not
-    /// kept (Zen 5, the ceiling's batched REP): each window copied from an
-    /// array after its one new key (IPv4 1,220 Mlps against 1,670; most
-    /// likely the copy waits for the key's store), the round written slot
-    /// by slot down its eight windows (IPv4 1,440), and IPv6 keys stored
-    /// from vector registers (1,250 against 1,365).
+    /// kept, each slower in the ceiling's batched REP: each window copied
+    /// from an array after its one new key (most likely the copy waits for
+    /// the key's store), the round written slot by slot down its eight
+    /// windows, and IPv6 keys stored from vector registers (figures in
+    /// docs/measurements.md).
     #[inline]
     fn fill_rep(&mut self, mut keys: &mut [K], mut draw: impl FnMut() -> K) {
         const ROUND: usize = REP_WINDOW * REP_WINDOW;

@@ -20,15 +20,12 @@
 //! key ([`x86::last_le_u16`]: masked 512-bit compares over up to 64
 //! fragments at the AVX-512 level, which needs F, BW, BMI2 and POPCNT;
 //! [`x86::last_le_u16_avx2`]: up to 32 at the AVX2 level). The AVX-512
-//! level's direct stage still gathers 8 lanes at a time: on the project's
-//! AMD Zen 4 machine (which splits 512-bit operations in two) 16-lane
-//! gathers were slower (D18R's batch lookup ran at about 455 Mlps with
-//! them against 575 with 8-lane ones; poptrie18 at 290 against 340), and
-//! on Zen 5, whose 512-bit units are whole, too (2014 table, batched RND:
-//! D19R 590 against 779, D21R 483 against 660, poptrie18 563 against 587).
-//! Sixteen scalar loads with the tests in AVX2 registers measured level
-//! with the 8-lane gathers there (within the VM's noise), so the gathers
-//! stay.
+//! level's direct stage still gathers 8 lanes at a time: 16-lane gathers
+//! made the batch lookups slower, both on a CPU that splits 512-bit
+//! operations in two and on one whose 512-bit units are whole. Sixteen
+//! scalar loads with the tests in AVX2 registers measured level with the
+//! 8-lane gathers (within the noise), so the gathers stay (figures in
+//! docs/measurements.md).
 //!
 //! # The direct stage ([`direct_stage`])
 //!
@@ -212,9 +209,8 @@ pub fn direct_stage(
 ///
 /// The loads go first and the tests and values in a pass of their own:
 /// with each lane's test folded into the mask as its entry was loaded,
-/// batched RND ran slower with `FIBKIT_SIMD=off` (Zen 5, 2014 table:
-/// d20r 501 Mlps against 593 now, d16r 302 against 318). REP stayed level
-/// but for poptrie18, which lost a little (623 against 600 now).
+/// batched RND ran slower with `FIBKIT_SIMD=off`, and REP stayed level
+/// (see docs/measurements.md).
 #[inline]
 pub fn direct_stage_scalar(
     table: &[AtomicU32],
@@ -244,8 +240,8 @@ pub fn direct_stage_scalar(
 /// entries go into one vector, stored at once and tested with one compare;
 /// the portable loop, inlined 32 lanes at a time into SAIL's first stage
 /// after its atomic loads, compiled to spilled registers and a mix of
-/// scalar and 8-byte stores, and SAIL's batched RND fell from about 880 to
-/// 760 Mlps (Zen 5, 2014 table; the kernel brought it back level).
+/// scalar and 8-byte stores, and SAIL's batched RND fell by about a seventh;
+/// the kernel brought it back level (see docs/measurements.md).
 #[inline(always)]
 pub fn store_flagged(entries: [u32; 8], flag: u32, out: &mut [NextHop; 8]) -> u32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
@@ -293,9 +289,8 @@ pub fn flagged_group(keys: &[u32], out: &mut [NextHop], flag: u32, load: impl Fn
 ///
 /// Full groups go to their stage straight from the batch's keys and into
 /// its answers: copying every group in and out, as this does, cost two
-/// `memmove` calls a group (Zen 5, 2014 table: batched RND of poptrie18
-/// 575 against 760 Mlps, REP 650 against 720; DIR-24-8 167 against 173
-/// and 235 against 248).
+/// `memmove` calls a group and made the batch paths slower (see
+/// docs/measurements.md).
 ///
 /// # Panics
 /// In debug builds, if `keys` holds `N` keys or more, `N` is above 32, or
@@ -330,10 +325,9 @@ pub fn padded<K: Copy, const N: usize>(
 /// branches of `finish` find the first stage's loads done.
 ///
 /// The keys to finish are indexed without bounds checks (the mask cut to
-/// the group's lanes once a group): on a 2-vCPU Zen 4 VM (2014 table,
-/// batch 64, three alternated runs of each build) d18r's batched RND went
-/// from 546-560 to 563-578 Mlps, and REP of the DXR engines, poptrie18 and
-/// sail-runs up by about 1%; RND of the others stayed level.
+/// the group's lanes once a group): faster in alternated runs for d18r's
+/// batched RND and slightly for REP of the DXR engines, poptrie18 and
+/// sail-runs; RND of the others stayed level (see docs/measurements.md).
 ///
 /// # Panics
 /// If `out` is shorter than `keys`.

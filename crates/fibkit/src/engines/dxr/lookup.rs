@@ -31,19 +31,15 @@ impl<const K: u32> Dxr<K> {
     /// AVX2 in the build's target (x86-64-v3, the project's default), the
     /// batch path's AVX2 count for chunks of up to 32 short or 16 long
     /// fragments, inlined; else, and for larger chunks, the binary search.
-    /// Whatever `FIBKIT_SIMD` says: that switch is the batch path's. On the
-    /// Zen 5 machine (2014 table, one process, ABAB) the count lifted the
-    /// scalar RND rate of D16R from 185 to 231 Mlps, D18R from 252 to 296,
-    /// D20R from 354 to 374; D22R, whose chunks are few, and SEQ did not
-    /// change. Tried and not kept: `lookup` without the branch on the
-    /// direct entry (every key through the AVX2 count, a directly resolved
-    /// one over an empty chunk, the answer picked by a select; other chunks
-    /// on a cold path). On a Zen 4 VM, 2014 table, scalar RND, four runs
-    /// of each build alternated, the middle of their medians (and range):
-    /// D16R 140 Mlps (133 to 151) against 159 (135 to 196), D18R 153 (148
-    /// to 165) against 180 (163 to 210), D20R 142 (111 to 153) against 189
-    /// (171 to 234): the count's dozens of instructions on every key cost
-    /// more than the mispredictions they save.
+    /// Whatever `FIBKIT_SIMD` says: that switch is the batch path's. The
+    /// count lifted the scalar RND rate of D16R, D18R and D20R; D22R, whose
+    /// chunks are few, and SEQ did not change. Tried and not kept: `lookup`
+    /// without the branch on the direct entry (every key through the AVX2
+    /// count, a directly resolved one over an empty chunk, the answer
+    /// picked by a select; other chunks on a cold path): slower in scalar
+    /// RND in alternated runs, as the count's dozens of instructions on
+    /// every key cost more than the mispredictions they save (figures in
+    /// docs/measurements.md).
     #[inline(always)]
     fn search(&self, entry: DirectEntry, offset: u32) -> NextHop {
         #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "popcnt"))]
@@ -158,25 +154,23 @@ impl<const K: u32> Dxr<K> {
     ///
     /// The direct stage prefetches nothing: prefetching the first line of
     /// each searched chunk as soon as the group's entries arrived (a loop
-    /// over the lanes to search) made the batch path a fifth slower (Zen
-    /// 5, 2014 table, alternated runs: RND D16R 474 against 634 Mlps, D19R
-    /// 640 against 790; REP D16R 483 against 632), most likely because the
-    /// loop's exit branch waits for the gathers, and a misprediction of it
-    /// throws away the previous group's searches the CPU had begun.
+    /// over the lanes to search) made the batch path a fifth slower in
+    /// alternated runs, most likely because the loop's exit branch waits
+    /// for the gathers, and a misprediction of it throws away the previous
+    /// group's searches the CPU had begun.
     ///
-    /// Where the batch path's time goes (Zen 5, 2014 table, batched RND,
-    /// D19R / D21R, measured by cutting parts out, answers then wrong): the
-    /// direct stage alone, with no second stage, runs at 1,375 / 1,227 Mlps;
-    /// a second stage that only walks the mask of keys to search (its
-    /// branch waits for the gathers) brings that to 905 / 866; storing a
-    /// value into `out` for each such key (the caller's wide loads of
-    /// `out` then wait for the narrow stores) to 785 / 748; the searches
-    /// themselves to 760 / 705, today's rate. Tried and not kept: one or
-    /// three branch-free searches per group before the loop (a harmless
-    /// dummy key when fewer keys need one): D19R 715 to 769, D21R 726 to
-    /// 772, against 760 / 705 in the same runs; one mask loop per 64 keys
+    /// Where the batch path's time goes (measured by cutting parts out,
+    /// answers then wrong): the direct stage alone runs far faster than the
+    /// whole path; most of the difference is the second stage's walk of the
+    /// mask of keys to search (its branch waits for the gathers), then
+    /// storing a value into `out` for each such key (the caller's wide
+    /// loads of `out` then wait for the narrow stores); the searches
+    /// themselves cost the least. Tried and not kept: one or three
+    /// branch-free searches per group before the loop (a harmless dummy key
+    /// when fewer keys need one), no clear gain; one mask loop per 64 keys
     /// instead of per 32, level; answers merged into `out` with masked
-    /// 512-bit stores, level; a plain loop of scalar lookups, 487 / 641.
+    /// 512-bit stores, level; a plain loop of scalar lookups, slower.
+    /// Figures in docs/measurements.md.
     ///
     /// The batch path allocates nothing.
     ///

@@ -84,15 +84,14 @@ impl<const K: u32> Dxr6<K> {
     ///
     /// A round's loads do not wait on one another, so four searches have
     /// four loads in flight where the scalar search has one, and their
-    /// state stays in registers. Four ways did better than two or eight on
-    /// the Zen 5 machine (2026 table, keys in 2001::/16, where every key
-    /// searches one large chunk: D16R6 84 Mlps with four, 58 with two, 76
-    /// with eight; 70 with all 32 of a group side by side in arrays, as
-    /// before). The direct stage lists a lane as its entry arrives: loading
-    /// all 32 entries first and listing in a second pass, which made
-    /// Poptrie's IPv6 direct stage faster ([`crate::engines::poptrie`]),
-    /// made this one slower (LINX, batched RND: D16R6 792 against 714 Mlps,
-    /// D18R6 level). Nothing is allocated.
+    /// state stays in registers. Four ways did better than two or eight,
+    /// and better than all 32 of a group side by side in arrays, as before,
+    /// where every key searches one large chunk. The direct stage lists a
+    /// lane as its entry arrives: loading all 32 entries first and listing
+    /// in a second pass, which made Poptrie's IPv6 direct stage faster
+    /// ([`crate::engines::poptrie`]), made this one slower for D16R6 and
+    /// left D18R6 level (figures in docs/measurements.md). Nothing is
+    /// allocated.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.

@@ -159,9 +159,8 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     /// block, its block entry, and writes the next hop of the keys they
     /// resolve and for the others the node index; the second, one group
     /// later, walks those from their nodes. (Prefetching the nodes in the
-    /// first stage made both stages slower on the Zen 5 machine: 2026
-    /// table, RND batched 489 against 543 Mlps with keys in 2001::/16, 687
-    /// against 787 in 2000::/3.) Nothing is allocated.
+    /// first stage made both stages slower; see docs/measurements.md.)
+    /// Nothing is allocated.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.

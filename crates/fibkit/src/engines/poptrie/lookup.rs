@@ -27,18 +27,15 @@ fn chunk<A: Address>(key: A) -> u32 {
 ///
 /// A pass of its own after the loads: folding each entry's flag into the
 /// mask as it was loaded chained every key's mask step to its load, and
-/// the IPv6 direct stages ran slower (Zen 5, LINX table, keys in
-/// 2000::/3, batch 64: RND poptrie16 861 against 1,002 Mlps, poptrie18
-/// 758 against 986, poptrie16x12 789 against 1,000; 2026 table in
-/// 2001::/16: poptrie16x12 520 against 608).
+/// the IPv6 direct stages ran slower, by up to a fifth.
 ///
 /// `poptrieS` takes the flags a group later, as the mask of
 /// [`simd::pipeline_settled`]: read back right after the loads, the
-/// entries wait for their stores to reach the cache (LINX, batched REP:
-/// poptrie16 1,000 against 1,135 Mlps, poptrie18 1,000 against 1,100; RND
-/// 3-4% faster; in 2001::/16 on the 2026 table, where every key walks,
-/// 3-4% slower). `poptrie16x12` takes them at once: a group later it lost
-/// 6% in 2001::/16 (RND 636 against 598), its own table.
+/// entries wait for their stores to reach the cache (batched REP about a
+/// tenth slower, RND a little faster; a little slower where every key
+/// walks). `poptrie16x12` takes them at once: a group later it lost a
+/// little where every key walks, its own table. Figures in
+/// docs/measurements.md.
 #[inline(always)]
 pub(super) fn take_leaf_flags(entries: &mut [u32]) -> u32 {
     debug_assert!(!entries.is_empty() && entries.len() <= GROUP);
@@ -126,8 +123,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// 1. the direct stage loads the group's `direct` entries at once
     ///    (IPv4: AVX2 gathers, 8 lanes at a time, see [`crate::simd`];
     ///    IPv6 and the scalar level: one load a key; the AVX2 gathers on
-    ///    the keys' top 32 bits were slower for IPv6 on Zen 5, LINX table,
-    ///    poptrie16 RND 884 against 768 Mlps, REP 950 against 807) and
+    ///    the keys' top 32 bits were slower for IPv6, in RND and REP) and
     ///    writes each entry
     ///    as the key's answer: a direct leaf's next hop, or for now the
     ///    node index of a key that goes on down the trie; no branch depends
@@ -139,16 +135,14 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     ///
     /// Those walks stay one key at a time: walking the few keys of a group
     /// level by level side by side, as poptrie0 does, made these engines
-    /// slower (Zen 5, 2014 table, poptrie18 RND 580 against 490 Mlps, REP
-    /// 735 against 615; the same with a queue gathering walks across
-    /// groups).
+    /// slower, in RND and REP, and so did a queue gathering walks across
+    /// groups.
     ///
     /// Without direct pointing (poptrie0) every key walks from the root,
     /// four keys side by side (IPv6: two), a level a round, with no branch
-    /// on a lane's walk ending (`walk_side_by_side`): Zen 5, RND
-    /// 144 against 177 Mlps one by one on the 2014 table, 96 against 123
-    /// on the 2026 IPv6 table in 2001::/16, and REP 161 against 240 and 116
-    /// against 148 (8 lanes: 187 and 114; 16: slower than one by one).
+    /// on a lane's walk ending (`walk_side_by_side`): faster than one by
+    /// one in RND and REP, for IPv4 and IPv6; 8 lanes did no better, 16
+    /// were slower than one by one. Figures in docs/measurements.md.
     /// Nothing is allocated.
     ///
     /// # Panics

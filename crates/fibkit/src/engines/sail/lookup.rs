@@ -52,23 +52,19 @@ impl<W: Word> Sail<W> {
     /// as if resolved there; the second, one group later, goes on from the
     /// level-16 entry kept in the answer slot, its loads overlapping the
     /// next group's. The level-16 loads are plain loads at every SIMD
-    /// level: on the project's Zen 5 machine AVX2 gathers of them were
-    /// slower (2014 table, one process, ABAB: RND 545 against 637 Mlps,
-    /// REP 526 against 673). Nor does the first stage prefetch the level-24
-    /// entries: with a prefetch for every key (the level-16 entry of a
-    /// resolved one names no chunk, so its prefetch is of a random line)
-    /// the batch path ran at 630 Mlps RND and 690 REP, without it at 940
-    /// to 970 and 890 to 940 (three runs each, alternated). Prefetching
-    /// only the chunked keys' level-24 entries (a loop over the mask's
-    /// bits) cost a fifth too: RND 675 to 711 against 788 to 875 without;
-    /// and branch-free, a prefetch for every key (of entry 0 for the
-    /// resolved ones), 714 to 750 against 804 to 859. Yet the loads of
-    /// level 24 are where the batch path waits (under `perf`, 45% of its
-    /// samples on the instruction after them). Nor did a second stage
-    /// without the branch on the level-24 entry (always a level-32 load,
-    /// of entry 0 for a resolved key, and a select) pay: 702 to 734
-    /// against 920 to 967; the predicted branch lets the CPU go on past
-    /// a level-24 load still in flight.
+    /// level: AVX2 gathers of them were slower, in RND and REP. Nor does
+    /// the first stage prefetch the level-24 entries: a prefetch for every
+    /// key (the level-16 entry of a resolved one names no chunk, so its
+    /// prefetch is of a random line) cost about a third of the rate;
+    /// prefetching only the chunked keys' level-24 entries (a loop over the
+    /// mask's bits) cost a fifth too, and so did a branch-free prefetch for
+    /// every key (of entry 0 for the resolved ones). Yet the loads of level
+    /// 24 are where the batch path waits (under `perf`, the largest share
+    /// of its samples is on the instruction after them). Nor did a second
+    /// stage without the branch on the level-24 entry (always a level-32
+    /// load, of entry 0 for a resolved key, and a select) pay: it was
+    /// slower, as the predicted branch lets the CPU go on past a level-24
+    /// load still in flight. Figures in docs/measurements.md.
     /// Nothing is allocated.
     ///
     /// # Panics
@@ -89,12 +85,10 @@ impl<W: Word> Sail<W> {
     /// `Acquire` fence after the group orders every entry before the chunks
     /// the second stage reads. With all 32 entries in one array and the
     /// answers and mask worked out in a pass of their own, the compiler
-    /// spilled registers and mixed scalar and narrow vector stores:
-    /// batched RND fell from about 880 to 760 Mlps (Zen 5, 2014 table,
-    /// against the same code on plain, non-atomic entries); with the
-    /// kernel it measures level with it (three alternated runs each: RND
-    /// 896, 904, 913 against 887, 910, 871; REP 887, 860, 878 against 602,
-    /// 843, 860).
+    /// spilled registers and mixed scalar and narrow vector stores, and
+    /// batched RND fell by about a seventh against the same code on plain,
+    /// non-atomic entries; with the kernel it measures level with it in
+    /// alternated runs (figures in docs/measurements.md).
     #[inline(always)]
     fn level16_group(&self, keys: &[u32], out: &mut [NextHop]) -> u32 {
         let chunked = simd::flagged_group(keys, out, W::FLAG, |key| self.level16(key, Ordering::Relaxed));

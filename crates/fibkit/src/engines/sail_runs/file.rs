@@ -157,11 +157,11 @@ impl Limits {
     }
 
     /// Whether `line` passes [`line_problem`]'s checks, worked out with no
-    /// branch: with AVX2, a few vector compares of the line's bytes. The
-    /// 2014 table's 26,846 lines made its open 0.49 ms checked one by one,
-    /// stopping at the first problem; 0.31 ms branch-free and portable
-    /// (0.2 ms of it the lines); 0.11 ms with AVX2, as fast as with no line
-    /// checked (Zen 5).
+    /// branch: with AVX2, a few vector compares of the line's bytes. On
+    /// the 2014 table's 26,846 lines, checking them one by one (stopping at
+    /// the first problem) was slowest, branch-free and portable faster, and
+    /// with AVX2 an open took as long as with no line checked (figures in
+    /// docs/measurements.md).
     #[inline]
     fn line_ok(self, line: &Line) -> bool {
         #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]

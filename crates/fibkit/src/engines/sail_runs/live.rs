@@ -43,11 +43,10 @@
 //! again: a line is read back a run at a time (each run's /24s filled at
 //! once), packed with each run's answer written once (the padding after
 //! the last run at the end), and the old answers are searched for retired
-//! level-32 chunks only when one OR of them has the flag. On the 2-vCPU
-//! Intel Xeon VM (2014 table, 239 next hops, LINX trace at batch 1, 14
-//! alternated runs) that took the median from 545 K to 691 K updates/s
-//! (per update from about 1.7 to 1.2 us); /24 by /24, the read-back and
-//! the packing were a third of the time `Router::apply` took.
+//! level-32 chunks only when one OR of them has the flag. That made an
+//! update about a quarter faster in alternated runs (figures in
+//! docs/measurements.md); /24 by /24, the read-back and the packing were a
+//! third of the time `Router::apply` took.
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;

@@ -116,13 +116,12 @@ impl SailRuns {
     /// Longest-prefix match for `addr`.
     ///
     /// The branch on the level-16 entry's chunk flag stays a branch.
-    /// Measured and not kept (2-vCPU Intel Xeon VM, CPU model 207, 2014
-    /// table, 239 next hops, two alternated runs of each build): no branch
-    /// below level 16 (a key resolved there reads an all-zero line kept
-    /// for it, picked with a `cmov`, and its entry masked into the answer):
-    /// SEQ 44 against 63 to 69 Mlps, RND 153 to 166 against 161 to 170,
-    /// REP 225 to 257 against 308 to 445. The predicted branch lets the CPU
-    /// go on to the next key while a line's load is in flight.
+    /// Measured and not kept: no branch below level 16 (a key resolved
+    /// there reads an all-zero line kept for it, picked with a `cmov`, and
+    /// its entry masked into the answer), slower in SEQ, RND and REP in
+    /// alternated runs (figures in docs/measurements.md). The predicted
+    /// branch lets the CPU go on to the next key while a line's load is in
+    /// flight.
     #[inline]
     pub fn lookup(&self, addr: u32) -> NextHop {
         self.levels().lookup(addr)
@@ -146,60 +145,39 @@ impl SailRuns {
     /// chunks the second stage reads. Nothing is allocated.
     ///
     /// The arrays are atomic cells, so that the updater writes while
-    /// lookups read: batched RND 930 to 939 Mlps against 949 to 977 for the
-    /// same code on plain arrays (Zen 5, 2014 table, alternated runs), and
-    /// 899 to 912 before the batch took the levels once, at its start.
+    /// lookups read: batched RND within a few percent of the same code on
+    /// plain arrays, and faster than before the batch took the levels once,
+    /// at its start.
     ///
     /// The first stage loads level 16 as SAIL's does ([`simd::flagged_group`]:
     /// eight plain loads stored as answers and tested in one vector).
-    /// Measured and not kept (Zen 5, 2014 table, 239 next hops, batched RND
-    /// in alternated runs): AVX2 gathers of level 16 ([`simd::direct_stage`]),
-    /// 849 to 853 Mlps against 904 to 920; the entries stored one by one
-    /// and their flags taken a group later ([`simd::pipeline_settled`]), 761
-    /// to 788 against 898 to 901; each entry stored and its flag folded
-    /// into the mask in one scalar loop, 816 to 850 against 914 to 944
-    /// (three runs each). The first stage alone (no second stage,
-    /// wrong answers) runs at about 1,200 Mlps, two thirds of the batch
-    /// ceiling's 1,800: of the 0.55 ns a key the whole path spends beyond
-    /// the ceiling's, half goes to level 16 and half below it.
+    /// Measured and not kept, each slower in batched RND in alternated runs:
+    /// AVX2 gathers of level 16 ([`simd::direct_stage`]); the entries stored
+    /// one by one and their flags taken a group later
+    /// ([`simd::pipeline_settled`]); each entry stored and its flag folded
+    /// into the mask in one scalar loop. The first stage alone (no second
+    /// stage, wrong answers) runs at about two thirds of the batch
+    /// ceiling: of the time a key the whole path spends beyond the
+    /// ceiling's, half goes to level 16 and half below it.
     ///
-    /// On the 2-vCPU Intel Xeon VM (CPU model 207, 2 MiB of L2 a core; a chain
-    /// of random loads there took 7 ns a load in a 1 MiB table, 19 ns in 2 MiB,
-    /// 37 ns in 4 MiB and 130 ns in 32 MiB) the same cuts, as shares of the
-    /// batch ceiling in the same runs (2014 table, batch 64, alternated rounds
-    /// of seven runs): the first stage alone 1.03 to 1.06 (three rounds); every
-    /// key that needs a line reading line 0, which stays in L1 (answers wrong),
-    /// 0.56 and 0.58; the first line of its chunk, 864 KiB of lines, 0.50 and
-    /// 0.53; the whole path 0.43 and 0.47. In the ceiling's time for a key,
-    /// level 16 takes 0.95 for every key, the second stage's own work for the
-    /// 21% of keys that need it about 0.8 and the lines' misses about 0.45:
-    /// packing big chunks' runs greedily into lines (a line could start at any
-    /// multiple of 16 /24s: 1,274 KiB of lines instead of 1,677) could gain at
-    /// most the distance to 0.56. Measured and not kept there: a third stage
-    /// between the two, prefetching the line of each key the first stage
-    /// flagged: RND 0.39 and 0.40 against 0.45 and 0.46, REP 0.39 and 0.40
-    /// against 0.51 and 0.52 (the two quiet rounds of three alternated ones;
-    /// on a Zen 4 VM, whose 1 MiB of L2 a core leaves the lines in L3, the
-    /// prefetch at the end of the first stage's group, six alternated rounds:
-    /// RND 458 to 521 Mlps against 668 to 679);
-    /// the keys that need a line queued by AVX-512 compressing stores, 128 keys
-    /// at a time, and then finished in one loop (no overlap with the next
-    /// group's loads), RND 0.30 to 0.35 against 0.44 to 0.46 (three alternated
-    /// rounds); groups of 16 keys instead of 32 (more of a 64-key batch
-    /// overlapped, twice the loop exits), RND 0.29 to 0.30 against 0.35 to
-    /// 0.36, REP 0.33 to 0.35 against 0.38 to 0.39 (three alternated rounds of
-    /// a build where both paths read an environment switch each batch).
-    ///
-    /// On the Zen 4 VM (CPU family 25, model 17, 1 MiB of L2 a core; 2014
-    /// table, batch 64, eight alternated rounds in one process pinned to a
-    /// core, the batch ceiling about 1,330 Mlps in `bench` that hour): the
-    /// whole path 665 to 714 Mlps, the first stage alone 1,551 to 1,609, every
-    /// key that needs a line reading line 0 827 to 928, the first line of its
-    /// chunk 754 to 800. A key costs 0.63 ns in the first stage, and the 21%
-    /// that need a line 0.45 ns more on average in the second stage's own work
-    /// and 0.35 ns in the lines' misses: at 0.8 of the ceiling (0.94 ns a key)
-    /// the second stage would have 0.31 ns, less than its work alone with every
-    /// line in L1.
+    /// The same cuts on a machine with 2 MiB of L2 a core and on one with
+    /// 1 MiB, as shares of the batch ceiling in the same runs, say where a
+    /// key's time goes: level 16 for every key most, then the second
+    /// stage's own work for the fifth of the keys that need a line, then
+    /// the lines' misses. So packing big chunks' runs greedily into lines
+    /// (a line could start at any multiple of 16 /24s: 1,274 KiB of lines
+    /// instead of 1,677) could gain at most what reading one line that
+    /// stays in L1 for every such key gains; and at 0.8 of the ceiling the
+    /// second stage would have less time than its own work takes with
+    /// every line in L1. Measured and not kept, each slower in alternated
+    /// rounds: a third stage between the two, prefetching the line of each
+    /// key the first stage flagged (RND and REP; where the lines sit in
+    /// L3, the prefetch at the end of the first stage's group as well);
+    /// the keys that need a line queued by AVX-512 compressing stores, 128
+    /// keys at a time, and then finished in one loop (no overlap with the
+    /// next group's loads); groups of 16 keys instead of 32 (more of a
+    /// 64-key batch overlapped, twice the loop exits). Figures in
+    /// docs/measurements.md.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.

@@ -23,24 +23,22 @@
 //! Measured and not kept: chunks of up to 11 runs in half a line (32
 //! bytes: 10 starts, 11 values; 7,547 of the 2014 table's chunks), which
 //! takes its lines from 1,678 to 1,442 KiB (23,073 lines), so that level
-//! 16 and the lines fit a 2 MiB L2 with room to spare. On a 2-vCPU Intel
-//! Xeon VM (CPU model 207, 2 MiB of L2 a core) four alternated runs of the
-//! same build with and without halves gave RND 0.32 to 0.41 of the
-//! ceiling scalar and 0.36 to 0.42 batched, against 0.39 to 0.45 and 0.38
-//! to 0.48 with whole lines only: no gain to pay for a second line format.
+//! 16 and the lines fit a 2 MiB L2 with room to spare. On a machine with
+//! 2 MiB of L2 a core, alternated runs of the same build with and without
+//! halves showed no gain, scalar or batched, to pay for a second line
+//! format (figures in docs/measurements.md).
 //!
 //! Nor a first level at /18, where 12.3% of random keys go below it (not
 //! 21%): a prototype with 2^18 `u16` entries (a next hop, or a unit's
 //! index above the largest next hop; 512 KiB) and 32-byte units of up to
 //! 11 runs of /24s (a chunk of more runs a directory unit naming up to 11
 //! units of its spans), 45,767 units and 1.90 MiB in all without level
-//! 32 on the 2014 table. On a 2-vCPU AMD EPYC Zen 4 VM (CPU family 25,
-//! model 17, AVX-512, 1 MiB of L2 a core), six alternated rounds in one
-//! process: batched RND 487 to 534 Mlps against `sail-runs`' 668 to 679,
-//! scalar 235 to 251 against 225 to 236, SEQ alike; with 1 MiB of `u32`
-//! entries instead (no compare to find a unit), batched 487 to 505. Every
-//! key's first load then competes with the units for the L2; level 16's
-//! 256 KiB stays there.
+//! 32 on the 2014 table. On a machine with 1 MiB of L2 a core, in
+//! alternated rounds, its batched RND fell well below `sail-runs`' while
+//! scalar RND gained a little and SEQ stayed alike; 1 MiB of `u32` entries
+//! instead (no compare to find a unit) did no better (figures in
+//! docs/measurements.md). Every key's first load then competes with the
+//! units for the L2; level 16's 256 KiB stays there.
 //!
 //! ```text
 //!  addr: | 16 bits (a) | 8 bits (b) | 8 bits (c) |
