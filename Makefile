@@ -13,23 +13,48 @@ VENV := $(CURDIR)/target/py-venv
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 
+# Each step says what it installs and why, on one line, before installing
+# (cargo fetch speaks for itself); a step whose tools or modules are already
+# there does nothing and says nothing, so that `make test` after the first
+# run starts at once.
+# HAS_MODULES exits 0 when the virtualenv finds every module named after it.
+HAS_MODULES = $(VENV)/bin/python -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))'
+# APT_INSTALL installs Debian packages, updating the package lists only when
+# the first try fails (apt-get missing: fails).
+APT_INSTALL = command -v apt-get >/dev/null && { apt-get install -y -q $(1) >/dev/null || \
+  { apt-get update -q >/dev/null && apt-get install -y -q $(1) >/dev/null; }; }
+
 setup:
 	$(CARGO) fetch
-	@test -f $(FONT) || { command -v apt-get >/dev/null && \
-	  { apt-get install -y fonts-dejavu-core || { apt-get update && apt-get install -y fonts-dejavu-core; }; }; } || \
+	@test -f $(FONT) || { echo "setup: fonts-dejavu-core, the font of fibkit bench --plot (apt-get)"; \
+	  $(call APT_INSTALL,fonts-dejavu-core); } || \
 	  echo "warning: no DejaVu Sans: install fonts-dejavu-core or set FIBKIT_FONT for fibkit bench --plot"
-	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q maturin numpy pytest
-	@$(VENV)/bin/pip install -q pytricia || echo "warning: pytricia did not install: the Python tests skip their comparison with it"
-	@$(VENV)/bin/pip install -q pyasn || echo "warning: pyasn did not install: make bench-lookup needs it"
-	@$(VENV)/bin/pip install -q pandas pyarrow "dask[dataframe,distributed]" || echo "warning: pandas, pyarrow or dask did not install: their Python tests skip"
-	@$(VENV)/bin/pip install -q ray || echo "warning: ray did not install: the README's Ray example is skipped"
-	@command -v java >/dev/null || { command -v apt-get >/dev/null && \
-	  { apt-get install -y -q openjdk-17-jre-headless || { apt-get update -q && apt-get install -y -q openjdk-17-jre-headless; }; }; } || \
+	@test -x $(VENV)/bin/python || { echo "setup: a Python virtualenv in target/py-venv for the bindings and their tests"; \
+	  $(PYTHON) -m venv $(VENV); }
+	@{ test -x $(VENV)/bin/maturin && $(HAS_MODULES) numpy pytest; } || \
+	  { echo "setup: maturin, numpy and pytest to build and test the Python bindings (pip)"; \
+	    $(VENV)/bin/pip install -q maturin numpy pytest; }
+	@$(HAS_MODULES) pytricia || { echo "setup: pytricia, which the Python tests compare fibkit with (pip)"; \
+	  $(VENV)/bin/pip install -q pytricia; } || \
+	  echo "warning: pytricia did not install: the Python tests skip their comparison with it"
+	@$(HAS_MODULES) pyasn || { echo "setup: pyasn, which make bench-lookup times fibkit against (pip)"; \
+	  $(VENV)/bin/pip install -q pyasn; } || \
+	  echo "warning: pyasn did not install: make bench-lookup needs it"
+	@$(HAS_MODULES) pandas pyarrow dask distributed || \
+	  { echo "setup: pandas, pyarrow and dask for the data-frame paths and the README's Dask example (pip)"; \
+	    $(VENV)/bin/pip install -q pandas pyarrow "dask[dataframe,distributed]"; } || \
+	  echo "warning: pandas, pyarrow or dask did not install: their Python tests skip"
+	@$(HAS_MODULES) ray || { echo "setup: ray for the README's Ray example (pip)"; \
+	  $(VENV)/bin/pip install -q ray; } || \
+	  echo "warning: ray did not install: the README's Ray example is skipped"
+	@command -v java >/dev/null || { echo "setup: openjdk-17-jre-headless, the Java of the README's Spark example (apt-get)"; \
+	  $(call APT_INSTALL,openjdk-17-jre-headless); } || \
 	  echo "warning: no Java: the README's Spark example is skipped"
-	@$(VENV)/bin/pip install -q pyspark || echo "warning: pyspark did not install: the README's Spark example is skipped"
-	@command -v $(CXX) >/dev/null || { command -v apt-get >/dev/null && \
-	  { apt-get install -y -q g++ || { apt-get update -q && apt-get install -y -q g++; }; }; } || \
+	@$(HAS_MODULES) pyspark || { echo "setup: pyspark for the README's Spark example (pip)"; \
+	  $(VENV)/bin/pip install -q pyspark; } || \
+	  echo "warning: pyspark did not install: the README's Spark example is skipped"
+	@command -v $(CXX) >/dev/null || { echo "setup: g++, to check that fibkit.h compiles as C++ in make test-c (apt-get)"; \
+	  $(call APT_INSTALL,g++); } || \
 	  echo "warning: no C++ compiler: make test-c cannot check that fibkit.h compiles as C++"
 
 bench: setup
@@ -110,7 +135,8 @@ test-c:
 # Builds the bindings (crates/fibkit-py, outside the workspace) into the
 # virtualenv, optimised, as `import fibkit`.
 python: setup
-	cd crates/fibkit-py && VIRTUAL_ENV=$(VENV) CARGO_TARGET_DIR=$(CURDIR)/target/py $(VENV)/bin/maturin develop --release --quiet
+	@echo "python: maturin builds the bindings (release; about two minutes from scratch on two cores)"
+	cd crates/fibkit-py && VIRTUAL_ENV=$(VENV) CARGO_TARGET_DIR=$(CURDIR)/target/py $(VENV)/bin/maturin develop --release
 
 test-python: python
 	$(VENV)/bin/pytest -q --doctest-modules crates/fibkit-py/python crates/fibkit-py/tests
