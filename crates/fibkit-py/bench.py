@@ -4,8 +4,9 @@
 
 TABLE defaults to ../shared/data/routeviews-2014-05-13.ipasn.gz beside the
 repository. pytricia is timed per call (its only interface) on string keys
-made beforehand; fibkit per call (`lookup`) and through `lookup_batch` on a
-uint32 array, with 1 thread and with every core. Figures are million
+made beforehand; fibkit per call (`lookup`, which answers the route's value
+as pytricia does: with --nexthops, the next hop) and through `lookup_batch`
+(next-hop indexes) on a uint32 array, with 1 thread and with every core. Figures are million
 lookups per second, median of --runs runs.
 """
 

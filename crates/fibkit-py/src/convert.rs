@@ -14,7 +14,7 @@ use fibkit::addr::Address;
 use fibkit::compiled::Values;
 use fibkit::load;
 use fibkit::nexthop::{Label, Mapping};
-use fibkit::NextHop;
+use fibkit::{NextHop, NO_ROUTE};
 
 /// `object` as a Python int, if it is one or stands for one as numpy's
 /// integer scalars do (`operator.index`).
@@ -79,6 +79,20 @@ pub fn label_object<'py>(py: Python<'py>, label: Label) -> PyResult<Bound<'py, P
     match label {
         Label::Number(number) => Ok(number.into_pyobject(py)?.into_any()),
         Label::Addr(addr) => Ok(PyString::new(py, &addr.to_string()).into_any()),
+    }
+}
+
+/// What a single-address `lookup` answers for next hop `hop`: the route's
+/// value (an int, or an address string) as `value(hop)` gives it; with
+/// `nexthops`, the next hop itself (the value it stands for was mapped
+/// onto it); None for no route.
+pub fn route_value<'py>(py: Python<'py>, values: &Values, hop: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if hop == NO_ROUTE {
+        return Ok(None);
+    }
+    match values.mapping() {
+        Mapping::Modulo(_) => Ok(Some(hop.into_pyobject(py)?.into_any())),
+        Mapping::Distinct => values.label(hop).map(|label| label_object(py, label)).transpose(),
     }
 }
 

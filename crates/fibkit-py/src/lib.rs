@@ -1,8 +1,11 @@
 //! Python bindings of fibkit: `fibkit.Fib` (IPv4) and `fibkit.Fib6` (IPv6).
 //!
-//! A FIB is built once from routes or a table file; `lookup_batch` then
-//! answers a whole numpy array of addresses with the GIL released, in the
-//! engine's own batch path, optionally split across threads. Both classes
+//! A FIB is built once from routes or a table file. `lookup(addr)` answers
+//! one address's route value (None: no route) and `next_hop(addr)` its
+//! next-hop index; `lookup_batch` answers a whole numpy array of addresses
+//! with next-hop indexes (`values[hops]` maps them to values), with the GIL
+//! released, in the engine's own batch path, optionally split across
+//! threads. Both classes
 //! are thin shells over one generic `Core`; only the way addresses come
 //! in from Python (`PyAddress`) differs. The Python package
 //! (`python/fibkit/__init__.py`) adds address conversions on top.
@@ -191,11 +194,6 @@ impl<A: PyAddress> Core<A> {
         Ok((Core { family }, compiled))
     }
 
-    /// The FIB.
-    fn fib(&self) -> &dyn Fib<A> {
-        self.family.fib()
-    }
-
     /// Builds from Python `(prefix, value)` pairs.
     fn from_routes(
         routes: &Bound<'_, PyAny>,
@@ -218,16 +216,17 @@ impl<A: PyAddress> Core<A> {
         py.detach(move || Self::build(load_family::<A>(path, mapping, strict)?, &engine))
     }
 
-    /// The next-hop index of one Python address.
-    fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
-        Ok(self.fib().lookup(A::from_py(addr)?))
+    /// The next-hop index of one Python address (0: no route).
+    fn next_hop(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
+        Ok(self.family.lookup(A::from_py(addr)?))
     }
 
     /// The next hops of `keys` (checked by [`arrays::keys4`] or
     /// [`arrays::keys6`]; `width` elements a key), into `out` if given
     /// (checked) or a new array, the GIL released, a large batch split
     /// across `threads`; `run(fib, keys, slots)` answers `keys` into
-    /// `slots`. Keys sharing memory with `out` are copied first.
+    /// `slots` (route numbers, for a FIB with prefixes, then mapped to
+    /// their next hops). Keys sharing memory with `out` are copied first.
     fn lookup_array<'py, T: Element + Sync>(
         &self,
         py: Python<'py>,
@@ -245,16 +244,26 @@ impl<A: PyAddress> Core<A> {
         let mut writable = result.try_readwrite().map_err(arrays::borrow_error("out"))?;
         let keys = readable.as_slice()?;
         let slots = writable.as_slice_mut()?.get_mut(..len).ok_or_else(|| PyValueError::new_err("out is too short"))?;
-        let fib = self.fib();
+        let family = &self.family;
+        // A FIB opened from a file compiled with prefixes answers route
+        // numbers: each becomes its route's next hop.
+        let answer = |keys: &[T], slots: &mut [NextHop]| {
+            run(family.fib(), keys, slots);
+            if family.has_prefixes() {
+                for slot in slots.iter_mut() {
+                    *slot = family.next_hop(*slot);
+                }
+            }
+        };
         py.detach(|| {
             if pieces == 1 {
-                run(fib, keys, slots);
+                answer(keys, slots);
             } else {
                 let piece = len.div_ceil(pieces).max(1);
                 slots
                     .par_chunks_mut(piece)
                     .zip(keys.par_chunks(piece * width))
-                    .for_each(|(slots, keys)| run(fib, keys, slots));
+                    .for_each(|(slots, keys)| answer(keys, slots));
             }
         });
         drop(writable);
@@ -303,7 +312,8 @@ impl Compiled {
 #[pymethods]
 impl Compiled {
     /// The route value next-hop index `index` stands for (int or address
-    /// string), or None for 0 and, with `nexthops`, for every index.
+    /// string), or None for 0 and, with `nexthops`, for every index (there
+    /// the index is all that is left of the value: `lookup` answers it).
     fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.values.label(index).map(|label| convert::label_object(py, label)).transpose()
     }
@@ -416,10 +426,21 @@ macro_rules! fib_class {
                 files::reduce(slf.py(), $name, compiled.pickle_path.as_deref(), file, protocol)
             }
 
-            /// The next-hop index of `addr` (an int or a string); 0: no route.
-            /// An int out of the family's range is an `OverflowError`.
-            fn lookup(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
-                self.core.lookup(addr)
+            /// The value of the route that matches `addr` (an int or a
+            /// string): an int, or an address string as the table wrote it;
+            /// None when no route matches. With `nexthops=N`, the route's
+            /// next hop (1 to N), which its value was mapped onto. An int out
+            /// of the family's range is an `OverflowError`.
+            fn lookup<'py>(slf: PyRef<'py, Self>, addr: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+                let hop = slf.core.next_hop(addr)?;
+                convert::route_value(slf.py(), &slf.as_super().values, hop)
+            }
+
+            /// The next-hop index of `addr` (an int or a string), as
+            /// `lookup_batch` answers each address; 0: no route.
+            /// `value(index)` and `values[index]` give the route's value.
+            fn next_hop(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
+                self.core.next_hop(addr)
             }
 
             $($batch)*
@@ -437,9 +458,14 @@ macro_rules! fib_class {
 /// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`, a value being an
 /// int or a string as table files write one (`"64500"`, `"192.0.2.1"`);
 /// `Fib.load(path)` from a table file. With `nexthops=N` (1 to 2**32-1)
-/// value `v` becomes next hop `v % N + 1`. Lookups return next-hop indexes
-/// (0: no route); `values[index]` / `value(index)` give the route values
-/// back.
+/// value `v` becomes next hop `v % N + 1`.
+///
+/// `lookup(addr)` answers one address with its route's value (None: no
+/// route; with `nexthops`, the next hop 1 to N). `next_hop(addr)` and
+/// `lookup_batch(addrs)` answer next-hop indexes (0: no route), the batch
+/// as a uint32 array from the engine's batch path; `values[hops]` maps
+/// them to the routes' values as numbers (0: no route), `value(index)` one
+/// index to its value as `lookup` gives it.
 #[pyclass(frozen, extends = Compiled, name = "Fib", module = "fibkit")]
 struct PyFib {
     core: Core<u32>,
@@ -468,8 +494,8 @@ fib_class!(
             Bound::new(py, PyClassInitializer::from(compiled).add_subclass(PyFib { core }))
         }
 
-        /// Next-hop indexes of a uint32 array of addresses, into `out` if
-        /// given (a uint32 array of at least as many slots, which may be
+        /// Next-hop indexes (not values: `values[hops]` maps them; 0: no
+        /// route) of a uint32 array of addresses, into `out` if given (a uint32 array of at least as many slots, which may be
         /// `addrs` itself); the GIL is released, and with `threads` a large
         /// batch is split across that many threads.
         #[pyo3(signature = (addrs, out = None, threads = None))]
@@ -488,16 +514,17 @@ fib_class!(
 );
 
 /// An IPv6 forwarding table: `Fib6(routes, engine="poptrie18")` or
-/// `Fib6.load(path)`, routes and values as for `Fib`; `lookup_batch` takes
-/// an (N, 16) uint8 array of addresses in network byte order.
+/// `Fib6.load(path)`, routes, values and what each lookup answers as for
+/// `Fib`; `lookup_batch` takes an (N, 16) uint8 array of addresses in
+/// network byte order.
 #[pyclass(frozen, extends = Compiled, name = "Fib6", module = "fibkit")]
 struct PyFib6 {
     core: Core<u128>,
 }
 
 fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 routes.", {
-    /// Next-hop indexes of an (N, 16) uint8 array of addresses (network
-    /// byte order) or an (N, 2) uint64 array (each address's high and low
+    /// Next-hop indexes (not values: `values[hops]` maps them; 0: no
+    /// route) of an (N, 16) uint8 array of addresses (network byte order) or an (N, 2) uint64 array (each address's high and low
     /// 64 bits), into `out` if given (a uint32 array of at least N slots);
     /// the GIL is released.
     #[pyo3(signature = (addrs, out = None, threads = None))]

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use numpy::{PyArray1, PyArrayMethods};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyString, PyTuple};
 
 use fibkit::compiled::{CompileOptions, CompiledFamily, CompiledTable};
 use fibkit::load::{self, AnyAddr, RouteTable};
@@ -23,9 +23,12 @@ use crate::{convert, files, load_table};
 /// `Table.load(path, engines=None, nexthops=None, strict=False)` builds
 /// from a table file with IPv4 and IPv6 routes (each family gets the first
 /// of `engines` that serves it: d18r and poptrie18 by default);
-/// `Table.default()` from the embedded default table. `lookup_batch(addrs)`
-/// answers strings of either family in one call; `values[hops]` gives the
-/// routes' values.
+/// `Table.default()` from the embedded default table. As for `Fib`,
+/// `lookup(addr)` answers one address string of either family with its
+/// route's value (None: no route) and `next_hop(addr)` with its next-hop
+/// index; `lookup_batch(addrs)` answers strings of either family in one
+/// call with next-hop indexes (0: no route), which `values[hops]` maps to
+/// the routes' values.
 #[pyclass(frozen, name = "Table", module = "fibkit")]
 pub struct PyTable {
     table: CompiledTable,
@@ -182,8 +185,8 @@ impl PyTable {
         Self::build(py, routes, engines, prefixes)
     }
 
-    /// Next-hop indexes (0: no route) of address strings of either family
-    /// in one array: a list of `str` (parsed with the GIL held), a numpy
+    /// Next-hop indexes (not values: `values[hops]` maps them; 0: no
+    /// route) of address strings of either family in one array: a list of `str` (parsed with the GIL held), a numpy
     /// `str` or `bytes` array or a pyarrow string array (parsed with the
     /// GIL released), or any other sequence of `str`; the lookups release
     /// the GIL. An element that is
@@ -240,8 +243,34 @@ impl PyTable {
         Ok(PyTuple::new(py, answers)?.into_any())
     }
 
+    /// The value of the route that matches `addr` (a string of either
+    /// family): an int, or an address string as the table wrote it; None
+    /// when no route matches. With `nexthops=N`, the route's next hop (1 to
+    /// N), which its value was mapped onto.
+    fn lookup<'py>(&self, py: Python<'py>, addr: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        convert::route_value(py, &self.table.values, self.next_hop(addr)?)
+    }
+
+    /// The next-hop index of `addr` (a string of either family), as
+    /// `lookup_batch` answers each address; 0: no route. `value(index)` and
+    /// `values[index]` give the route's value.
+    fn next_hop(&self, addr: &Bound<'_, PyAny>) -> PyResult<NextHop> {
+        let text = addr.cast::<PyString>().map_err(|_| {
+            let kind = addr.get_type().name().map_or_else(|_| "?".to_string(), |name| name.to_string());
+            PyTypeError::new_err(format!("a Table's address is a string (of either family), got {kind}"))
+        })?;
+        let text = text.to_cow()?;
+        let parsed = load::parse_address(text.as_bytes())
+            .map_err(|problem| PyValueError::new_err(format!("{text:?}: {problem}")))?;
+        Ok(match parsed {
+            AnyAddr::V4(addr) => self.table.family_fib::<u32>().map_or(NO_ROUTE, |family| family.lookup(addr)),
+            AnyAddr::V6(addr) => self.table.family_fib::<u128>().map_or(NO_ROUTE, |family| family.lookup(addr)),
+        })
+    }
+
     /// The route value next-hop index `index` stands for (int or address
-    /// string), or None for 0 and, with `nexthops`, for every index.
+    /// string), or None for 0 and, with `nexthops`, for every index (there
+    /// the index is all that is left of the value: `lookup` answers it).
     fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.table.values.label(index).map(|label| convert::label_object(py, label)).transpose()
     }

@@ -127,7 +127,7 @@ def test_a_misaligned_out_is_a_value_error(family):
 
 def test_strided_and_misaligned_keys_are_read_as_they_are():
     fib = fib4()
-    want = [fib.lookup(key) for key in (0x0A000001, 0x0B000001, 0x0A010002, 0x0C000000)]
+    want = [fib.next_hop(key) for key in (0x0A000001, 0x0B000001, 0x0A010002, 0x0C000000)]
     records = np.zeros(4, dtype=[("tag", "u1"), ("addr", "<u4")])  # packed: 5-byte stride
     records["addr"] = [0x0A000001, 0x0B000001, 0x0A010002, 0x0C000000]
     assert records["addr"].strides == (5,)
@@ -164,8 +164,8 @@ def test_values_are_sized_by_the_next_hops_in_use_not_the_limit():
 
 def test_the_largest_nexthops_does_not_wrap():
     fib = fibkit.Fib([("10.0.0.0/8", 64500)], nexthops=2**32 - 1)
-    hop = fib.lookup("10.0.0.1")
-    assert hop == 64501
+    hop = fib.next_hop("10.0.0.1")
+    assert hop == 64501 == fib.lookup("10.0.0.1")
     assert len(fib.values) == hop + 1 and fib.values[hop] == hop
 
 
@@ -252,17 +252,22 @@ def test_keys_of_the_wrong_shape_or_type():
 def test_a_negative_address_is_out_of_range(make, addr):
     with pytest.raises(OverflowError, match=r"is not an IPv[46] address \(negative\)"):
         make().lookup(addr)
+    with pytest.raises(OverflowError, match=r"is not an IPv[46] address \(negative\)"):
+        make().next_hop(addr)
 
 
 @pytest.mark.parametrize(("make", "addr"), [(fib4, 2**32), (fib6, 2**128), (fib4, 2**200), (fib6, 2**200)])
 def test_a_too_large_address_is_an_overflow_error_in_both_families(make, addr):
     with pytest.raises(OverflowError, match=f"^{addr} is not an IPv[46] address"):
         make().lookup(addr)
+    with pytest.raises(OverflowError, match=f"^{addr} is not an IPv[46] address"):
+        make().next_hop(addr)
 
 
 def test_addresses_of_other_types():
     fib = fib4()
-    assert fib.lookup(np.uint32(0x0A010203)) == fib.lookup("10.1.2.3") != 0
+    assert fib.next_hop(np.uint32(0x0A010203)) == fib.next_hop("10.1.2.3") != 0
+    assert fib.lookup(np.uint32(0x0A010203)) == fib.lookup("10.1.2.3") is not None
     with pytest.raises(TypeError, match="an address is an int or a string, got float"):
         fib.lookup(1.5)
 
@@ -273,10 +278,11 @@ def test_numeric_string_values_are_taken_as_the_file_loaders_take_them(tmp_path)
     table.write_text("10.0.0.0/8 7\n11.0.0.0/8 0012\n12.0.0.0/8 192.0.2.1\n")
     loaded = fibkit.Fib.load(table)
     for addr, want in [("10.0.0.1", 7), ("11.0.0.1", 12), ("12.0.0.1", "192.0.2.1")]:
-        assert fib.value(fib.lookup(addr)) == loaded.value(loaded.lookup(addr)) == want
-    assert fibkit.Fib([("10.0.0.0/8", "7"), ("11.0.0.0/8", 7)]).lookup("11.0.0.1") == 1
+        assert fib.value(fib.next_hop(addr)) == loaded.value(loaded.next_hop(addr)) == want
+        assert fib.lookup(addr) == loaded.lookup(addr) == want
+    assert fibkit.Fib([("10.0.0.0/8", "7"), ("11.0.0.0/8", 7)]).next_hop("11.0.0.1") == 1
     fib6 = fibkit.Fib6([("2001:db8::/32", "64500")])
-    assert fib6.value(fib6.lookup("2001:db8::1")) == 64500
+    assert fib6.value(fib6.next_hop("2001:db8::1")) == fib6.lookup("2001:db8::1") == 64500
 
 
 @pytest.mark.parametrize(
@@ -297,7 +303,8 @@ def test_distinct_ipv6_next_hops_have_distinct_values():
     hops = ["2001:db8::1", "::2001:db8:0:1", "fe80::1"]
     routes = [("2001:db8::/32", hops[0]), ("2a00::/12", hops[1]), ("::/0", hops[2])]
     fib = fibkit.Fib6(routes)
-    indexes = [fib.lookup(addr) for addr in ("2001:db8::5", "2a00::5", "3000::")]
+    indexes = [fib.next_hop(addr) for addr in ("2001:db8::5", "2a00::5", "3000::")]
+    assert [fib.lookup(addr) for addr in ("2001:db8::5", "2a00::5", "3000::")] == hops
     values = fib.values
     assert values.dtype == object
     assert [values[index] for index in indexes] == [int(ipaddress.ip_address(hop)) for hop in hops]

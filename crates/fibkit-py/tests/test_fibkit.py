@@ -75,7 +75,8 @@ def test_every_ipv4_engine_matches_the_reference(engine):
     for key, hop in zip(keys, hops.tolist()):
         want = reference.lookup(key)
         assert fib.value(hop) == want, f"{engine}: {ipaddress.IPv4Address(key)}"
-        assert fib.lookup(key) == hop
+        assert fib.next_hop(key) == hop
+        assert fib.lookup(key) == want
     assert fib.engine == engine
     assert fib.prefixes == len(routes)
 
@@ -90,7 +91,8 @@ def test_every_ipv6_engine_matches_the_reference(engine):
     hops = fib.lookup_batch(fibkit.ipv6_array(keys))
     for key, hop in zip(keys, hops.tolist()):
         assert fib.value(hop) == reference.lookup(key), f"{engine}: {ipaddress.IPv6Address(key)}"
-        assert fib.lookup(str(ipaddress.IPv6Address(key))) == hop
+        assert fib.next_hop(str(ipaddress.IPv6Address(key))) == hop
+        assert fib.lookup(str(ipaddress.IPv6Address(key))) == reference.lookup(key)
     halves = np.array([[key >> 64, key & (2**64 - 1)] for key in keys], dtype=np.uint64)
     assert fib.lookup_batch(halves).tolist() == hops.tolist()
     assert fib.lookup_batch(np.asfortranarray(halves)).tolist() == hops.tolist()
@@ -118,7 +120,9 @@ def test_values_map_indexes_back_to_route_values():
     assert fib.values[hops].tolist() == [64500, int(ipaddress.IPv4Address("192.0.2.1")), 7]
     assert fib.value(0) is None
     modulo = fibkit.Fib([("10.0.0.0/8", 64500)], nexthops=239)
-    assert modulo.lookup("10.0.0.1") == 64500 % 239 + 1
+    # With nexthops, lookup answers the next hop the value was mapped onto.
+    assert modulo.lookup("10.0.0.1") == modulo.next_hop("10.0.0.1") == 64500 % 239 + 1
+    assert modulo.lookup("11.0.0.1") is None and modulo.next_hop("11.0.0.1") == 0
     assert modulo.values[64500 % 239 + 1] == 64500 % 239 + 1
 
 
@@ -135,7 +139,7 @@ def test_out_threads_and_strided_input_give_the_same_answers():
     assert np.array_equal(fib.lookup_batch(keys, threads=2), plain)
     assert np.array_equal(fib.lookup_batch(keys[::3]), plain[::3])
     assert np.array_equal(fib.lookup_batch(keys[:0]), plain[:0])
-    assert [fib.lookup(int(key)) for key in keys[:1000]] == plain[:1000].tolist()
+    assert [fib.next_hop(int(key)) for key in keys[:1000]] == plain[:1000].tolist()
 
 
 def test_bad_input_is_named():
@@ -156,6 +160,8 @@ def test_bad_input_is_named():
         fib.lookup("10.0.0.300")
     with pytest.raises(OverflowError):
         fib.lookup(2**32)
+    with pytest.raises(ValueError, match="not an IPv4 address"):
+        fib.next_hop("10.0.0.300")
     fib6 = fibkit.Fib6([("2001:db8::/32", 1)])
     with pytest.raises(ValueError, match="shape"):
         fib6.lookup_batch(np.zeros((4, 8), dtype=np.uint8))
@@ -166,9 +172,9 @@ def test_tables_load_from_files_and_errors_name_the_line(tmp_path):
     with gzip.open(table, "wt") as text:
         text.write("10.0.0.0/8 64500\n2001:db8::/32 64501\n")
     fib = fibkit.Fib.load(table)
-    assert fib.value(fib.lookup("10.9.9.9")) == 64500
+    assert fib.value(fib.next_hop("10.9.9.9")) == fib.lookup("10.9.9.9") == 64500
     fib6 = fibkit.Fib6.load(table)
-    assert fib6.value(fib6.lookup("2001:db8::1")) == 64501
+    assert fib6.value(fib6.next_hop("2001:db8::1")) == fib6.lookup("2001:db8::1") == 64501
     broken = tmp_path / "broken.txt"
     broken.write_text("10.0.0.0/8 64500\n10.0.0.0/99 1\n")
     with pytest.raises(ValueError, match=r"broken.txt:2: prefix length 99"):
@@ -274,10 +280,19 @@ def test_a_table_answers_a_mixed_column_as_each_family_alone(tmp_path):
     order = list(range(len(mixed)))
     rng.shuffle(order)
     shuffled = [mixed[index] for index in order]
-    expected = [fib.values[fib.lookup(key)] for key in keys4] + [fib6.values[fib6.lookup(key)] for key in keys6]
+    expected = [fib.values[fib.next_hop(key)] for key in keys4] + [fib6.values[fib6.next_hop(key)] for key in keys6]
     for container in (list, np.array, tuple):
         values = table.values[table.lookup_batch(container(shuffled))]
         assert values.tolist() == [expected[index] for index in order]
+    # One address: next_hop as lookup_batch answers it, lookup the route's value.
+    assert [table.next_hop(addr) for addr in shuffled] == table.lookup_batch(shuffled).tolist()
+    assert [table.lookup(addr) for addr in mixed] == [fib.lookup(key) for key in keys4] + [
+        fib6.lookup(key) for key in keys6
+    ]
+    with pytest.raises(ValueError, match=r'"nope": not an IPv4 or IPv6 address'):
+        table.lookup("nope")
+    with pytest.raises(TypeError, match="a Table's address is a string"):
+        table.next_hop(167772161)
     with pytest.raises(ValueError, match=r"addrs\[1\]: \"nope\""):
         table.lookup_batch(["10.0.0.1", "nope"])
     with pytest.raises(TypeError, match=r"addrs\[0\] is not a str"):

@@ -31,7 +31,7 @@ def test_an_ipv4_fib_saved_and_opened_answers_the_same(engine, tmp_path):
     assert (opened.engine, opened.prefixes) == (engine, len(routes))
     keys = boundary_keys(routes, 32) + [rng.getrandbits(32) for _ in range(5000)]
     assert_same_answers(fib, opened, keys)
-    assert opened.value(opened.lookup("192.0.2.1")) == "198.51.100.1"
+    assert opened.value(opened.next_hop("192.0.2.1")) == opened.lookup("192.0.2.1") == "198.51.100.1"
     table = fibkit.open(tmp_path / "fib.fib")
     assert table.engines == (engine, None)
 
@@ -57,6 +57,23 @@ def test_an_ipv6_fib_and_a_mixed_table_round_trip(tmp_path):
     hops_opened, matched_opened = opened.lookup_batch(texts, prefixes=True)
     assert hops_opened.tolist() == hops.tolist() and matched_opened.tolist() == matched.tolist()
     assert opened.values[hops].tolist() == table.values[hops].tolist()
+
+
+def test_one_family_opened_from_a_file_with_prefixes_answers_next_hops(tmp_path):
+    # The file's FIBs answer route numbers; Fib.open and Fib6.open map them
+    # to next hops, as the Table does.
+    source = tmp_path / "prefixes.txt"
+    source.write_text("11.0.0.0/8 7\n10.0.0.0/8 7\n10.1.0.0/16 64501\n12.0.0.0/8 64501\n2001:db8::/32 7\n2001:db8:1::/48 9\n")
+    table = fibkit.Table.load(source, prefixes=True)
+    table.save(tmp_path / "prefixes.fib")
+    fib, fib6 = fibkit.Fib.open(tmp_path / "prefixes.fib"), fibkit.Fib6.open(tmp_path / "prefixes.fib")
+    addrs4 = ["10.1.2.3", "11.0.0.1", "12.0.0.1", "10.2.0.0", "13.0.0.1"]
+    addrs6 = ["2001:db8:1::1", "2001:db8::1", "3000::"]
+    assert fib.lookup_batch(fibkit.ipv4_array(addrs4)).tolist() == table.lookup_batch(addrs4).tolist()
+    assert fib6.lookup_batch(fibkit.ipv6_array(addrs6)).tolist() == table.lookup_batch(addrs6).tolist()
+    assert [fib.next_hop(addr) for addr in addrs4] == table.lookup_batch(addrs4).tolist()
+    assert [fib.lookup(addr) for addr in addrs4] == [64501, 7, 64501, 7, None]
+    assert [fib6.lookup(addr) for addr in addrs6] == [9, 7, None]
 
 
 @pytest.mark.parametrize("protocol", [2, 4, 5])

@@ -54,7 +54,7 @@ def test_the_readme_python_examples_run_as_written(tmp_path, monkeypatch):
             # The IPv6 example answers its /32 and its /48.
             assert printed.splitlines()[-1] == "[1 2]"
             fib, keys, hops = namespace["fib"], namespace["keys"], namespace["hops"]
-            assert np.array_equal(hops[:1000], [fib.lookup(int(key)) for key in keys[:1000]])
+            assert np.array_equal(hops[:1000], [fib.next_hop(int(key)) for key in keys[:1000]])
         if "pickle_path=True" in block:
             assert printed.splitlines()[-1].endswith("True")
             assert namespace["shipped"].lookup_batch(["8.8.8.8"]).tolist() == namespace["table"].lookup_batch(["8.8.8.8"]).tolist()

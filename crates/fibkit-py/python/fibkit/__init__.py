@@ -2,13 +2,21 @@
 
     >>> import numpy as np, fibkit
     >>> fib = fibkit.Fib([("10.0.0.0/8", 64500), ("10.1.0.0/16", 64501)], engine="d18r")
+    >>> fib.lookup("10.1.2.3"), fib.lookup("11.0.0.0")    # one address: its route's value
+    (64501, None)
     >>> hops = fib.lookup_batch(fibkit.ipv4_array(["10.1.2.3", "10.2.0.0", "11.0.0.0"]))
+    >>> hops.tolist()                    # a batch: next-hop indexes; 0 where no route
+    [2, 1, 0]
     >>> fib.values[hops].tolist()        # the routes' values; 0 where no route
     [64501, 64500, 0]
 
 ``Fib`` (IPv4) and ``Fib6`` (IPv6) compile a routing table with one of
-fibkit's engines (``engines()``, ``engines6()``); ``lookup_batch`` answers a
-whole array with the GIL released, through the engine's batch path.
+fibkit's engines (``engines()``, ``engines6()``). ``lookup(addr)`` answers
+one address with its route's value (None: no route) and ``next_hop(addr)``
+with its next-hop index; ``lookup_batch`` answers a whole array with
+next-hop indexes (``values[hops]`` maps them to the values), with the GIL
+released, through the engine's batch path. With ``nexthops=N`` the values
+are mapped onto next hops 1 to N, and ``lookup`` answers the next hop.
 ``Table`` holds both families and answers a column of address strings that
 mixes them:
 

@@ -25,7 +25,8 @@ class _Compiled:
         """The route value next-hop index ``index`` stands for, or None for 0 (and with ``nexthops``)."""
     @property
     def values(self) -> npt.NDArray[Any]:
-        """``values[hops]`` maps a batch's next-hop indexes to the routes' values (uint64, or object ints)."""
+        """``values[hops]`` maps a batch's next-hop indexes to the routes' values as numbers (uint64, or object
+        ints; 0: no route; with ``nexthops``, the index itself)."""
     @property
     def engine(self) -> str:
         """The engine's registry name."""
@@ -46,7 +47,11 @@ class _Compiled:
         """Writes the FIB and its values to ``path`` as a compiled FIB file."""
 
 class Fib(_Compiled):
-    """An IPv4 forwarding table compiled by one of fibkit's engines."""
+    """An IPv4 forwarding table compiled by one of fibkit's engines.
+
+    ``lookup(addr)`` answers one address with its route's value (None: no route); ``next_hop(addr)`` and
+    ``lookup_batch(addrs)`` answer next-hop indexes (0: no route), which ``values[hops]`` maps to the values.
+    """
 
     def __init__(
         self, routes: Iterable[tuple[str, Value]], engine: str = "d18r", nexthops: Nexthops = None
@@ -62,18 +67,26 @@ class Fib(_Compiled):
     @staticmethod
     def open(path: Union[str, PathLike[str]], pickle_path: bool = False) -> "Fib":
         """Maps a compiled FIB file, its IPv4 FIB (with ``pickle_path``, pickles hold the path)."""
-    def lookup(self, addr: Address) -> int:
-        """The next-hop index of ``addr``; 0: no route."""
+    def lookup(self, addr: Address) -> Optional[Value]:
+        """The value of the route matching ``addr``; None: no route.
+
+        With ``nexthops=N``, the route's next hop (1 to N), which its value was mapped onto.
+        """
+    def next_hop(self, addr: Address) -> int:
+        """The next-hop index of ``addr`` (as ``lookup_batch`` answers it); 0: no route."""
     def lookup_batch(
         self,
         addrs: npt.NDArray[np.uint32],
         out: Optional[npt.NDArray[np.uint32]] = None,
         threads: Optional[int] = None,
     ) -> npt.NDArray[np.uint32]:
-        """Next-hop indexes of a uint32 array of addresses, the GIL released."""
+        """Next-hop indexes, not values (0: no route), of a uint32 array of addresses, the GIL released.
+
+        ``values[hops]`` maps them to the routes' values.
+        """
 
 class Fib6(_Compiled):
-    """An IPv6 forwarding table compiled by one of fibkit's engines."""
+    """An IPv6 forwarding table compiled by one of fibkit's engines (lookups answer as ``Fib``'s)."""
 
     def __init__(
         self, routes: Iterable[tuple[str, Value]], engine: str = "poptrie18", nexthops: Nexthops = None
@@ -86,16 +99,24 @@ class Fib6(_Compiled):
     @staticmethod
     def open(path: Union[str, PathLike[str]], pickle_path: bool = False) -> "Fib6":
         """Maps a compiled FIB file, its IPv6 FIB (with ``pickle_path``, pickles hold the path)."""
-    def lookup(self, addr: Address) -> int:
-        """The next-hop index of ``addr``; 0: no route."""
+    def lookup(self, addr: Address) -> Optional[Value]:
+        """The value of the route matching ``addr``; None: no route.
+
+        With ``nexthops=N``, the route's next hop (1 to N), which its value was mapped onto.
+        """
+    def next_hop(self, addr: Address) -> int:
+        """The next-hop index of ``addr`` (as ``lookup_batch`` answers it); 0: no route."""
     def lookup_batch(
         self,
         addrs: Union[npt.NDArray[np.uint8], npt.NDArray[np.uint64]],
         out: Optional[npt.NDArray[np.uint32]] = None,
         threads: Optional[int] = None,
     ) -> npt.NDArray[np.uint32]:
-        """Next-hop indexes of an (N, 16) uint8 array of addresses (network byte order) or an (N, 2) uint64
-        array (high and low 64 bits), the GIL released."""
+        """Next-hop indexes, not values (0: no route), of an (N, 16) uint8 array of addresses (network byte
+        order) or an (N, 2) uint64 array (high and low 64 bits), the GIL released.
+
+        ``values[hops]`` maps them to the routes' values.
+        """
 
 class Table:
     """A routing table of both families, for columns that mix IPv4 and IPv6 addresses."""
@@ -112,6 +133,13 @@ class Table:
     @staticmethod
     def default(engines: Optional[list[str]] = None, nexthops: Nexthops = None, prefixes: bool = False) -> "Table":
         """Builds from the embedded default table (synthetic, IPv4)."""
+    def lookup(self, addr: str) -> Optional[Value]:
+        """The value of the route matching ``addr`` (of either family); None: no route.
+
+        With ``nexthops=N``, the route's next hop (1 to N), which its value was mapped onto.
+        """
+    def next_hop(self, addr: str) -> int:
+        """The next-hop index of ``addr`` (of either family, as ``lookup_batch`` answers it); 0: no route."""
     def lookup_batch(
         self, addrs: Union[Sequence[str], npt.NDArray[Any]], prefixes: Union[bool, str, None] = None
     ) -> Union[
@@ -119,7 +147,9 @@ class Table:
         tuple[npt.NDArray[np.uint32], npt.NDArray[np.object_]],
         tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8], npt.NDArray[np.int16]],
     ]:
-        """Next-hop indexes (0: no route) of address strings of either family.
+        """Next-hop indexes, not values (0: no route), of address strings of either family.
+
+        ``values[hops]`` maps them to the routes' values.
 
         With ``prefixes`` (True or ``"strings"``), also the matched prefixes (an object array, None where no
         route); with ``"arrays"``, the networks as an (N, 16) uint8 array (IPv4 ones mapped) and the lengths as
