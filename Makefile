@@ -117,7 +117,7 @@ bench-c: c
 
 # The C tests: the header compiles warning-free as C11 and as C++11; the
 # test program runs linked to libfibkit.a and to libfibkit.so (on the 2014
-# table too when ../shared/data has it), and the README's C example runs.
+# table too when ../shared/data has it), and the C example of docs/c.md runs.
 test-c:
 	$(CARGO) build --profile test -p fibkit-c
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c $(C_HEADER)
@@ -128,7 +128,7 @@ test-c:
 	  -o target/c/test_fibkit_shared
 	target/c/test_fibkit_static $(TABLE)
 	target/c/test_fibkit_shared
-	awk '/^```c$$/ {keep = 1; next} /^```$$/ {keep = 0} keep' README.md > target/c/readme_example.c
+	awk '/^```c$$/ {keep = 1; next} /^```$$/ {keep = 0} keep' docs/c.md > target/c/readme_example.c
 	$(CC) $(C_FLAGS) target/c/readme_example.c target/debug/libfibkit.a -ldl -lm -o target/c/readme_example
 	test "$$(target/c/readme_example | tr '\n' ' ')" = "2 2 1 0 3 "
 

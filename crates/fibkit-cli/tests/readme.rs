@@ -1,10 +1,13 @@
-//! The README's shell examples run as written: every `$ ...` line of its
-//! `sh` and `console` blocks runs through `sh` with the built `fibkit`
-//! first on the `PATH`, in a scratch folder beside a link to
-//! `../shared/data`, and must succeed; the output the README shows under a
-//! command must be what it prints (times aside). Without `../shared/data`
-//! the commands that read it are skipped, and so are the commands after
-//! them in their block (they may read what those wrote). Here the long ones
+//! The shell examples of the README and of every page in `docs/` run as
+//! written: every `$ ...` line of their `sh` and `console` blocks runs
+//! through `sh` with the built `fibkit` first on the `PATH`, in a scratch
+//! folder beside a link to `../shared/data` and holding a link to the
+//! repository's `data/` (the small tables that ship with it), and must
+//! succeed; the output a page shows under a command must be what it prints
+//! (times aside). The README runs first, then the pages in name order, all
+//! in one scratch folder. Without `../shared/data` the commands that read
+//! it are skipped, and so are the commands after them in their block (they
+//! may read what those wrote). Here the long ones
 //! run shorter (`bench` for 0.01 s once, `verify` on 100,000 random
 //! addresses, `--exhaustive` and `reproduce` left out: `tests/reproduce.rs` runs
 //! that); `readme_examples_run_exactly_as_written`
@@ -13,12 +16,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// One `$` line of the README and the output lines shown under it.
+/// One `$` line of a page and the output lines shown under it.
 #[derive(Debug)]
 struct Example {
-    /// Its line in the README (1-based).
+    /// Its page, from the repository's root (`README.md`, `docs/cli.md`).
+    page: String,
+    /// Its line in the page (1-based).
     line: usize,
-    /// Its code block (the README's n-th fence).
+    /// Its code block (numbered over every page's fences in turn).
     block: usize,
     command: String,
     shown: Vec<String>,
@@ -28,19 +33,43 @@ fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The pages whose examples run: the README, then every `docs/*.md` in
+/// name order.
+fn pages() -> Vec<String> {
+    let mut docs: Vec<String> = std::fs::read_dir(repository().join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    docs.sort();
+    std::iter::once("README.md".to_string()).chain(docs).collect()
+}
+
 fn examples() -> Vec<Example> {
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
-    let lines: Vec<&str> = readme.lines().collect();
-    let (mut examples, mut in_shell_block, mut index, mut block) = (Vec::<Example>::new(), false, 0, 0);
+    let mut examples = Vec::new();
+    let mut block = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(repository().join(&page)).unwrap();
+        page_examples(&page, &text, &mut block, &mut examples);
+    }
+    examples
+}
+
+/// Appends the examples of `page` (its text) to `examples`, numbering its
+/// code blocks on from `block`.
+fn page_examples(page: &str, text: &str, block: &mut usize, examples: &mut Vec<Example>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut in_shell_block, mut index) = (false, 0);
     // Output lines belong to the example above them in the same block.
-    let mut block_start = 0;
+    let mut block_start = examples.len();
     while index < lines.len() {
         let line = lines[index];
         index += 1;
         if let Some(fence) = line.strip_prefix("```") {
             in_shell_block = !in_shell_block && matches!(fence, "sh" | "console");
             block_start = examples.len();
-            block += 1;
+            *block += 1;
             continue;
         }
         if !in_shell_block {
@@ -55,12 +84,11 @@ fn examples() -> Vec<Example> {
                 index += 1;
             }
             let command = command.split(" #").next().unwrap().trim_end().to_string();
-            examples.push(Example { line: number, block, command, shown: Vec::new() });
+            examples.push(Example { page: page.to_string(), line: number, block: *block, command, shown: Vec::new() });
         } else if examples.len() > block_start {
             examples.last_mut().unwrap().shown.push(line.to_string());
         }
     }
-    examples
 }
 
 /// `command` made short for a test run; `None` to leave it out.
@@ -89,7 +117,7 @@ fn shortened(command: &str) -> Option<String> {
     Some(command)
 }
 
-/// Whether the README's line `shown` shows `printed`: equal, but for a time
+/// Whether a page's line `shown` shows `printed`: equal, but for a time
 /// (which differs run to run: only its label must match) and for what
 /// `...` leaves out.
 fn shows(shown: &str, printed: &str) -> bool {
@@ -112,6 +140,7 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
     let scratch = tempfile::tempdir().unwrap();
     let work = scratch.path().join("work");
     std::fs::create_dir(&work).unwrap();
+    std::os::unix::fs::symlink(repository().join("data").canonicalize().unwrap(), work.join("data")).unwrap();
     let shared = repository().join("../shared");
     let have_data = shared.join("data").exists();
     if have_data {
@@ -127,23 +156,23 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
     let mut cut_block = None;
     for example in examples() {
         if cut_block == Some(example.block) {
-            eprintln!("skipped (after one skipped): README line {}: {}", example.line, example.command);
+            eprintln!("skipped (after one skipped): {} line {}: {}", example.page, example.line, example.command);
             continue;
         }
         if example.command.contains("../shared/data") && !have_data {
-            eprintln!("skipped (no ../shared/data): README line {}: {}", example.line, example.command);
+            eprintln!("skipped (no ../shared/data): {} line {}: {}", example.page, example.line, example.command);
             cut_block = Some(example.block);
             continue;
         }
         let Some(command) = adapt(&example.command) else {
-            eprintln!("left out here: README line {}: {}", example.line, example.command);
+            eprintln!("left out here: {} line {}: {}", example.page, example.line, example.command);
             continue;
         };
         let output = Command::new("sh").arg("-c").arg(&command).current_dir(&work).env("PATH", &path).output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
-            failures.push(format!("README line {}: `{command}` failed:\n{stdout}{stderr}", example.line));
+            failures.push(format!("{} line {}: `{command}` failed:\n{stdout}{stderr}", example.page, example.line));
             continue;
         }
         // What a terminal shows: standard output, then (warnings, and
@@ -152,7 +181,8 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
         for (offset, shown) in example.shown.iter().enumerate() {
             if !printed.get(offset).is_some_and(|&printed| shows(shown, printed)) {
                 failures.push(format!(
-                    "README line {}: `{command}` printed {:?} where the README shows {shown:?}",
+                    "{} line {}: `{command}` printed {:?} where the page shows {shown:?}",
+                    example.page,
                     example.line + 1 + offset,
                     printed.get(offset)
                 ));
@@ -166,6 +196,15 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
 fn readme_examples_run() {
     let examples = examples();
     assert!(examples.iter().any(|example| example.command.starts_with("fibkit stat")), "{examples:?}");
+    // The README's own examples run on the tables that ship in `data/`, and
+    // every page of `docs/` with shell examples is read.
+    assert!(
+        examples.iter().any(|example| example.page == "README.md" && example.command.contains(" data/")),
+        "{examples:?}"
+    );
+    for page in ["docs/cli.md", "docs/formats.md"] {
+        assert!(examples.iter().any(|example| example.page == page), "no examples read from {page}");
+    }
     // Blocks are told apart: the convert block's `head` follows its convert.
     let head = examples.iter().find(|example| example.command.starts_with("head -3")).unwrap();
     let convert = examples.iter().find(|example| example.command.ends_with(" l3.txt")).unwrap();
@@ -175,8 +214,21 @@ fn readme_examples_run() {
 }
 
 #[test]
-#[ignore = "every README example verbatim, exhaustive sweep and full benchmarks included: run with `make test-exhaustive`"]
+#[ignore = "every README and docs/ example verbatim, exhaustive sweep and full benchmarks included: run with `make test-exhaustive`"]
 fn readme_examples_run_exactly_as_written() {
     let failures = run_examples(|command| Some(command.to_string()));
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_docs_page_runs_its_rust_examples_as_doc_tests() {
+    // `fibkit`'s lib.rs includes each page of `docs/` in a doc-test-only
+    // module, so that a Rust example added to any page is compiled and run.
+    let lib = std::fs::read_to_string(repository().join("crates/fibkit/src/lib.rs")).unwrap();
+    for page in pages() {
+        assert!(
+            lib.contains(&format!("include_str!(\"../../../{page}\")")),
+            "crates/fibkit/src/lib.rs does not include {page} as doc tests"
+        );
+    }
 }

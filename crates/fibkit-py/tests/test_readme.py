@@ -1,4 +1,7 @@
-"""The README's Python example runs as written (after `make python`)."""
+"""The Python examples of the README and of every page in docs/ run as
+written (after `make python`): the README's first, then the pages' in name
+order, all in one folder that holds a link to the repository's data/ (the
+small tables that ship with it)."""
 
 import contextlib
 import importlib.util
@@ -11,11 +14,22 @@ import numpy as np
 
 import fibkit
 
-README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
+REPOSITORY = pathlib.Path(__file__).resolve().parents[3]
+README = REPOSITORY / "README.md"
+
+
+def pages():
+    """The README, then every docs/*.md in name order."""
+    return [README] + sorted((REPOSITORY / "docs").glob("*.md"))
 
 
 def python_blocks():
-    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    """Every ```python block of every page, as (page, block)."""
+    return [
+        (page, block)
+        for page in pages()
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    ]
 
 
 def missing_modules(block):
@@ -29,27 +43,32 @@ def missing_modules(block):
     return missing
 
 
-def run_block(block, directory, monkeypatch):
-    """Runs ``block`` as a script (``__name__ == "__main__"``) in
-    ``directory``; returns its namespace and what it printed."""
+def run_block(page, block, directory, monkeypatch):
+    """Runs ``block`` of ``page`` as a script (``__name__ == "__main__"``)
+    in ``directory``; returns its namespace and what it printed."""
     monkeypatch.chdir(directory)
     namespace = {"__name__": "__main__"}
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(block, str(README), "exec"), namespace)
+        exec(compile(block, str(page), "exec"), namespace)
     return namespace, printed.getvalue()
 
 
 def test_the_readme_python_examples_run_as_written(tmp_path, monkeypatch):
     blocks = python_blocks()
-    assert len(blocks) >= 5, "the README's Python examples"
+    assert len(blocks) >= 6, "the README's and docs/' Python examples"
+    assert any(page == README for page, _ in blocks), "the README's own Python example"
+    (tmp_path / "data").symlink_to(REPOSITORY / "data")
     skipped = []
-    for index, block in enumerate(blocks):
+    for index, (page, block) in enumerate(blocks):
         missing = missing_modules(block)
         if missing:  # Ray and Spark are not in the test virtualenv
             skipped.append((index, missing))
             continue
-        namespace, printed = run_block(block, tmp_path, monkeypatch)
+        namespace, printed = run_block(page, block, tmp_path, monkeypatch)
+        if "data/routeviews-2014-05-13-cut.ipasn" in block:
+            # The shipped table: 8.8.8.8 and 1.1.1.1 in Google's /24s, 10.0.0.1 no route.
+            assert namespace["table"].values[namespace["hops"]].tolist() == [15169, 15169, 0]
         if "fib6 = " in block:
             # The IPv6 example answers its /32 and its /48.
             assert printed.splitlines()[-1] == "[1 2]"

@@ -91,6 +91,28 @@ pub use router::Router;
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
 
+/// The Rust examples of the pages in `docs/` (any there are), compiled and
+/// run as doc tests like the README's.
+#[cfg(doctest)]
+mod docs_examples {
+    #[doc = include_str!("../../../docs/c.md")]
+    struct C;
+    #[doc = include_str!("../../../docs/cli.md")]
+    struct Cli;
+    #[doc = include_str!("../../../docs/data.md")]
+    struct Data;
+    #[doc = include_str!("../../../docs/engines.md")]
+    struct Engines;
+    #[doc = include_str!("../../../docs/formats.md")]
+    struct Formats;
+    #[doc = include_str!("../../../docs/layout.md")]
+    struct Layout;
+    #[doc = include_str!("../../../docs/measurements.md")]
+    struct Measurements;
+    #[doc = include_str!("../../../docs/python.md")]
+    struct Python;
+}
+
 /// A next-hop index as engines store it; [`NO_ROUTE`] (0) means no route.
 /// [`nexthop::NextHopTable`] maps indexes back to the input's values.
 pub type NextHop = u32;
