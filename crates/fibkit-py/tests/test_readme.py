@@ -69,6 +69,7 @@ def test_the_readme_python_examples_run_as_written(tmp_path, monkeypatch):
         if "data/routeviews-2014-05-13-cut.ipasn" in block:
             # The shipped table: 8.8.8.8 and 1.1.1.1 in Google's /24s, 10.0.0.1 no route.
             assert namespace["table"].values[namespace["hops"]].tolist() == [15169, 15169, 0]
+            assert printed.splitlines()[0] == "15169 None"
         if "fib6 = " in block:
             # The IPv6 example answers its /32 and its /48.
             assert printed.splitlines()[-1] == "[1 2]"
@@ -80,7 +81,7 @@ def test_the_readme_python_examples_run_as_written(tmp_path, monkeypatch):
         if "fibkit.dask" in block:
             assert "asn" in printed and len(namespace["enriched"]) == 3000
         if "ray.put" in block:  # the default table has no IPv6 route
-            assert printed.split()[-1] == "0]"
+            assert printed.split()[-1] == "None]"
         if "mapInArrow" in block:
             assert "|2001:db8::1|NULL|" in printed
     assert [missing for _, missing in skipped] in ([], [["ray"], ["pyspark"]], [["ray"]], [["pyspark"]]), skipped
