@@ -117,7 +117,7 @@ impl From<UpdateError> for Failure {
     fn from(error: UpdateError) -> Self {
         let code = match &error {
             UpdateError::NextHopOverflow { .. } => FIBKIT_ENEXTHOP,
-            UpdateError::Engine { error: BuildError::Limit(_), .. } => FIBKIT_ELIMIT,
+            UpdateError::Engine { error, .. } if matches!(**error, BuildError::Limit(_)) => FIBKIT_ELIMIT,
             UpdateError::Engine { .. } => FIBKIT_EINVAL,
         };
         Failure::new(code, error.to_string())

@@ -105,8 +105,8 @@ pub enum UpdateError {
         index: usize,
         /// The update, as text.
         update: String,
-        /// The engine's error.
-        error: BuildError,
+        /// The engine's error (boxed: it is large beside the others).
+        error: Box<BuildError>,
     },
 }
 
@@ -433,8 +433,11 @@ impl<A: Address> Router<A> {
         };
         // The accepted updates' positions in `batch`.
         let positions = || (0..batch.len()).filter(|index| refused.binary_search(index).is_err());
-        let engine_error =
-            |index: usize, error: BuildError| UpdateError::Engine { index, update: batch[index].to_string(), error };
+        let engine_error = |index: usize, error: BuildError| UpdateError::Engine {
+            index,
+            update: batch[index].to_string(),
+            error: Box::new(error),
+        };
         let mut published = match self.apply_checked(&accepted) {
             Ok(published) => published,
             Err(error) if accepted.len() == 1 => {
