@@ -117,8 +117,8 @@ impl From<UpdateError> for Failure {
     fn from(error: UpdateError) -> Self {
         let code = match &error {
             UpdateError::NextHopOverflow { .. } => FIBKIT_ENEXTHOP,
-            UpdateError::Engine(BuildError::Limit(_)) => FIBKIT_ELIMIT,
-            UpdateError::Engine(_) => FIBKIT_EINVAL,
+            UpdateError::Engine { error, .. } if matches!(**error, BuildError::Limit(_)) => FIBKIT_ELIMIT,
+            UpdateError::Engine { .. } => FIBKIT_EINVAL,
         };
         Failure::new(code, error.to_string())
     }

@@ -123,19 +123,29 @@ impl Router {
         Ok(())
     }
 
-    /// Applies a family's part of a batch; the reasons of its rejected
-    /// updates join `reasons`. Returns how many were rejected.
-    fn batch<A: Family>(&mut self, batch: &[CoreUpdate<Prefix<A>>], reasons: &mut Vec<String>) -> usize {
+    /// Applies a family's part of a batch, `positions[i]` being the
+    /// caller's index of `batch[i]`; the reasons of its rejected updates
+    /// join `reasons`, each naming the caller's index. Returns how many
+    /// were rejected.
+    fn batch<A: Family>(
+        &mut self,
+        batch: &[CoreUpdate<Prefix<A>>],
+        positions: &[usize],
+        reasons: &mut Vec<String>,
+    ) -> usize {
         if batch.is_empty() {
             return 0;
         }
+        let reason = |error: &UpdateError| {
+            format!("update {} ({}): {}", positions[error.index()], error.update(), error.reason())
+        };
         match A::router(self).apply(batch) {
             Ok(published) => {
-                reasons.extend(published.rejected.iter().map(UpdateError::to_string));
+                reasons.extend(published.rejected.iter().map(reason));
                 published.rejected.len()
             }
             Err(error) => {
-                reasons.push(format!("all {} {} updates, the first: {error}", batch.len(), A::FAMILY));
+                reasons.push(format!("all {} {} updates, the first: {}", batch.len(), A::FAMILY, reason(&error)));
                 batch.len()
             }
         }
@@ -282,6 +292,8 @@ pub unsafe extern "C" fn fibkit_router_apply(
         let updates = unsafe { args::slice(updates, n, "updates") }?;
         let mut reasons = Vec::new();
         let (mut v4, mut v6) = (Vec::new(), Vec::new());
+        // Each family's updates' indexes in the caller's array.
+        let (mut v4_positions, mut v6_positions) = (Vec::new(), Vec::new());
         for (index, update) in updates.iter().enumerate() {
             let next_hop = (update.withdraw == 0).then_some(update.next_hop);
             let converted = match (update.family, update.withdraw, update.reserved) {
@@ -290,11 +302,17 @@ pub unsafe extern "C" fn fibkit_router_apply(
                 // SAFETY: every bit pattern of the union is a valid u32.
                 (4, ..) => args::prefix(unsafe { update.addr.v4 }, update.prefix_len)
                     .and_then(|prefix| router.update(prefix, next_hop))
-                    .map(|update| v4.push(update)),
+                    .map(|update| {
+                        v4.push(update);
+                        v4_positions.push(index);
+                    }),
                 // SAFETY: every bit pattern of the union is a valid Addr6.
                 (6, ..) => args::prefix(u128::from(unsafe { update.addr.v6 }), update.prefix_len)
                     .and_then(|prefix| router.update(prefix, next_hop))
-                    .map(|update| v6.push(update)),
+                    .map(|update| {
+                        v6.push(update);
+                        v6_positions.push(index);
+                    }),
                 (family, ..) => {
                     Err(Failure::invalid(format!("family {family}, not FIBKIT_IPV4 (4) or FIBKIT_IPV6 (6)")))
                 }
@@ -304,7 +322,7 @@ pub unsafe extern "C" fn fibkit_router_apply(
             }
         }
         count = reasons.len();
-        count += router.batch(&v4, &mut reasons) + router.batch(&v6, &mut reasons);
+        count += router.batch(&v4, &v4_positions, &mut reasons) + router.batch(&v6, &v6_positions, &mut reasons);
         if count == 0 {
             return Ok(());
         }

@@ -443,6 +443,32 @@ static void test_errors(void) {
     CHECK_OK(fibkit_fib_build(table, "sail-wide", &fib));
     CHECK(fibkit_lookup4(fib, 0x0a000001) == 40000, "sail-wide holds it");
     fibkit_fib_free(fib);
+    /* A limit met by a router's batch (SAIL's 2^15 level-24 chunks, one
+       for each /16 holding a /24): the message names each rejected update
+       by its index in the caller's array, IPv6 updates counted. */
+    fibkit_table *small = NULL;
+    CHECK_OK(fibkit_table_new(10, &small));
+    CHECK_OK(fibkit_table_add4(small, 0x0a000000, 8, 1));
+    fibkit_router *router = NULL;
+    CHECK_OK(fibkit_router_new(small, "sail", &router));
+    enum { SLASH16S = 32770 };
+    fibkit_update *mixed = calloc(SLASH16S + 1, sizeof *mixed);
+    CHECK(mixed != NULL, "calloc");
+    fibkit_addr6 db9 = {{0x20, 0x01, 0x0d, 0xb9}};
+    mixed[0] = (fibkit_update){FIBKIT_IPV6, 32, 0, 0, 2, {.v6 = db9}};
+    for (uint32_t i = 0; i < SLASH16S; i++)
+        mixed[i + 1] = (fibkit_update){FIBKIT_IPV4, 24, 0, 0, 2, {.v4 = 0x20000000u + (i << 16)}};
+    size_t rejected = 0;
+    CHECK(fibkit_router_apply(router, mixed, SLASH16S + 1, &rejected) == FIBKIT_EREJECTED && rejected > 0,
+          "%zu rejected", rejected);
+    char first[64];
+    uint32_t failed = 0x20000000u + ((uint32_t)(SLASH16S - rejected) << 16);
+    snprintf(first, sizeof first, "update %zu (announce %u.%u.0.0/24", SLASH16S + 1 - rejected, failed >> 24,
+             (failed >> 16) & 255);
+    CHECK(contains(fibkit_last_error(), first), "the caller's index, %s: %.200s", first, fibkit_last_error());
+    free(mixed);
+    fibkit_router_free(router);
+    fibkit_table_free(small);
     fibkit_table_free(table);
     fibkit_fib_free(NULL);
     fibkit_table_free(NULL);

@@ -2,6 +2,7 @@
 //! lookup` and Python's `fibkit.open` map in place of loading and building
 //! it (the format: `fibkit::file`).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Instant, UNIX_EPOCH};
@@ -19,7 +20,9 @@ pub struct CompileArgs {
     #[command(flatten)]
     table: TableArgs,
     /// The FIB file to write (replaced whole: a process that has the old
-    /// one open keeps reading the old one).
+    /// one open keeps reading the old one; a symbolic link is followed);
+    /// `-` for standard output. Devices, FIFOs and the input table itself
+    /// are refused.
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
     /// Engines, comma separated: each family gets the first that serves it
@@ -42,6 +45,7 @@ pub struct CompileArgs {
 
 /// Runs `fibkit compile`.
 pub fn run(args: &CompileArgs) -> Result<ExitCode> {
+    crate::refuse_input_as_output(args.table.table.as_deref(), &args.output)?;
     let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
     // Every engine name (`CompileOptions::engine` checks them all), and
     // that the chosen ones can be saved, checked before the table loads;
@@ -73,16 +77,22 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     if let Some(modified) = args.table.table.as_ref().and_then(|path| path.metadata().ok()?.modified().ok()) {
         file.source_modified = modified.duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
     }
-    file.write(&args.output)?;
-    let size = std::fs::metadata(&args.output).map_or(0, |metadata| metadata.len());
+    let (size, written_to) = if crate::is_stdio(&args.output) {
+        let bytes = file.to_bytes();
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(&bytes).and_then(|()| stdout.flush()).context("cannot write to standard output")?;
+        (bytes.len() as u64, "standard output".to_string())
+    } else {
+        file.write(&args.output)?;
+        (std::fs::metadata(&args.output).map_or(0, |metadata| metadata.len()), args.output.display().to_string())
+    };
     let families: Vec<String> = [(table.v4.as_ref().map(|family| family.fib().name()), counts[0], Family::Ipv4)]
         .into_iter()
         .chain([(table.v6.as_ref().map(|family| family.fib().name()), counts[1], Family::Ipv6)])
         .filter_map(|(engine, routes, family)| Some(format!("{family} {} ({routes} routes)", engine?)))
         .collect();
     eprintln!(
-        "{}: {} written, {size} bytes; loaded in {:.3} s, built in {:.3} s",
-        args.output.display(),
+        "{written_to}: {} written, {size} bytes; loaded in {:.3} s, built in {:.3} s",
         families.join(", "),
         loaded.as_secs_f64(),
         built.as_secs_f64()

@@ -65,6 +65,9 @@ pub(crate) fn grow_table(table: &mut RouteTable, growth: Growth) -> Result<NextH
 
 /// Runs `fibkit convert`.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
+    if let Some(output) = &args.output {
+        crate::refuse_input_as_output(args.table.table.as_deref(), output)?;
+    }
     let mut table = match args.host_routes {
         Some(count) => load::host_routes(count, args.subnets, args.table.nexthops.unwrap_or(16))?,
         None => args.table.load()?,

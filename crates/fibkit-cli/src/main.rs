@@ -117,6 +117,29 @@ pub fn is_stdio(path: &std::path::Path) -> bool {
     path.as_os_str() == "-"
 }
 
+/// Refuses to write `output` when it is the file `input` names (through
+/// any link): the table being read would be destroyed.
+///
+/// # Errors
+/// Naming both paths when they are one file.
+pub fn refuse_input_as_output(input: Option<&std::path::Path>, output: &std::path::Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let identity = |path: &std::path::Path| std::fs::metadata(path).ok().map(|meta| (meta.dev(), meta.ino()));
+        if let Some(input) = input.filter(|&input| !is_stdio(input)) {
+            if identity(output).is_some() && identity(output) == identity(input) {
+                anyhow::bail!(
+                    "{} is the input table {}: write the output to another file",
+                    output.display(),
+                    input.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes `text` to standard output and flushes it; the error names
 /// standard output.
 pub fn write_stdout(text: &str) -> Result<()> {

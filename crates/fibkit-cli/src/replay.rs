@@ -127,6 +127,17 @@ struct TraceUpdate {
     /// Trace time in microseconds.
     micros: u64,
     update: Update<Prefix4>,
+    /// Its place in the trace file's updates (from 1, IPv6 ones counted).
+    number: usize,
+}
+
+/// `error`, one of `batch`'s, naming its update by its place in the trace
+/// rather than in the batch.
+fn trace_rejection(error: &UpdateError, batch: &[TraceUpdate]) -> String {
+    match batch.get(error.index()) {
+        Some(traced) => format!("update {} of the trace ({}): {}", traced.number, error.update(), error.reason()),
+        None => error.to_string(),
+    }
 }
 
 /// The trace's IPv4 updates (read by [`load::load_updates`]: text or MRT,
@@ -153,7 +164,7 @@ fn read_trace(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate>, u
             skipped_v6 += 1;
             continue;
         };
-        updates.push(TraceUpdate { micros: latest, update });
+        updates.push(TraceUpdate { micros: latest, update, number: index + 1 });
     }
     if let Some((number, time)) = first_earlier {
         eprintln!(
@@ -165,6 +176,21 @@ fn read_trace(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate>, u
         bail!("{}: no IPv4 update", path.display());
     }
     Ok((updates, skipped_v6))
+}
+
+/// Says which update of `trace` follows the one before it by the longest
+/// pause, when that is over an hour of trace time: `--realtime` waits
+/// through it (divided by `speedup`), which would otherwise look like a hang.
+fn warn_of_long_gaps(path: &Path, trace: &[TraceUpdate], speedup: f64) {
+    let longest = trace.windows(2).map(|pair| (pair[1].micros - pair[0].micros, pair[1].number)).max();
+    if let Some((gap, number)) = longest.filter(|&(gap, _)| gap > 3_600_000_000) {
+        eprintln!(
+            "warning: {}: update {number} is stamped {} s after the update before it: --realtime waits {:.1} s for it (x{speedup})",
+            path.display(),
+            gap / 1_000_000,
+            gap as f64 / 1e6 / speedup
+        );
+    }
 }
 
 /// A lookup counter on its own cache line.
@@ -309,11 +335,13 @@ fn flap_default_route(
         let outcome = router.apply(&[update]);
         update_us.push(start.elapsed().as_secs_f64() * 1e6);
         match outcome {
-            Ok(published) => rejected.extend(published.rejected.iter().map(ToString::to_string)),
-            Err(error) => rejected.push(error.to_string()),
+            Ok(published) => {
+                rejected.extend(published.rejected.iter().map(|error| format!("default-route flap: {error}")))
+            }
+            Err(error) => rejected.push(format!("default-route flap: {error}")),
         }
         if let Some(rng) = verify.as_deref_mut() {
-            *mismatches += verify_batch(router, &[TraceUpdate { micros: 0, update }], rng, 256);
+            *mismatches += verify_batch(router, &[TraceUpdate { micros: 0, update, number: 0 }], rng, 256);
         }
     }
     let after = router.stats();
@@ -375,7 +403,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let mut record =
         |outcome: Result<Option<Published>, UpdateError>, micros: f64, router: &Router, batch: &[TraceUpdate]| {
             if let Ok(Some(published)) = &outcome {
-                rejected.extend(published.rejected.iter().map(ToString::to_string));
+                rejected.extend(published.rejected.iter().map(|error| trace_rejection(error, batch)));
             }
             match outcome {
                 Ok(Some(published)) if published.changed > 0 || published.updates > 0 => {
@@ -389,13 +417,14 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                     }
                 }
                 Ok(_) => {}
-                Err(error) => rejected.push(error.to_string()),
+                Err(error) => rejected.push(trace_rejection(&error, batch)),
             }
         };
     let lookups_before = pool.as_ref().map(ReaderPool::lookups);
     let replay_start = Instant::now();
     let mut busy = Duration::ZERO;
     if args.realtime {
+        warn_of_long_gaps(&args.updates, &trace, args.speedup);
         let first_micros = trace[0].micros;
         let mut pending: Vec<TraceUpdate> = Vec::new();
         for traced in &trace {

@@ -115,3 +115,62 @@ fn a_damaged_file_is_refused_with_its_offset() {
     let (ok, _, stderr) = lookup(dir.path(), &compiled, &[]);
     assert!(!ok && stderr.contains("table.fib: offset 16: the header says"), "{stderr}");
 }
+
+/// `fibkit compile TABLE -o OUTPUT` run in `dir`: (success, stdout bytes, stderr).
+fn compile_to(dir: &Path, output: &str) -> (bool, Vec<u8>, String) {
+    let table = write(dir, "table.txt", TABLE);
+    let run = common::fibkit_with_input(dir, &["compile", table.to_str().unwrap(), "-o", output], b"");
+    (run.status.success(), run.stdout.clone(), text(&run).1)
+}
+
+#[test]
+fn compile_refuses_devices_fifos_and_its_input_and_writes_dash_to_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // A device stays a device: once it was replaced by a regular file. The
+    // test makes a null device of its own (root only), so that a regression
+    // replaces nothing of the machine's.
+    let device = dir.path().join("null");
+    if std::process::Command::new("mknod")
+        .arg(&device)
+        .args(["c", "1", "3"])
+        .status()
+        .is_ok_and(|status| status.success())
+    {
+        let (ok, _, stderr) = compile_to(dir.path(), device.to_str().unwrap());
+        assert!(!ok && stderr.contains("a character device, not a regular file"), "{stderr}");
+        assert!(std::os::unix::fs::FileTypeExt::is_char_device(&std::fs::metadata(&device).unwrap().file_type()));
+    } else {
+        eprintln!("skipped the device case: mknod needs root");
+    }
+    let fifo = dir.path().join("fifo");
+    if std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|status| status.success()) {
+        let (ok, _, stderr) = compile_to(dir.path(), fifo.to_str().unwrap());
+        assert!(!ok && stderr.contains("a FIFO, not a regular file"), "{stderr}");
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&std::fs::symlink_metadata(&fifo).unwrap().file_type()));
+    }
+    // The input named as the output: refused, the table left as it was.
+    let (ok, _, stderr) = compile_to(dir.path(), "table.txt");
+    assert!(!ok && stderr.contains("is the input table"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("table.txt")).unwrap(), TABLE);
+    // `-` is standard output, not a file named `-`.
+    let (ok, stdout, stderr) = compile_to(dir.path(), "-");
+    assert!(ok, "{stderr}");
+    assert!(stderr.starts_with("standard output: "), "{stderr}");
+    assert!(!dir.path().join("-").exists());
+    let piped = write(dir.path(), "piped.fib", "");
+    std::fs::write(&piped, &stdout).unwrap();
+    assert_eq!(lookup(dir.path(), &piped, &[]).1, lookup(dir.path(), &dir.path().join("table.txt"), &[]).1);
+}
+
+#[test]
+fn compile_through_a_symbolic_link_replaces_the_file_it_names_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = write(dir.path(), "real.fib", "old bytes");
+    let link = dir.path().join("current.fib");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (ok, _, stderr) = compile_to(dir.path(), link.to_str().unwrap());
+    assert!(ok, "{stderr}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    let (answered, stdout, _) = lookup(dir.path(), &real, &[]);
+    assert!(answered && stdout.starts_with("10.1.2.3\t64501\n"), "{stdout}");
+}

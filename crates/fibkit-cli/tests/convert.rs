@@ -33,6 +33,15 @@ fn convert_writes_text_that_loads_back() {
         text.lines().skip(1).collect::<Vec<_>>(),
         ["10.0.0.0/8 64500", "10.1.0.0/16 64501", "2001:db8::/32 2001:db8::1"]
     );
+    // The input named as the output (here through a link): refused, the
+    // table left as it was.
+    let link = dir.join("link.txt");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&input, &link).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let (ok, _, stderr) = fibkit(&["convert", input.to_str().unwrap(), link.to_str().unwrap()]);
+    assert!(!ok && stderr.contains("is the input table"), "{stderr}");
+    assert_eq!(std::fs::read(&input).unwrap(), before);
     // To standard output, with the values mapped onto 2 next hops.
     let (ok, stdout, _) = fibkit(&["convert", "--nexthops", "2", input.to_str().unwrap()]);
     assert!(ok);

@@ -131,3 +131,65 @@ fn bad_trace_lines_are_errors_naming_file_and_line() {
         assert!(stderr.contains(problem), "{stderr}");
     }
 }
+
+#[test]
+fn a_rejected_update_is_named_by_its_place_in_the_trace_at_any_batch() {
+    // sail holds next hops up to 32,767: the table's four values, then one
+    // new next-hop address an update; the 32,764th update is the first
+    // whose next hop does not fit.
+    let table = temp_file("table5.ipasn", TABLE);
+    let trace: String = (1..=32_770u32)
+        .map(|k| {
+            format!(
+                "1418774413 a 10.{}.{}.0/24 100.{}.{}.{}\n",
+                k >> 8,
+                k & 255,
+                64 + (k >> 16),
+                (k >> 8) & 255,
+                k & 255
+            )
+        })
+        .collect();
+    let trace = temp_file("overflow.updates", &trace);
+    for batch in ["1", "100"] {
+        let output = replay(&[
+            "--engine",
+            "sail",
+            "--batch",
+            batch,
+            "--flaps",
+            "0",
+            table.to_str().unwrap(),
+            trace.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "batch {batch}: {stderr}");
+        assert!(
+            stderr.contains("rejected: update 32764 of the trace (announce 10.127.252.0/24"),
+            "batch {batch}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn realtime_warns_of_a_long_forward_gap() {
+    let table = temp_file("table6.ipasn", TABLE);
+    // The second update is 10^9 s after the first: at 10^12 times the
+    // trace's pace, 1 ms of waiting, but still said.
+    let trace = temp_file("gap.updates", "1 a 10.1.3.0/24 1.2.3.4\n1000000001 w 10.1.3.0/24 0.0.0.0\n");
+    let output = replay(&[
+        "--realtime",
+        "--speedup",
+        "1000000000",
+        "--flaps",
+        "0",
+        table.to_str().unwrap(),
+        trace.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: ") && stderr.contains("update 2 is stamped 1000000000 s after the update before it"),
+        "{stderr}"
+    );
+}

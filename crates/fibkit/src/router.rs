@@ -77,11 +77,14 @@ pub use crate::update::Update;
 use crate::NextHop;
 
 /// Why an update or a batch was rejected. Whatever the error, the serving
-/// FIB and the RIB are as they were before.
+/// FIB and the RIB are as they were before. Every error names the update
+/// by its position in the batch given to [`Router::apply`] ([`Self::index`]);
+/// a caller that numbers updates otherwise (a trace's line, a C caller's
+/// array holding both families) renumbers with [`Self::reason`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpdateError {
     /// The update's next hop is beyond what the engine holds.
-    #[error("update {index} ({update}): next hop #{next_hop} exceeds the {limit} that {engine} holds; rejected")]
+    #[error("update {index} ({update}): {}", self.reason())]
     NextHopOverflow {
         /// Position of the update in its batch.
         index: usize,
@@ -94,10 +97,44 @@ pub enum UpdateError {
         /// The engine.
         engine: String,
     },
-    /// The engine could not apply the update (or, applying a batch, could
-    /// not apply it: its updates are then tried one at a time).
-    #[error("{0}; rejected, the serving FIB is unchanged by it")]
-    Engine(BuildError),
+    /// The engine could not apply the update (applying a batch that it
+    /// could not take whole, its updates are tried one at a time).
+    #[error("update {index} ({update}): {}", self.reason())]
+    Engine {
+        /// Position of the update in its batch.
+        index: usize,
+        /// The update, as text.
+        update: String,
+        /// The engine's error (boxed: it is large beside the others).
+        error: Box<BuildError>,
+    },
+}
+
+impl UpdateError {
+    /// The update's position in its batch.
+    pub fn index(&self) -> usize {
+        match *self {
+            UpdateError::NextHopOverflow { index, .. } | UpdateError::Engine { index, .. } => index,
+        }
+    }
+
+    /// Why the update was rejected, without its position: what follows
+    /// `update N (UPDATE): ` in the error's text.
+    pub fn reason(&self) -> String {
+        match self {
+            UpdateError::NextHopOverflow { next_hop, limit, engine, .. } => {
+                format!("next hop #{next_hop} exceeds the {limit} that {engine} holds; rejected")
+            }
+            UpdateError::Engine { error, .. } => format!("{error}; rejected, the serving FIB is unchanged by it"),
+        }
+    }
+
+    /// The update, as text.
+    pub fn update(&self) -> &str {
+        match self {
+            UpdateError::NextHopOverflow { update, .. } | UpdateError::Engine { update, .. } => update,
+        }
+    }
 }
 
 /// When queued updates ([`Router::submit`]) are applied as one batch.
@@ -394,25 +431,33 @@ impl<A: Address> Router<A> {
             let kept = batch.iter().enumerate().filter(|(index, _)| refused.binary_search(index).is_err());
             Cow::Owned(kept.map(|(_, &update)| update).collect())
         };
+        // The accepted updates' positions in `batch`.
+        let positions = || (0..batch.len()).filter(|index| refused.binary_search(index).is_err());
+        let engine_error = |index: usize, error: BuildError| UpdateError::Engine {
+            index,
+            update: batch[index].to_string(),
+            error: Box::new(error),
+        };
         let mut published = match self.apply_checked(&accepted) {
             Ok(published) => published,
             Err(error) if accepted.len() == 1 => {
-                rejected.push(error);
+                rejected.extend(positions().map(|index| engine_error(index, error.clone())));
                 Published { generation: self.generation, ..Published::default() }
             }
             Err(_) => {
                 // Which update the engine could not take is unknown: each
                 // alone, so that the others still land.
                 let mut published = Published { generation: self.generation, ..Published::default() };
-                for &update in accepted.iter() {
+                for (index, &update) in positions().zip(accepted.iter()) {
                     match self.apply_checked(&[update]) {
                         Ok(alone) => published.merge(alone),
-                        Err(error) => rejected.push(error),
+                        Err(error) => rejected.push(engine_error(index, error)),
                     }
                 }
                 published
             }
         };
+        rejected.sort_by_key(UpdateError::index);
         self.stats.rejected += rejected.len() as u64;
         if !batch.is_empty() && rejected.len() == batch.len() {
             return Err(rejected.swap_remove(0));
@@ -424,7 +469,7 @@ impl<A: Address> Router<A> {
 
     /// Applies `batch`, whose updates passed [`check`], all or nothing: on
     /// error nothing changed.
-    fn apply_checked(&mut self, batch: &[Update<Prefix<A>>]) -> Result<Published, UpdateError> {
+    fn apply_checked(&mut self, batch: &[Update<Prefix<A>>]) -> Result<Published, BuildError> {
         self.changed.clear();
         self.undo.clear();
         for update in batch {
@@ -464,7 +509,7 @@ impl<A: Address> Router<A> {
                     };
                 }
                 self.stats.updates -= batch.len() as u64;
-                return Err(UpdateError::Engine(error));
+                return Err(error);
             }
         };
         self.publish();

@@ -292,7 +292,7 @@ proptest! {
                                 prop_assert_eq!(Some(*index), step.overflow_at);
                                 prop_assert!(error.to_string().contains("exceeds the 4194303 that d16r holds"), "{}", error);
                             }
-                            UpdateError::Engine(_) => prop_assert!(error.to_string().contains("injected failure; rejected"), "{}", error),
+                            UpdateError::Engine { .. } => prop_assert!(error.to_string().contains("injected failure; rejected"), "{}", error),
                         }
                     }
                 }

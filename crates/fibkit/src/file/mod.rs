@@ -63,6 +63,7 @@
 //! damaged or hostile file is an error ([`FileError`]) naming the file, the
 //! offset and the problem, never a panic or a read out of bounds.
 
+mod kind;
 mod read;
 mod scan;
 mod write;
@@ -105,6 +106,9 @@ pub enum Problem {
     /// The file could not be read or written.
     #[error("{0}")]
     Io(String),
+    /// The path names a device, a FIFO, a socket or a folder (the kind).
+    #[error("{0}, not a regular file: compiled FIB files are read from and written to regular files")]
+    NotRegularFile(&'static str),
     /// The magic is missing.
     #[error("not a compiled FIB file (it does not start with fibkit's magic)")]
     NotFibFile,

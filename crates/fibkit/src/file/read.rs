@@ -87,8 +87,16 @@ impl FibFile {
     /// process mapping the file until one writes to them, which lookups
     /// never do.
     ///
+    /// The file must not change in place while it is mapped: truncated
+    /// under its readers, their next read of a lost page kills the process
+    /// (SIGBUS); rewritten in place (`cp new.fib old.fib`), the answers
+    /// change with no check. Replace a file by renaming a new one over it,
+    /// as [`super::FileWriter::write`] and `fibkit compile` do: readers of
+    /// the old file keep its bytes until they open the new one.
+    ///
     /// # Errors
-    /// [`Problem::Io`] if it cannot be read; [`Problem::NotFibFile`],
+    /// [`Problem::NotRegularFile`] for a device, a FIFO, a socket or a
+    /// folder (never read); [`Problem::Io`] if it cannot be read; [`Problem::NotFibFile`],
     /// [`Problem::NewerVersion`], [`Problem::Length`],
     /// [`Problem::Checksum`], [`Problem::Entry`] for a file that is not a
     /// sound FIB file; [`Problem::BigEndian`] on a big-endian machine.
@@ -108,9 +116,15 @@ impl FibFile {
         let name = path.display().to_string();
         let io = |error: std::io::Error| FileError::new(name.clone(), None, Problem::Io(error.to_string()));
         let file = std::fs::File::open(path).map_err(io)?;
-        let length = file.metadata().map_err(io)?.len();
+        let metadata = file.metadata().map_err(io)?;
+        // A device or a FIFO has no length to trust (`/dev/zero` reads
+        // without end): only a regular file is read.
+        super::kind::regular(&metadata.file_type()).map_err(|problem| FileError::new(name.clone(), None, problem))?;
+        let length = metadata.len();
         if length < HEADER_BYTES as u64 {
-            return Self::from_bytes(&std::fs::read(path).map_err(io)?, &name);
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(&file, length), &mut bytes).map_err(io)?;
+            return Self::from_bytes(&bytes, &name);
         }
         // SAFETY: a private (copy-on-write) mapping: writes never reach the
         // file, and FIB files are replaced by renaming, never rewritten in

@@ -92,12 +92,16 @@ impl FileWriter {
 
     /// Writes the file to `path`: to a temporary file beside it, renamed
     /// over `path` once complete, so that a process mapping the old file
-    /// keeps reading the old bytes.
+    /// keeps reading the old bytes. A symbolic link at `path` is followed
+    /// (the file it names is replaced, the link stays).
     ///
     /// # Errors
-    /// [`Problem::Io`] naming the path.
+    /// [`Problem::NotRegularFile`] when `path` (or what its link names) is
+    /// a device, a FIFO, a socket or a folder, which are never replaced;
+    /// [`Problem::Io`] naming the path when it cannot be written.
     pub fn write(&self, path: &Path) -> Result<(), FileError> {
         let name = path.display().to_string();
+        let path = &super::kind::write_target(path).map_err(|problem| FileError::new(name.clone(), None, problem))?;
         let io = |error: std::io::Error| FileError::new(name.clone(), None, Problem::Io(error.to_string()));
         let directory = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent,

@@ -46,9 +46,10 @@
 //! next-hop address ([`parse_value`]); it is interned through [`RouteTable::next_hops`], so a
 //! [`Mapping::Modulo`] (`--nexthops N`) applies to every format.
 //!
-//! Range addresses are dotted/colon notation or decimal numbers. A decimal
-//! range is IPv6 when any decimal address in the file exceeds `u32::MAX`
-//! (ip-location-db's `*-ipv6-num` files), IPv4 otherwise. Ranges are inclusive
+//! Range addresses are dotted/colon notation or decimal numbers. A file's
+//! decimal ranges are IPv6 when they exceed `u32::MAX` (ip-location-db's
+//! `*-ipv6-num` files), IPv4 when they fit it; a file with both is an error
+//! naming the line that mixed them, never a guess. Ranges are inclusive
 //! and turned into the fewest prefixes that cover them exactly, after
 //! adjacent ranges with the same value are merged. The value `0` in a range
 //! file means "not routed" (iptoasn marks unannounced space with AS 0): it

@@ -37,6 +37,42 @@ struct RawSpan {
     line: usize,
 }
 
+/// The first line of each kind of decimal range seen: one that fits IPv4
+/// (its END at most 2^32 - 1) and one beyond it.
+#[derive(Default)]
+struct DecimalFamilies {
+    fits_v4: Option<usize>,
+    beyond_v4: Option<usize>,
+}
+
+impl DecimalFamilies {
+    /// Records the decimal range on `line` ending at `end`; refuses the file
+    /// once both kinds appear, naming the line that made it a mix: a
+    /// file's decimal ranges are all IPv4 or all IPv6, never guessed apart.
+    fn record(&mut self, line: usize, end: u128) -> Result<(), String> {
+        let beyond = end > u128::from(u32::MAX);
+        let (this, other) =
+            if beyond { (&mut self.beyond_v4, self.fits_v4) } else { (&mut self.fits_v4, self.beyond_v4) };
+        this.get_or_insert(line);
+        match other {
+            Some(other) if beyond => Err(format!(
+                "decimal range END {end} is beyond IPv4 (2^32 - 1), but line {other}'s decimal range fits IPv4: \
+                 a file's decimal ranges are all IPv4 or all IPv6 (write IPv6 ranges as IPv6 addresses)"
+            )),
+            Some(other) => Err(format!(
+                "decimal range END {end} fits IPv4, but line {other}'s decimal range is beyond IPv4 (2^32 - 1): \
+                 a file's decimal ranges are all IPv4 or all IPv6 (write IPv6 ranges as IPv6 addresses)"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the file's decimal ranges are IPv6.
+    fn are_v6(&self) -> bool {
+        self.beyond_v4.is_some()
+    }
+}
+
 /// Parses every line, resolves overlaps (the later line wins), merges
 /// adjacent equal ranges and inserts their prefixes.
 pub(crate) fn load(
@@ -48,7 +84,7 @@ pub(crate) fn load(
     table: &mut RouteTable,
 ) -> Result<(), LoadError> {
     let mut raw = Vec::new();
-    let mut numbers_are_v6 = false;
+    let mut decimal = DecimalFamilies::default();
     for_each_record(file, text, separator, header, |line, fields| {
         let error = |message: String| LoadError::new(file, Position::Line(line), message);
         let field = |index: usize, name: &str| {
@@ -80,7 +116,7 @@ pub(crate) fn load(
             return Err(error(format!("range END {} is before its START {}", shorten(fields[1]), shorten(fields[0]))));
         }
         if notation == Notation::Decimal {
-            numbers_are_v6 |= end > u128::from(u32::MAX);
+            decimal.record(line, end).map_err(error)?;
         }
         raw.push(RawSpan { notation, first: start, last: end, value, line });
         Ok(())
@@ -92,11 +128,11 @@ pub(crate) fn load(
         let is_v4 = match span.notation {
             Notation::V4 => true,
             Notation::V6 => false,
-            Notation::Decimal => !numbers_are_v6,
+            Notation::Decimal => !decimal.are_v6(),
         };
         if is_v4 {
             // Dotted addresses fit by construction; decimal ones do because no
-            // decimal END (nor so START) exceeds u32::MAX when !numbers_are_v6.
+            // decimal END (nor so START) exceeds u32::MAX unless they are IPv6.
             v4.push(Span { first: span.first as u32, last: span.last as u32, value: span.value, line: span.line });
         } else {
             v6.push(Span { first: span.first, last: span.last, value: span.value, line: span.line });

@@ -152,14 +152,30 @@ fn ipv6_ranges_dotted_and_numeric() {
     assert!(table.v4.is_empty());
     let routes: Vec<String> = table.v6.iter().map(|(p, h)| format!("{p} {}", table.next_hops.describe(h))).collect();
     assert_eq!(routes, ["2001:db8::/112 64500", "2001:db8:1::/48 64501"]);
-    // Decimal addresses beyond 32 bits make a file IPv6, even its small numbers.
-    let numeric = format!("0,255,1\n{},{},2\n", v6("2001:db8::"), v6("2001:db8::ff"));
+    // Decimal addresses beyond 32 bits make a file IPv6.
+    let numeric = format!("{},{},1\n{},{},2\n", v6("::1:0:0"), v6("::1:0:ff"), v6("2001:db8::"), v6("2001:db8::ff"));
     let table = load_text(&numeric).unwrap();
     assert!(table.v4.is_empty());
     assert_eq!(
-        table.v6.get("::/120".parse::<Prefix6>().unwrap()).map(|h| table.next_hops.describe(h)),
+        table.v6.get("::1:0:0/120".parse::<Prefix6>().unwrap()).map(|h| table.next_hops.describe(h)),
         Some("1".into())
     );
+    assert_eq!(value_at(&table, "2001:db8::80"), "2");
+}
+
+#[test]
+fn decimal_ranges_of_both_families_in_one_file_are_an_error_naming_the_line() {
+    // One IPv6-sized number among decimal IPv4 ranges once turned every
+    // range of the file into IPv6 without a word.
+    let v4 = "16777216\t16777471\t13335\n16778240\t16779263\t38803\n";
+    expect_error(&format!("{v4}16779264\t4294967296\t1\n"), 3, "is beyond IPv4 (2^32 - 1), but line 1's");
+    // Either order: small numbers after IPv6-sized ones.
+    let v6_first = format!("{},{},2\n0,255,1\n", v6("2001:db8::"), v6("2001:db8::ff"));
+    expect_error(&v6_first, 2, "fits IPv4, but line 1's decimal range is beyond IPv4");
+    // Dotted IPv4 beside decimal IPv6 stays fine: its notation says its family.
+    let dotted_and_decimal = format!("1.0.0.0,1.0.0.255,1\n{},{},2\n", v6("2001:db8::"), v6("2001:db8::ff"));
+    let table = load_text(&dotted_and_decimal).unwrap();
+    assert_eq!(value_at(&table, "1.0.0.1"), "1");
     assert_eq!(value_at(&table, "2001:db8::80"), "2");
 }
 
