@@ -22,7 +22,7 @@ use fibkit::file::{FibFile, FileError, FileWriter, Problem};
 /// or written, `ValueError` for a file that is not a sound FIB file.
 pub fn file_error(error: FileError) -> PyErr {
     match error.problem {
-        Problem::Io(_) => PyOSError::new_err(error.to_string()),
+        Problem::Io(_) | Problem::NotRegularFile(_) => PyOSError::new_err(error.to_string()),
         _ => PyValueError::new_err(error.to_string()),
     }
 }

@@ -131,6 +131,11 @@ def test_damaged_and_foreign_files_are_refused_with_their_offset(tmp_path):
         fibkit.open(path)
     with pytest.raises(ValueError, match="a pickled FIB"):
         fibkit._fibkit._restore("Fib", good[:100], False)
+    # A device is refused by its kind, never read: /dev/zero has no end.
+    with pytest.raises(OSError, match="/dev/zero: a character device, not a regular file"):
+        fibkit.Fib.open("/dev/zero")
+    with pytest.raises(OSError, match="a folder, not a regular file"):
+        fibkit.open(str(tmp_path))
     with pytest.raises(OSError, match="nonesuch.fib"):
         fibkit.open(tmp_path / "nonesuch.fib")
     with pytest.raises(ValueError, match="engine lulea cannot be saved to a FIB file"):

@@ -419,6 +419,20 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map_err(cannot_read)?;
         return Ok(bytes);
     }
+    // A device has no end to read to (`/dev/zero`); a FIFO is a stream
+    // like standard input, and read as one.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = std::fs::metadata(path).map_err(cannot_read)?.file_type();
+        let refused = [(kind.is_char_device(), "a character device"), (kind.is_block_device(), "a block device")]
+            .into_iter()
+            .chain([(kind.is_dir(), "a folder")])
+            .find_map(|(is, name)| is.then_some(name));
+        if let Some(name) = refused {
+            return Err(LoadError::new(path, Position::File, format!("{name}, not a table file or a stream")));
+        }
+    }
     std::fs::read(path).map_err(cannot_read)
 }
 

@@ -581,3 +581,13 @@ fn a_stream_cut_in_its_first_line_says_so() {
         assert!(stream.unwrap_err().message.contains("truncated"));
     }
 }
+
+#[test]
+fn devices_and_folders_are_refused_before_any_read() {
+    // `/dev/zero` once read until memory ran out.
+    let error = load_path(Path::new("/dev/zero"), &LoadOptions::default()).unwrap_err();
+    assert_eq!(error.to_string(), "/dev/zero: a character device, not a table file or a stream");
+    let folder = tempfile::tempdir().unwrap();
+    let error = load_path(folder.path(), &LoadOptions::default()).unwrap_err();
+    assert!(error.to_string().ends_with(": a folder, not a table file or a stream"), "{error}");
+}
