@@ -31,7 +31,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("engines", &["engines/"]),
     ("engine catalogue", &["registry/catalogue.rs"]),
     ("auto", &["auto.rs"]),
-    ("registry", &["registry/", "registry.rs"]),
+    ("registry", &["registry/"]),
     ("router", &["router.rs"]),
     ("load", &["load/"]),
     ("compiled", &["compiled/"]),

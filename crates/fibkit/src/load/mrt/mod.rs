@@ -136,7 +136,7 @@ pub use peers::{Peer, PeerSelector};
 pub(crate) use records::is_mrt;
 
 // ---------------------------------------------------------------------------
-// Loading
+// Listing peers
 // ---------------------------------------------------------------------------
 
 /// The peers of an MRT file ([`list_peers`]).
@@ -185,6 +185,10 @@ pub fn list_peers_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Res
     let default = default_index.and_then(|index| peers.iter().position(|peer| peer.index == index));
     Ok(PeerList { content: content.name(), peers, default, warnings })
 }
+
+// ---------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------
 
 /// Loads the selected peer's table from MRT bytes (RIB dump, or update
 /// stream replayed).
