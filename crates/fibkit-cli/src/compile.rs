@@ -104,7 +104,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
 fn check_savable<A: Address>(options: &CompileOptions) -> Result<()> {
     let engine = options.engine::<A>()?;
     if !engine.savable::<A>() {
-        bail!("{} ({})", fibkit::file::not_savable(engine.name), A::FAMILY);
+        bail!("{} ({})", fibkit::registry::not_savable(engine.name), A::FAMILY);
     }
     Ok(())
 }

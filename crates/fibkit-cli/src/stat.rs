@@ -10,6 +10,7 @@ use fibkit::engines::dxr;
 use fibkit::fib::{BuildOptions, Fib, Figure};
 use fibkit::load::RouteTable;
 use fibkit::random::KeyGen;
+use fibkit::registry;
 use serde_json::{json, Map, Value};
 
 use crate::family::{build_timed, check_names, load_table, select_engines, Family, FamilyArgs};
@@ -18,7 +19,7 @@ use crate::TableArgs;
 /// Arguments of `fibkit stat`.
 #[derive(Args, Debug)]
 pub struct StatArgs {
-    /// Engine to build, a comma-separated list, or `all` [default: d16r;
+    /// Engine to build, a comma-separated list, or `all` [default: d18r;
     /// for IPv6 poptrie18]; `auto` measures its candidates on this table
     /// and machine and reports which it chose and why.
     #[arg(long)]
@@ -59,8 +60,8 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
     let ipv4_only = args.chunk_histogram.then_some("--chunk-histogram is about IPv4 DXR");
     let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
     let (mut objects, all_built) = match family {
-        Family::Ipv4 => report::<u32>(args, &table, "d16r")?,
-        Family::Ipv6 => report::<u128>(args, &table, "poptrie18")?,
+        Family::Ipv4 => report::<u32>(args, &table, registry::DEFAULT_IPV4)?,
+        Family::Ipv6 => report::<u128>(args, &table, registry::DEFAULT_IPV6)?,
     };
     if args.chunk_histogram {
         let histogram = dxr::chunk_histogram(&table.v4);

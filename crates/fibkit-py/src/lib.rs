@@ -452,6 +452,28 @@ macro_rules! fib_class {
     };
 }
 
+/// Python shows a default argument only when the signature writes it as a
+/// literal, so the signatures of `Fib`, `Fib.default` and `Fib6` spell out
+/// the registry's default engines (`fibkit::registry::DEFAULT_IPV4`,
+/// `DEFAULT_IPV6`): this stops the build when the registry's change, for
+/// the signatures (and the stub) to change with them.
+const _: () = {
+    assert!(same_text("d18r", fibkit::registry::DEFAULT_IPV4));
+    assert!(same_text("poptrie18", fibkit::registry::DEFAULT_IPV6));
+};
+
+/// `a == b`, at compile time.
+const fn same_text(a: &str, b: &str) -> bool {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a, b) {
+            ([], []) => return true,
+            ([x, rest_a @ ..], [y, rest_b @ ..]) if *x == *y => (a, b) = (rest_a, rest_b),
+            _ => return false,
+        }
+    }
+}
+
 /// An IPv4 forwarding table compiled by one of fibkit's engines.
 ///
 /// `Fib(routes, engine="d18r", nexthops=None)` builds from an iterable of

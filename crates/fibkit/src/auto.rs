@@ -30,13 +30,13 @@ use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::Updater;
-use crate::measure::workload::{Test, Workload};
 use crate::random::KeyGen;
-use crate::registry::{self, Engine};
+use crate::registry::catalogue::{self, Engine, AUTO_CANDIDATES, AUTO_NAME};
 use crate::rib::Rib;
+use crate::workload::{Test, Workload};
 
 /// The name `auto` goes by.
-pub const NAME: &str = "auto";
+pub const NAME: &str = AUTO_NAME;
 
 /// Short runs per candidate (their median is its figure).
 const ROUNDS: usize = 3;
@@ -139,8 +139,10 @@ pub fn choose<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice
 /// As [`choose`].
 pub fn choose_in<A: Address>(rib: &Rib<A>, options: &BuildOptions, space: Prefix<A>) -> Result<Choice<A>, BuildError> {
     let start = Instant::now();
-    let engines: Vec<&'static Engine> =
-        registry::AUTO_CANDIDATES.iter().filter_map(|name| registry::resolve::<A>(name).ok()).collect();
+    let engines: Vec<&'static Engine> = AUTO_CANDIDATES
+        .iter()
+        .filter_map(|name| catalogue::listed(name).filter(|engine| engine.serves(A::FAMILY)))
+        .collect();
     let built: Vec<Result<Box<dyn Fib<A>>, BuildError>> =
         engines.par_iter().map(|engine| engine.build(rib, options)).collect();
     let cache_bytes = cache_bytes();
@@ -223,7 +225,7 @@ pub fn updater<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<d
 /// The error when the family has no candidate at all.
 #[cold]
 fn no_candidate<A: Address>() -> BuildError {
-    BuildError::Unknown(registry::resolve::<A>("").unwrap_err())
+    BuildError::Unknown(catalogue::unknown::<A>(""))
 }
 
 /// Lookups per run: about [`RUN`] of `fib` on `workload`.
@@ -281,6 +283,7 @@ fn parse_size(text: &str) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::random::XorShift32;
+    use crate::registry;
 
     fn random_rib(routes: usize, max_next_hop: u32) -> Rib<u32> {
         let mut rng = XorShift32::new(7);

@@ -15,9 +15,9 @@ use std::fmt;
 use crate::addr::Address;
 use crate::error::BuildError;
 use crate::file::{FamilyWriter, Problem};
-use crate::measure::workload::{self, Workload};
+use crate::nexthop::NextHop;
 use crate::rib::Rib;
-use crate::NextHop;
+use crate::workload::{self, Workload};
 
 /// One figure of an engine's statistics report.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -118,7 +118,20 @@ pub trait Fib<A: Address>: Send + Sync {
     /// default).
     fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
         let _ = file;
-        Err(crate::file::not_savable(self.name()))
+        Err(Problem::not_savable(self.name()))
+    }
+}
+
+/// Every engine is what the benchmark workloads look up in.
+impl<A: Address, F: Fib<A> + ?Sized> workload::Lookups<A> for F {
+    #[inline]
+    fn lookup(&self, key: A) -> NextHop {
+        Fib::lookup(self, key)
+    }
+
+    #[inline]
+    fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]) {
+        Fib::lookup_batch(self, keys, out)
     }
 }
 

@@ -8,17 +8,35 @@
 //! ## The map
 //!
 //! ```text
-//!  base/      addr (Address, Prefix, Family)  rib (the reference trie)  nexthop  random
-//!             mem (huge-page arrays)  simd (kernels)                 <- import nothing above
-//!  fib.rs     trait Fib<A>: lookup, lookup_batch, stats          error.rs  typed BuildError
+//!  base/      addr (Address, Prefix, Family)  address_text  rib (the reference trie)  nexthop
+//!             random  workload (the benchmark key streams)  mem (huge-page arrays)  simd
+//!  error.rs   typed BuildError, UnknownEngine
+//!  file/      the compiled FIB file format: header, sections, Problem
+//!  fib.rs     trait Fib<A>: lookup, lookup_batch, stats, save, run_workload
 //!  live/      trait Updater<A>, Limbo (reclamation), FreeSpace, FullRebuild
-//!  engines/   dxr dxr6 poptrie lulea dir24 lctrie sail treebitmap radix <- base, fib, error, live
-//!  registry   Engine: name, summary, families, builders, updater  <- the only file naming engines
-//!  auto       the `auto` engine: the fastest candidate, measured  <- registry, measure
-//!  router     Router<A> / Reader<A>: one writer, lock-free readers <- fib, live, registry
+//!  engines/   dxr dxr6 poptrie lulea dir24 lctrie sail sail_runs treebitmap radix
+//!  registry/catalogue.rs  Engine: name, summary, families, builders, updater; the list
+//!  auto       the `auto` engine: the fastest candidate of the catalogue, measured
+//!  registry/  names to engines (`auto` among them): resolve, build, updater
+//!  router     Router<A> / Reader<A>: one writer, lock-free readers
 //!  load/      text, range CSV, MRT, update streams, key files, the synthetic table
-//!  measure/   workload (SEQ/RND/REP/keys runner), verify (sweeps against the RIB)
+//!  compiled/  a loaded table compiled into FIBs, saved to and opened from files
+//!  measure/   verify (sweeps against the RIB), cycles, ceiling
 //! ```
+//!
+//! The layers, lowest first: each module imports only from its own layer
+//! and the layers before it, never from a later one (the test
+//! `tests/layering.rs` checks every path into the crate):
+//!
+//! base < error < file < fib < live < engines < registry's catalogue <
+//! auto < registry < router < load < compiled < measure
+//!
+//! So `base/` and `fib.rs` import nothing above them; an engine imports
+//! only base types, the trait, errors, `live/` and the file format; the
+//! registry's catalogue is the only file naming engines, and `auto` chooses
+//! among them below the registry's name lookup, which resolves `auto` too.
+//! Loaders and compiled tables sit on top of the router; the CLI, the C
+//! library and the Python package on top of all.
 //!
 //! The path of a lookup: [`registry::build`] finds the engine by name and
 //! runs its builder over the RIB (e.g. [`engines::dxr`]: the direct table
@@ -78,11 +96,12 @@ pub mod measure;
 pub mod registry;
 pub mod router;
 
-pub use base::{addr, mem, nexthop, random, rib, simd, update};
+pub use base::{addr, address_text, mem, nexthop, random, rib, simd, update, workload};
 
 pub use addr::{Address, Family, Prefix, Prefix4, Prefix6};
 pub use error::BuildError;
 pub use fib::{BuildOptions, Fib, Stats};
+pub use nexthop::{NextHop, NO_ROUTE};
 pub use rib::{Rib, Rib4, Rib6};
 pub use router::Router;
 
@@ -112,10 +131,3 @@ mod docs_examples {
     #[doc = include_str!("../../../docs/python.md")]
     struct Python;
 }
-
-/// A next-hop index as engines store it; [`NO_ROUTE`] (0) means no route.
-/// [`nexthop::NextHopTable`] maps indexes back to the input's values.
-pub type NextHop = u32;
-
-/// The next hop of an address no prefix covers.
-pub const NO_ROUTE: NextHop = 0;

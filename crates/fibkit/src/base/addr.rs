@@ -16,8 +16,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::ops::{BitAnd, BitOr, BitXor, Not, Shl, Shr};
 use std::str::FromStr;
 
+use super::quote::shorten;
 use super::random::{KeyGen, Keys128, Keys32};
-use crate::error::shorten;
 
 /// An IP address as an unsigned integer: `u32` for IPv4, `u128` for IPv6.
 pub trait Address:

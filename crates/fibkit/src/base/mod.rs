@@ -1,11 +1,15 @@
 //! Base types every other module builds on: addresses and prefixes, the
-//! reference RIB, next-hop interning, huge-page lookup arrays and the SIMD
-//! kernels. Nothing here imports a module above it.
+//! reference RIB, next-hop interning, huge-page lookup arrays, the SIMD
+//! kernels, key generators and the benchmark workloads they drive. Nothing
+//! here imports a module above it.
 
 pub mod addr;
+pub mod address_text;
 pub mod mem;
 pub mod nexthop;
+pub(crate) mod quote;
 pub mod random;
 pub mod rib;
 pub mod simd;
 pub mod update;
+pub mod workload;

@@ -10,7 +10,12 @@ use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
 
-use crate::{NextHop, NO_ROUTE};
+/// A next-hop index as engines store it; [`NO_ROUTE`] (0) means no route.
+/// [`NextHopTable`] maps indexes back to the input's values.
+pub type NextHop = u32;
+
+/// The next hop of an address no prefix covers.
+pub const NO_ROUTE: NextHop = 0;
 
 /// What a route's value was in the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

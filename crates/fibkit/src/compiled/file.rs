@@ -46,7 +46,10 @@ impl<A: Address> CompiledFamily<A> {
     fn save(&self, file: &mut FileWriter) -> Result<(), Problem> {
         let mut family = file.family::<A>();
         family.bytes("engine", self.fib.name().as_bytes().to_vec());
-        self.fib.save(&mut family)?;
+        self.fib.save(&mut family).map_err(|problem| match problem {
+            Problem::NotSavable { engine, .. } => registry::not_savable(&engine),
+            problem => problem,
+        })?;
         if let Some(routes) = &self.routes {
             family.array("route_addr", &routes.addrs);
             family.array("route_len", &routes.lengths);

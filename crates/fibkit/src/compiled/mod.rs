@@ -36,13 +36,10 @@ use crate::registry::{self, Engine};
 use crate::rib::Rib;
 use crate::{NextHop, NO_ROUTE};
 
-/// The engine a family gets when none of those asked for serves it.
-pub fn default_engine(family: Family) -> &'static str {
-    match family {
-        Family::Ipv4 => "d18r",
-        Family::Ipv6 => "poptrie18",
-    }
-}
+/// The engine a family gets when none of those asked for serves it (the
+/// registry's [`registry::default_engine`], re-exported here for the
+/// callers that compile tables).
+pub use crate::registry::default_engine;
 
 /// A route: its prefix and next hop.
 pub type Route<A> = (Prefix<A>, NextHop);

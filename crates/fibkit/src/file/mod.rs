@@ -184,11 +184,13 @@ pub enum Problem {
     #[error(transparent)]
     UnknownEngine(Box<UnknownEngine>),
     /// The engine has no file format.
-    #[error("engine {engine} cannot be saved to a FIB file (engines that can: {savable})")]
+    #[error("engine {engine} cannot be saved to a FIB file{}", engines_that_can(savable))]
     NotSavable {
         /// The engine.
         engine: String,
-        /// The engines that can, comma separated.
+        /// The engines that can, comma separated: empty where the error
+        /// arises below the registry ([`Problem::not_savable`]), filled in
+        /// by it ([`crate::registry::not_savable`]).
         savable: String,
     },
     /// FIB files are little-endian; a big-endian machine can neither write
@@ -271,17 +273,23 @@ impl From<UnknownEngine> for Problem {
     }
 }
 
-/// The error of an engine without a file format.
-pub fn not_savable(engine: &str) -> Problem {
-    let savable: Vec<&str> = crate::registry::engines()
-        .into_iter()
-        .filter(|engine| {
-            engine.ipv4.is_some_and(|builders| builders.open.is_some())
-                || engine.ipv6.is_some_and(|builders| builders.open.is_some())
-        })
-        .map(|engine| engine.name)
-        .collect();
-    Problem::NotSavable { engine: engine.to_string(), savable: savable.join(", ") }
+impl Problem {
+    /// The error of engine `engine`, which has no file format: the name
+    /// alone, as the engine knows it. The registry's
+    /// [`crate::registry::not_savable`] adds the engines that can be saved.
+    pub fn not_savable(engine: &str) -> Problem {
+        Problem::NotSavable { engine: engine.to_string(), savable: String::new() }
+    }
+}
+
+/// The end of [`Problem::NotSavable`]'s message: the engines that can be
+/// saved, when known.
+fn engines_that_can(savable: &str) -> String {
+    if savable.is_empty() {
+        String::new()
+    } else {
+        format!(" (engines that can: {savable})")
+    }
 }
 
 #[cfg(test)]

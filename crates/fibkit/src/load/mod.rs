@@ -98,7 +98,6 @@ use crate::rib::{Rib, Rib4, Rib6};
 use crate::NextHop;
 pub(crate) use compressed::{decompress, Decompressed};
 
-mod address_text;
 mod capture;
 mod compressed;
 mod grow;
@@ -111,7 +110,10 @@ pub mod synthetic;
 mod text;
 pub mod updates;
 
-pub use address_text::{parse_address, parse_address_in, AddressError, AnyAddr};
+/// The address-text parser lives beside the other address code
+/// ([`crate::address_text`]); re-exported here for the callers that parse
+/// keys beside tables.
+pub use crate::address_text::{parse_address, parse_address_in, AddressError, AnyAddr};
 pub use capture::CaptureSummary;
 pub use compressed::decompressing_reader;
 pub use grow::{grow, Growth, GrowthError};

@@ -3,4 +3,4 @@
 pub mod ceiling;
 pub mod cycles;
 pub mod verify;
-pub mod workload;
+pub use crate::base::workload;

@@ -265,7 +265,7 @@ impl Updater<u32> for Dir24Updater {
 /// reader can reach them.
 pub fn updater(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Updater<u32>>, BuildError> {
     if options.max_next_hop > MAX_NEXT_HOP {
-        return Err(super::update::next_hop_too_large(options.max_next_hop));
+        return Err(super::rules::next_hop_too_large(options.max_next_hop));
     }
     Ok(Box::new(Dir24Updater::new(rib)?))
 }

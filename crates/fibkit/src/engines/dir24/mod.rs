@@ -52,12 +52,12 @@ mod build;
 mod file;
 mod live;
 mod lookup;
+mod rules;
 mod stats;
-mod update;
 
 pub use file::open;
 pub use live::{updater, Dir24Updater};
-pub use update::Dir24Table;
+pub use rules::Dir24Table;
 
 use std::sync::atomic::{AtomicU32, AtomicUsize};
 
@@ -177,7 +177,7 @@ forward_fib!([] Dir24, u32, |_table| "dir24-8", [lookup_batch], [save]);
 /// Registry builder for `dir24-8`.
 pub fn build(rib: &Rib4, options: &BuildOptions) -> Result<Box<dyn Fib<u32>>, BuildError> {
     if options.max_next_hop > MAX_NEXT_HOP {
-        return Err(update::next_hop_too_large(options.max_next_hop));
+        return Err(rules::next_hop_too_large(options.max_next_hop));
     }
     Ok(Box::new(Dir24::build(rib)?))
 }

@@ -103,13 +103,13 @@
 
 mod build;
 mod file;
+mod live;
 mod lookup;
 mod stats;
-mod update;
 
 pub use file::open;
+pub use live::{updater, DxrUpdater};
 pub use stats::{chunk_histogram, HistogramRow, HISTOGRAM_BUCKETS};
-pub use update::{updater, DxrUpdater};
 
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 

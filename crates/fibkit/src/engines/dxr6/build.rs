@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use super::{DirectEntry, Dxr6, RangeEntry, BASE_MAX, SIZE_XL};
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::fib::{BuildOptions, Fib};
 use crate::rib::Rib6;
 
 /// Figures of a build, kept for the stats report.
@@ -100,9 +99,4 @@ impl<const K: u32> Dxr6<K> {
         summary.build_ms = start.elapsed().as_secs_f64() * 1e3;
         Ok(Dxr6 { direct: direct.into(), range: range.into(), summary })
     }
-}
-
-/// Builds D`K`R6 as a boxed [`Fib<u128>`](crate::fib::Fib) (the registry's builder).
-pub fn build<const K: u32>(rib: &Rib6, _options: &BuildOptions) -> Result<Box<dyn Fib<u128>>, BuildError> {
-    Ok(Box::new(Dxr6::<K>::build(rib)?))
 }

@@ -59,9 +59,10 @@ mod build;
 mod lookup;
 mod stats;
 
+use crate::error::BuildError;
+use crate::fib::{BuildOptions, Fib};
 use crate::mem::LookupArray;
-
-pub use build::build;
+use crate::rib::Rib6;
 
 /// Bits of the `size` field of a direct entry.
 const SIZE_BITS: u32 = 13;
@@ -156,6 +157,11 @@ impl<const K: u32> Dxr6<K> {
     pub fn footprint(&self) -> usize {
         std::mem::size_of_val(&*self.direct) + std::mem::size_of_val(&*self.range)
     }
+}
+
+/// Builds D`K`R6 as a boxed [`Fib<u128>`](crate::fib::Fib) (the registry's builder).
+pub fn build<const K: u32>(rib: &Rib6, _options: &BuildOptions) -> Result<Box<dyn Fib<u128>>, BuildError> {
+    Ok(Box::new(Dxr6::<K>::build(rib)?))
 }
 
 #[cfg(test)]

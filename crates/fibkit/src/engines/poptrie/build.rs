@@ -28,13 +28,13 @@ use std::time::Instant;
 
 use crate::addr::{Address, Prefix};
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::fib::{BuildOptions, Fib};
+use crate::fib::BuildOptions;
 use crate::rib::Rib;
 use crate::{NextHop, NO_ROUTE};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 
-use super::{BuildSummary, Leaf, Node, NodeCell, NodeLayout, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
+use super::{BuildSummary, Leaf, Node, NodeLayout, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
 
 /// Options of the Poptrie builder beyond [`BuildOptions`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -641,31 +641,9 @@ pub(super) fn direct_limit(limit: Limit, value: u64) -> LimitExceeded {
     LimitExceeded::unnamed(limit, "the 31 bits of a direct entry", value, DIRECT_MAX.into())
 }
 
-/// Registry builder for `poptrieS` of either family (direct pointing on
-/// the top S bits): 16-bit leaves while every next hop (the table's and
-/// `options.max_next_hop`) fits, 32-bit otherwise.
-pub fn build<A: Address, const S: u32>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
-    build_variant::<A, S, NodeCell, true>(rib, options)
-}
-
-/// Registry builder for `poptrieS-leafvec` (`N` = [`NodeCell`], no
-/// `AGGREGATE`) and `poptrieS-basic` ([`super::BasicNodeCell`], no
-/// `AGGREGATE`): as [`build`], with nodes `N` and route aggregation
-/// `AGGREGATE`.
-pub fn build_variant<A: Address, const S: u32, N: NodeLayout, const AGGREGATE: bool>(
-    rib: &Rib<A>,
-    options: &BuildOptions,
-) -> Result<Box<dyn Fib<A>>, BuildError> {
-    let prepared = Prepared::new(rib, &PoptrieOptions { aggregate: AGGREGATE });
-    Ok(if prepared.needs_wide_leaves(options) {
-        Box::new(Poptrie::<A, u32, S, N>::assemble(prepared)?)
-    } else {
-        Box::new(Poptrie::<A, u16, S, N>::assemble(prepared)?)
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::build;
     use super::*;
     use crate::rib::Rib4;
 

@@ -40,7 +40,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
         let summary = &self.summary;
         if summary.name != Self::engine_name() {
-            return Err(crate::file::not_savable(&summary.name));
+            return Err(Problem::not_savable(&summary.name));
         }
         file.params(&[
             L::BITS.into(),

@@ -87,14 +87,19 @@ use crate::NextHop;
 mod build;
 mod expanded;
 mod file;
+mod live;
 mod lookup;
 mod stats;
-mod update;
 
-pub use build::{aggregate, build, build_variant, PoptrieOptions};
+pub use build::{aggregate, PoptrieOptions};
+
+use crate::error::BuildError;
+use crate::fib::{BuildOptions, Fib};
+use crate::rib::Rib;
+use build::Prepared;
 pub use expanded::{build_expanded, Expanded, MAX_BLOCK_ENTRIES};
 pub use file::{open, open_expanded};
-pub use update::{updater, PoptrieUpdater};
+pub use live::{updater, PoptrieUpdater};
 
 /// Bits of the key each trie level consumes (k in the paper).
 pub const K: u32 = 6;
@@ -520,6 +525,29 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> fmt::Debug for Poptrie<A,
             .field("leaves", &self.leaves.len())
             .finish()
     }
+}
+
+/// Registry builder for `poptrieS` of either family (direct pointing on
+/// the top S bits): 16-bit leaves while every next hop (the table's and
+/// `options.max_next_hop`) fits, 32-bit otherwise.
+pub fn build<A: Address, const S: u32>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
+    build_variant::<A, S, NodeCell, true>(rib, options)
+}
+
+/// Registry builder for `poptrieS-leafvec` (`N` = [`NodeCell`], no
+/// `AGGREGATE`) and `poptrieS-basic` ([`BasicNodeCell`], no
+/// `AGGREGATE`): as [`build`], with nodes `N` and route aggregation
+/// `AGGREGATE`.
+pub fn build_variant<A: Address, const S: u32, N: NodeLayout, const AGGREGATE: bool>(
+    rib: &Rib<A>,
+    options: &BuildOptions,
+) -> Result<Box<dyn Fib<A>>, BuildError> {
+    let prepared = Prepared::new(rib, &PoptrieOptions { aggregate: AGGREGATE });
+    Ok(if prepared.needs_wide_leaves(options) {
+        Box::new(Poptrie::<A, u32, S, N>::assemble(prepared)?)
+    } else {
+        Box::new(Poptrie::<A, u16, S, N>::assemble(prepared)?)
+    })
 }
 
 #[cfg(test)]

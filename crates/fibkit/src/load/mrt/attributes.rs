@@ -1,13 +1,46 @@
 //! BGP path attributes, shared by RIB entries and UPDATE messages: next
 //! hops, the origin AS of the AS path, `MP_REACH_NLRI`.
 
+use std::fmt;
 use std::net::IpAddr;
+use std::str::FromStr;
 
 use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
-use super::ValueChoice;
 use crate::addr::Family;
+use crate::error::shorten;
 use crate::load::updates::IpPrefix;
 use crate::nexthop::Label;
+
+/// What an MRT route's value is (`--value`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ValueChoice {
+    /// The route's next hop (`next-hop`).
+    #[default]
+    NextHop,
+    /// The origin AS of the route's AS path (`origin-as`).
+    OriginAs,
+}
+
+impl FromStr for ValueChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "next-hop" => Ok(ValueChoice::NextHop),
+            "origin-as" => Ok(ValueChoice::OriginAs),
+            _ => Err(format!("bad value {:?}: expected next-hop or origin-as", shorten(text))),
+        }
+    }
+}
+
+impl fmt::Display for ValueChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ValueChoice::NextHop => "next-hop",
+            ValueChoice::OriginAs => "origin-as",
+        })
+    }
+}
 
 // BGP path attribute type codes.
 pub(super) const ATTR_AS_PATH: u8 = 2;

@@ -5,11 +5,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::path::Path;
 
-use super::attributes::{Attributes, MpReach};
+use super::attributes::{Attributes, MpReach, ValueChoice};
 use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
 use super::peers::{Peer, PeerKey};
-use super::records::{classify, report_reading, Kind, Record, Records, BGP4MP_ET};
-use super::{Content, ValueChoice};
+use super::records::{classify, report_reading, Content, Kind, Record, Records, BGP4MP_ET};
 use crate::addr::Family;
 use crate::load::updates::{IpPrefix, TimedUpdate, Timestamp, Update};
 use crate::load::{Decompressed, LoadError, LoadOptions};

@@ -114,14 +114,10 @@
 //! present (never to size an allocation), and every loop consumes input, so
 //! no input can make it allocate without bound or loop forever.
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 
 use super::updates::{TimedUpdate, UpdateStream};
-use super::{table_name, warn, Decompressed, LoadError, LoadOptions, Position, RouteTable};
-use crate::error::shorten;
+use super::{decompress, read_file, table_name, Decompressed, LoadError, LoadOptions, Position, RouteTable};
 
 mod attributes;
 mod bgp4mp;
@@ -131,73 +127,68 @@ mod records;
 mod rib;
 
 use bgp4mp::{read_messages, Item, PathTracker};
-use peers::select_peer;
-use records::{Records, BGP4MP, BGP4MP_ET, TABLE_DUMP, TABLE_DUMP_V2};
-use rib::load_rib;
+use peers::{most_routes, select_peer, Omissions};
+use records::Content;
+use rib::{load_rib, scan_rib};
 
-pub use peers::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector};
+pub use attributes::ValueChoice;
+pub use peers::{Peer, PeerSelector};
 pub(crate) use records::is_mrt;
 
-/// What an MRT route's value is (`--value`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ValueChoice {
-    /// The route's next hop (`next-hop`).
-    #[default]
-    NextHop,
-    /// The origin AS of the route's AS path (`origin-as`).
-    OriginAs,
+// ---------------------------------------------------------------------------
+// Listing peers
+// ---------------------------------------------------------------------------
+
+/// The peers of an MRT file ([`list_peers`]).
+#[derive(Clone, Debug)]
+pub struct PeerList {
+    /// `"RIB dump"` or `"update stream"`.
+    pub content: &'static str,
+    /// Every peer, by index.
+    pub peers: Vec<Peer>,
+    /// The position in `peers` of the peer a load picks by default.
+    pub default: Option<usize>,
+    /// Non-fatal findings (truncated data, skipped records).
+    pub warnings: Vec<String>,
 }
 
-impl FromStr for ValueChoice {
-    type Err = String;
+/// Lists the peers of an MRT file with their route counts (`--peers`).
+pub fn list_peers(path: &Path, options: &LoadOptions) -> Result<PeerList, LoadError> {
+    let raw = read_file(path)?;
+    list_peers_bytes(path, &raw, options)
+}
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text {
-            "next-hop" => Ok(ValueChoice::NextHop),
-            "origin-as" => Ok(ValueChoice::OriginAs),
-            _ => Err(format!("bad value {:?}: expected next-hop or origin-as", shorten(text))),
+/// [`list_peers`] on bytes in memory; `file` names them in errors.
+pub fn list_peers_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<PeerList, LoadError> {
+    let data = decompress(file, bytes)?;
+    if !is_mrt(&data.bytes) {
+        return Err(LoadError::new(
+            file,
+            Position::File,
+            "not an MRT file: peers are listed for MRT RIB dumps and update streams",
+        ));
+    }
+    let mut warnings = Vec::new();
+    let (content, mut peers) = match Content::of(&data.bytes) {
+        Content::Rib => {
+            let scan = scan_rib(file, &data, options, &mut warnings)?;
+            (Content::Rib, scan.peers)
         }
-    }
-}
-
-impl fmt::Display for ValueChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ValueChoice::NextHop => "next-hop",
-            ValueChoice::OriginAs => "origin-as",
-        })
-    }
+        Content::Updates => {
+            let messages = read_messages(file, &data, options, &mut warnings)?;
+            (Content::Updates, messages.peers)
+        }
+    };
+    let default = most_routes(&peers);
+    let default_index = default.map(|position| peers[position].index);
+    peers.sort_by_key(|peer| peer.index);
+    let default = default_index.and_then(|index| peers.iter().position(|peer| peer.index == index));
+    Ok(PeerList { content: content.name(), peers, default, warnings })
 }
 
 // ---------------------------------------------------------------------------
 // Loading
 // ---------------------------------------------------------------------------
-
-/// What a file holds, from its first `TABLE_DUMP*` or `BGP4MP*` record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Content {
-    Rib,
-    Updates,
-}
-
-impl Content {
-    fn of(bytes: &[u8]) -> Content {
-        Records::new(bytes)
-            .find_map(|record| match record.mrt_type {
-                TABLE_DUMP | TABLE_DUMP_V2 => Some(Content::Rib),
-                BGP4MP | BGP4MP_ET => Some(Content::Updates),
-                _ => None,
-            })
-            .unwrap_or(Content::Rib)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Content::Rib => "RIB dump",
-            Content::Updates => "update stream",
-        }
-    }
-}
 
 /// Loads the selected peer's table from MRT bytes (RIB dump, or update
 /// stream replayed).
@@ -248,38 +239,6 @@ pub(crate) fn load_updates(
     }
     missing.report(file, &peer, options, &mut warnings)?;
     Ok(UpdateStream { name: table_name(file), updates, peer: Some(peer), warnings })
-}
-
-/// Routes left out for lack of a value: per reason, how many and where the
-/// first was.
-#[derive(Default)]
-struct Omissions {
-    reasons: BTreeMap<&'static str, (usize, u64)>,
-}
-
-impl Omissions {
-    fn note(&mut self, why: &'static str, offset: u64) {
-        self.reasons.entry(why).or_insert((0, offset)).0 += 1;
-    }
-
-    fn report(
-        self,
-        file: &Path,
-        peer: &Peer,
-        options: &LoadOptions,
-        warnings: &mut Vec<String>,
-    ) -> Result<(), LoadError> {
-        for (why, (count, first)) in self.reasons {
-            warn(
-                file,
-                Position::Offset(first),
-                format!("{count} route(s) of {peer} have {why} and are left out (the first is here)"),
-                options,
-                warnings,
-            )?;
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -1,20 +1,16 @@
-//! Peers: the `PEER_INDEX_TABLE`, choosing the peer whose routes make the
-//! table (`--peer`, by default the one with the most routes), listing them.
+//! Peers: choosing the peer whose routes make the table (`--peer`, by
+//! default the one with the most routes), and the routes of it left out.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 use std::str::FromStr;
 
-use super::bgp4mp::read_messages;
-use super::cursor::{Cursor, Malformed};
-use super::records::is_mrt;
-use super::rib::{scan_rib, RibScan};
-use super::Content;
-use crate::addr::Family;
+use std::collections::BTreeMap;
+
 use crate::error::shorten;
 use crate::load::updates::IpPrefix;
-use crate::load::{decompress, read_file, LoadError, LoadOptions, Position};
+use crate::load::{warn, LoadError, LoadOptions, Position};
 
 /// How to pick the peer whose routes make the table (`--peer`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -133,55 +129,8 @@ impl fmt::Display for Peer {
     }
 }
 
-/// The peers of an MRT file ([`list_peers`]).
-#[derive(Clone, Debug)]
-pub struct PeerList {
-    /// `"RIB dump"` or `"update stream"`.
-    pub content: &'static str,
-    /// Every peer, by index.
-    pub peers: Vec<Peer>,
-    /// The position in `peers` of the peer a load picks by default.
-    pub default: Option<usize>,
-    /// Non-fatal findings (truncated data, skipped records).
-    pub warnings: Vec<String>,
-}
-
-/// Lists the peers of an MRT file with their route counts (`--peers`).
-pub fn list_peers(path: &Path, options: &LoadOptions) -> Result<PeerList, LoadError> {
-    let raw = read_file(path)?;
-    list_peers_bytes(path, &raw, options)
-}
-
-/// [`list_peers`] on bytes in memory; `file` names them in errors.
-pub fn list_peers_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<PeerList, LoadError> {
-    let data = decompress(file, bytes)?;
-    if !is_mrt(&data.bytes) {
-        return Err(LoadError::new(
-            file,
-            Position::File,
-            "not an MRT file: peers are listed for MRT RIB dumps and update streams",
-        ));
-    }
-    let mut warnings = Vec::new();
-    let (content, mut peers) = match Content::of(&data.bytes) {
-        Content::Rib => {
-            let scan = scan_rib(file, &data, options, &mut warnings)?;
-            (Content::Rib, scan.peers)
-        }
-        Content::Updates => {
-            let messages = read_messages(file, &data, options, &mut warnings)?;
-            (Content::Updates, messages.peers)
-        }
-    };
-    let default = most_routes(&peers);
-    let default_index = default.map(|position| peers[position].index);
-    peers.sort_by_key(|peer| peer.index);
-    let default = default_index.and_then(|index| peers.iter().position(|peer| peer.index == index));
-    Ok(PeerList { content: content.name(), peers, default, warnings })
-}
-
 /// The position of the peer with the most routes (lowest index on a tie).
-fn most_routes(peers: &[Peer]) -> Option<usize> {
+pub(super) fn most_routes(peers: &[Peer]) -> Option<usize> {
     peers
         .iter()
         .enumerate()
@@ -221,27 +170,34 @@ pub(super) fn select_peer(file: &Path, peers: &[Peer], selector: PeerSelector) -
     }
 }
 
-/// Reads a `PEER_INDEX_TABLE` into `scan`.
-pub(super) fn peer_index_table(mut body: Cursor<'_>, scan: &mut RibScan) -> Result<(), Malformed> {
-    body.u32("collector BGP id")?;
-    let name_len = body.u16("view name length")?;
-    body.take(usize::from(name_len), "view name")?;
-    let count = body.u16("peer count")?;
-    for index in 0..count {
-        let peer_type = body.u8("peer type")?;
-        let bgp_id = Ipv4Addr::from(body.array::<4>("peer BGP id")?);
-        let family = if peer_type & 1 != 0 { Family::Ipv6 } else { Family::Ipv4 };
-        let address = body.address(family, "peer address")?;
-        let asn = body.asn(peer_type & 2 != 0, "peer ASN")?;
-        let slot = scan.position(PeerKey::Slot(index));
-        let peer = &mut scan.peers[slot];
-        peer.address = Some(address);
-        peer.asn = Some(asn);
-        peer.bgp_id = Some(bgp_id);
+/// Routes left out for lack of a value: per reason, how many and where the
+/// first was.
+#[derive(Default)]
+pub(super) struct Omissions {
+    reasons: BTreeMap<&'static str, (usize, u64)>,
+}
+
+impl Omissions {
+    pub(super) fn note(&mut self, why: &'static str, offset: u64) {
+        self.reasons.entry(why).or_insert((0, offset)).0 += 1;
     }
-    if !body.is_empty() {
-        return Err(body.malformed(format!("{} bytes after the last of {count} peers", body.remaining())));
+
+    pub(super) fn report(
+        self,
+        file: &Path,
+        peer: &Peer,
+        options: &LoadOptions,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), LoadError> {
+        for (why, (count, first)) in self.reasons {
+            warn(
+                file,
+                Position::Offset(first),
+                format!("{count} route(s) of {peer} have {why} and are left out (the first is here)"),
+                options,
+                warnings,
+            )?;
+        }
+        Ok(())
     }
-    scan.peer_table = true;
-    Ok(())
 }

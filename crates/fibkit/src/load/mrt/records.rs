@@ -5,9 +5,36 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::cursor::Cursor;
-use super::Content;
 use crate::addr::Family;
 use crate::load::{warn, Decompressed, LoadError, LoadOptions, Position};
+
+/// What a file holds, from its first `TABLE_DUMP*` or `BGP4MP*` record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Content {
+    /// A RIB dump.
+    Rib,
+    /// An update stream.
+    Updates,
+}
+
+impl Content {
+    pub(super) fn of(bytes: &[u8]) -> Content {
+        Records::new(bytes)
+            .find_map(|record| match record.mrt_type {
+                TABLE_DUMP | TABLE_DUMP_V2 => Some(Content::Rib),
+                BGP4MP | BGP4MP_ET => Some(Content::Updates),
+                _ => None,
+            })
+            .unwrap_or(Content::Rib)
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Content::Rib => "RIB dump",
+            Content::Updates => "update stream",
+        }
+    }
+}
 
 /// `TABLE_DUMP` (RFC 6396 section 4.2): one route a record.
 pub(super) const TABLE_DUMP: u16 = 12;

@@ -2,14 +2,14 @@
 //! peer's routes, a second loads the selected peer's routes into the table.
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 
 use super::attributes::Attributes;
 use super::cursor::{Cursor, Malformed};
-use super::peers::{peer_index_table, select_peer, Peer, PeerKey};
-use super::records::{classify, report_reading, Kind, Records};
-use super::{Content, Omissions};
+use super::peers::{select_peer, Omissions, Peer, PeerKey};
+use super::records::{classify, report_reading, Content, Kind, Records};
+use crate::addr::Family;
 use crate::load::updates::IpPrefix;
 use crate::load::{warn, Decompressed, LoadError, LoadOptions, Position, RouteTable};
 use crate::nexthop::{Label, NextHopTable};
@@ -293,5 +293,30 @@ fn insert_routes(
     table.v6 = Rib::new();
     table.next_hops = NextHopTable::new(options.mapping);
     insert_all(table, &superseded);
+    Ok(())
+}
+
+/// Reads a `PEER_INDEX_TABLE` into `scan`.
+pub(super) fn peer_index_table(mut body: Cursor<'_>, scan: &mut RibScan) -> Result<(), Malformed> {
+    body.u32("collector BGP id")?;
+    let name_len = body.u16("view name length")?;
+    body.take(usize::from(name_len), "view name")?;
+    let count = body.u16("peer count")?;
+    for index in 0..count {
+        let peer_type = body.u8("peer type")?;
+        let bgp_id = Ipv4Addr::from(body.array::<4>("peer BGP id")?);
+        let family = if peer_type & 1 != 0 { Family::Ipv6 } else { Family::Ipv4 };
+        let address = body.address(family, "peer address")?;
+        let asn = body.asn(peer_type & 2 != 0, "peer ASN")?;
+        let slot = scan.position(PeerKey::Slot(index));
+        let peer = &mut scan.peers[slot];
+        peer.address = Some(address);
+        peer.asn = Some(asn);
+        peer.bgp_id = Some(bgp_id);
+    }
+    if !body.is_empty() {
+        return Err(body.malformed(format!("{} bytes after the last of {count} peers", body.remaining())));
+    }
+    scan.peer_table = true;
     Ok(())
 }

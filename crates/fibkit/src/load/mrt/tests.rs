@@ -10,6 +10,7 @@ use super::attributes::{
 };
 use super::cursor::Cursor;
 use super::records::HEADER_LEN;
+use super::records::{Records, BGP4MP, TABLE_DUMP, TABLE_DUMP_V2};
 use super::*;
 use crate::addr::Prefix;
 use crate::load::updates::{IpPrefix, Update};

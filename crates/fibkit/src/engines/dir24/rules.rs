@@ -1,4 +1,6 @@
-//! Incremental insertion and removal, as `rte_lpm_add` / `rte_lpm_delete`.
+//! The rule table: [`Dir24Table`], DIR-24-8 with the routes it was given
+//! (its rules) and its free groups, for insertion and removal in place as
+//! `rte_lpm_add` / `rte_lpm_delete` do.
 
 use std::sync::atomic::AtomicU32;
 

@@ -22,19 +22,34 @@
 //!
 //! Every result is folded into a checksum that the caller prints, so the
 //! compiler cannot drop the lookups. With `batch > 0` RND, REP and Keys go
-//! through [`Fib::lookup_batch`] in groups of `batch` keys drawn into a
+//! through [`Lookups::lookup_batch`] in groups of `batch` keys drawn into a
 //! small reused buffer (SEQ is inherently one by one). Batched RND draws
 //! from [`KeyGen::fill`]: sixteen xorshift lanes stepped together
 //! ([`crate::random::XorShift32x16`]; IPv6: [`crate::random::XorShift64x16`]),
 //! as uniform as the scalar stream but not the same keys. [`run`] documents which stream each path
 //! uses.
+//!
+//! The workloads sit below the engine trait, [`crate::fib::Fib`], whose
+//! `run_workload` runs them: the loops look up through [`Lookups`], which
+//! every engine implements through the trait. `fibkit::measure::workload`
+//! is this module.
 
 use std::sync::Arc;
 
-use crate::addr::{Address, Prefix};
-use crate::fib::Fib;
-use crate::random::KeyGen;
-use crate::NextHop;
+use super::addr::{Address, Prefix};
+use super::nexthop::NextHop;
+use super::random::KeyGen;
+
+/// What a workload looks up in: an engine's scalar and batch lookups
+/// (every [`crate::fib::Fib`] is one). The loops are generic over it, so
+/// that each engine gets its own loop with `lookup` inlined.
+pub trait Lookups<A: Address> {
+    /// Longest-prefix match for `key`.
+    fn lookup(&self, key: A) -> NextHop;
+
+    /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
+    fn lookup_batch(&self, keys: &[A], out: &mut [NextHop]);
+}
 
 /// Which key stream a workload uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,7 +124,7 @@ pub const MAX_BATCH: usize = 4096;
 /// per eight or sixteen lookups). Batched RND draws from [`KeyGen::fill`]
 /// with the same seed. SWEEP draws nothing: every run starts at the first
 /// address of the space, whatever the seed.
-pub fn run<A: Address, F: Fib<A> + ?Sized>(fib: &F, workload: &Workload<A>, lookups: u64) -> u64 {
+pub fn run<A: Address, F: Lookups<A> + ?Sized>(fib: &F, workload: &Workload<A>, lookups: u64) -> u64 {
     let mut rng = A::Keys::new(workload.space, workload.seed);
     let batch = workload.batch.min(MAX_BATCH);
     match (&workload.test, batch) {
@@ -297,7 +312,7 @@ impl<K: Copy> BatchKeys<K> {
     }
 }
 
-fn run_batched<A: Address, F: Fib<A> + ?Sized>(
+fn run_batched<A: Address, F: Lookups<A> + ?Sized>(
     fib: &F,
     workload: &Workload<A>,
     batch: usize,
@@ -330,7 +345,12 @@ fn run_batched<A: Address, F: Fib<A> + ?Sized>(
 /// `lookups` lookups in batches of `batch` keys that `fill` writes;
 /// returns the checksum.
 #[inline(always)]
-fn batches<A: Address, F: Fib<A> + ?Sized>(fib: &F, batch: usize, lookups: u64, mut fill: impl FnMut(&mut [A])) -> u64 {
+fn batches<A: Address, F: Lookups<A> + ?Sized>(
+    fib: &F,
+    batch: usize,
+    lookups: u64,
+    mut fill: impl FnMut(&mut [A]),
+) -> u64 {
     let mut keys = [A::ZERO; MAX_BATCH];
     let mut out = [0 as NextHop; MAX_BATCH];
     let mut checksum = 0u64;
@@ -356,7 +376,7 @@ fn batch_lengths(batch: usize, lookups: u64) -> impl Iterator<Item = usize> {
 mod tests {
     use super::*;
     use crate::addr::Prefix6;
-    use crate::fib::Stats;
+    use crate::fib::{Fib, Stats};
     use crate::random::{
         key_space, Keys128, XorShift32, XorShift32x16, XorShift64x16, GLOBAL_UNICAST, POPTRIE_PAPER_SPACE,
     };
