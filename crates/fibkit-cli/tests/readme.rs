@@ -1,14 +1,17 @@
 //! The README's shell examples run as written: every `$ ...` line of its
 //! `sh` and `console` blocks runs through `sh` with the built `fibkit`
-//! first on the `PATH`, in a scratch folder beside a link to
-//! `../shared/data`, and must succeed; the output the README shows under a
-//! command must be what it prints (times aside). Without `../shared/data`
+//! first on the `PATH`, in a scratch folder where `../shared/data` links
+//! to the data folder (`FIBKIT_DATA`, else `../shared/data` beside the
+//! repository), and must succeed; the output the README shows under a
+//! command must be what it prints (times aside). Without the data folder
 //! the commands that read it are skipped, and so are the commands after
 //! them in their block (they may read what those wrote). Here the long ones
 //! run shorter (`bench` for 0.01 s once, `verify` on 100,000 random
 //! addresses, `--exhaustive` and `reproduce` left out: `tests/reproduce.rs` runs
 //! that); `readme_examples_run_exactly_as_written`
 //! runs them all verbatim (ignored: minutes; `make test-exhaustive`).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -112,10 +115,12 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
     let scratch = tempfile::tempdir().unwrap();
     let work = scratch.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    let shared = repository().join("../shared");
-    let have_data = shared.join("data").exists();
+    // `../shared/data` of the examples, seen from `work`: the data folder.
+    let data = common::data_dir();
+    let have_data = data.is_dir();
     if have_data {
-        std::os::unix::fs::symlink(shared.canonicalize().unwrap(), scratch.path().join("shared")).unwrap();
+        std::fs::create_dir(scratch.path().join("shared")).unwrap();
+        std::os::unix::fs::symlink(data.canonicalize().unwrap(), scratch.path().join("shared/data")).unwrap();
     }
     let bin = Path::new(env!("CARGO_BIN_EXE_fibkit")).parent().unwrap().to_path_buf();
     let path =
