@@ -13,7 +13,7 @@ use fibkit::random::KeyGen;
 use serde_json::{json, Map, Value};
 
 use crate::family::{build_timed, check_names, load_table, select_engines, Family, FamilyArgs};
-use crate::TableArgs;
+use crate::table::TableArgs;
 
 /// Arguments of `fibkit stat`.
 #[derive(Args, Debug)]
@@ -35,7 +35,7 @@ pub struct StatArgs {
     #[arg(long, value_name = "PREFIX", value_parser = parse_space)]
     space: Option<IpPrefix>,
     #[command(flatten)]
-    table: TableArgs,
+    pub(crate) table: TableArgs,
     #[command(flatten)]
     family: FamilyArgs,
 }
