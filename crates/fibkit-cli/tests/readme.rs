@@ -3,9 +3,9 @@
 //! first on the `PATH`, in a scratch folder where `../shared/data` links
 //! to the data folder (`FIBKIT_DATA`, else `../shared/data` beside the
 //! repository), and must succeed; the output the README shows under a
-//! command must be what it prints (times aside). Without the data folder
-//! the commands that read it are skipped, and so are the commands after
-//! them in their block (they may read what those wrote). Here the long ones
+//! command must be what it prints (times aside). A command that names a
+//! file the data folder lacks is skipped, and so are the commands after
+//! it in its block (they may read what those wrote). Here the long ones
 //! run shorter (`bench` for 0.01 s once, `verify` on 100,000 random
 //! addresses, `--exhaustive` and `reproduce` left out: `tests/reproduce.rs` runs
 //! that); `readme_examples_run_exactly_as_written`
@@ -117,8 +117,7 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
     std::fs::create_dir(&work).unwrap();
     // `../shared/data` of the examples, seen from `work`: the data folder.
     let data = common::data_dir();
-    let have_data = data.is_dir();
-    if have_data {
+    if data.is_dir() {
         std::fs::create_dir(scratch.path().join("shared")).unwrap();
         std::os::unix::fs::symlink(data.canonicalize().unwrap(), scratch.path().join("shared/data")).unwrap();
     }
@@ -135,8 +134,11 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
             eprintln!("skipped (after one skipped): README line {}: {}", example.line, example.command);
             continue;
         }
-        if example.command.contains("../shared/data") && !have_data {
-            eprintln!("skipped (no ../shared/data): README line {}: {}", example.line, example.command);
+        let words = example.command.split(|c: char| c.is_whitespace() || c == '"' || c == '\'');
+        let mut named =
+            words.filter_map(|word| word.strip_prefix("../shared/data")).map(|rest| rest.trim_start_matches('/'));
+        if let Some(name) = named.find(|name| !data.join(name).exists()) {
+            eprintln!("skipped (no {name:?} in the data folder): README line {}: {}", example.line, example.command);
             cut_block = Some(example.block);
             continue;
         }

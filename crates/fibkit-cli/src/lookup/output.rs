@@ -36,7 +36,7 @@ pub enum Values {
 }
 
 /// Strings by index, back to back in one buffer with 16 bytes to spare at
-/// its end (so [`block::append`] copies any of them in one move). A span
+/// its end (so [`append`] copies any of them in one move). A span
 /// is `start << 8 | length`: four bytes an entry, so that the spans of the
 /// 46,823 ASNs of a full table stay in L2 cache.
 pub struct Strings {
