@@ -60,9 +60,15 @@ setup:
 bench: setup
 	$(CARGO) run --release -p fibkit-cli -- bench
 
+# The shared data folder (real tables; a relative path is taken from the
+# repository root). Every test, example and command that reads it looks
+# here: FIBKIT_DATA=/an/empty/dir runs them all without the data.
+FIBKIT_DATA ?= ../shared/data
+export FIBKIT_DATA
+
 # `fibkit lookup` on 50 million random addresses against a Python loop with
-# pyasn (needs ../shared/data/routeviews-2014-05-13.ipasn.gz, or TABLE=...).
-TABLE ?= ../shared/data/routeviews-2014-05-13.ipasn.gz
+# pyasn (needs $(FIBKIT_DATA)/routeviews-2014-05-13.ipasn.gz, or TABLE=...).
+TABLE ?= $(FIBKIT_DATA)/routeviews-2014-05-13.ipasn.gz
 bench-lookup: setup
 	$(CARGO) build --release -p fibkit-cli
 	$(VENV)/bin/python crates/fibkit-cli/bench_lookup.py target/release/fibkit $(TABLE)
@@ -117,7 +123,7 @@ bench-c: c
 
 # The C tests: the header compiles warning-free as C11 and as C++11; the
 # test program runs linked to libfibkit.a and to libfibkit.so (on the 2014
-# table too when ../shared/data has it), and the C example of docs/c.md runs.
+# table too when $(FIBKIT_DATA) has it), and the C example of docs/c.md runs.
 test-c:
 	$(CARGO) build --profile test -p fibkit-c
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c $(C_HEADER)

@@ -3,8 +3,8 @@
     python bench_lookup.py FIBKIT [TABLE] [--lines 50000000] [--loop-lines 2000000] [--runs 3]
 
 FIBKIT is the built binary (target/release/fibkit), TABLE an .ipasn file
-(gzip or plain; default ../shared/data/routeviews-2014-05-13.ipasn.gz
-beside the repository). The script writes --lines random dotted quads
+(gzip or plain; default routeviews-2014-05-13.ipasn.gz of the data folder,
+$FIBKIT_DATA, else ../shared/data beside the repository). The script writes --lines random dotted quads
 into a temporary file, reads it once so it is in the page cache, then
 times `fibkit lookup TABLE FILE -o OUT` --runs times (the whole command:
 loading and compiling the table included) and the Python loop that reads,
@@ -26,7 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_TABLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "routeviews-2014-05-13.ipasn.gz"
+# The data folder: FIBKIT_DATA (a relative path is taken from the repository
+# root), else ../shared/data beside the repository.
+DATA = Path(__file__).resolve().parents[2] / (os.environ.get("FIBKIT_DATA") or "../shared/data")
+DEFAULT_TABLE = DATA / "routeviews-2014-05-13.ipasn.gz"
 
 
 def write_addresses(path, lines, seed=1):

@@ -2,11 +2,12 @@
 
     python bench.py [TABLE] [--engine d18r] [--nexthops 239] [--keys 10000000]
 
-TABLE defaults to ../shared/data/routeviews-2014-05-13.ipasn.gz beside the
-repository. pytricia is timed per call (its only interface) on string keys
-made beforehand; fibkit per call (`lookup`, which answers the route's value
-as pytricia does: with --nexthops, the next hop) and through `lookup_batch`
-(next-hop indexes) on a uint32 array, with 1 thread and with every core. Figures are million
+TABLE defaults to routeviews-2014-05-13.ipasn.gz of the data folder
+($FIBKIT_DATA, else ../shared/data beside the repository). pytricia is
+timed per call (its only interface) on string keys made beforehand; fibkit
+per call (`lookup`, which answers the route's value as pytricia does: with
+--nexthops, the next hop) and through `lookup_batch` (next-hop indexes) on
+a uint32 array, with 1 thread and with every core. Figures are million
 lookups per second, median of --runs runs.
 """
 
@@ -22,7 +23,10 @@ import numpy as np
 
 import fibkit
 
-DEFAULT_TABLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "routeviews-2014-05-13.ipasn.gz"
+# The data folder: FIBKIT_DATA (a relative path is taken from the repository
+# root), else ../shared/data beside the repository.
+DATA = Path(__file__).resolve().parents[2] / (os.environ.get("FIBKIT_DATA") or "../shared/data")
+DEFAULT_TABLE = DATA / "routeviews-2014-05-13.ipasn.gz"
 
 
 def median_mlps(function, lookups, runs):

@@ -9,16 +9,17 @@ use std::time::{Instant, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use fibkit::compiled::{CompileOptions, CompiledTable};
+use fibkit::compiled::CompileOptions;
 use fibkit::{Address, Family, Rib};
 
-use crate::TableArgs;
+use crate::registered;
+use crate::table::TableArgs;
 
 /// Arguments of `fibkit compile`.
 #[derive(Args, Debug)]
 pub struct CompileArgs {
     #[command(flatten)]
-    table: TableArgs,
+    pub(crate) table: TableArgs,
     /// The FIB file to write (replaced whole: a process that has the old
     /// one open keeps reading the old one; a symbolic link is followed);
     /// `-` for standard output. Devices, FIFOs and the input table itself
@@ -47,7 +48,7 @@ pub struct CompileArgs {
 pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     crate::refuse_input_as_output(args.table.table.as_deref(), &args.output)?;
     let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
-    // Every engine name (`CompileOptions::engine` checks them all), and
+    // Every engine name (`registered::compile_engine` checks them all), and
     // that the chosen ones can be saved, checked before the table loads;
     // `-4` and `-6` exclude each other, so one check at least runs.
     if !args.ipv6 {
@@ -71,7 +72,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     }
     let counts = [routes.v4.len(), routes.v6.len()];
     let building = Instant::now();
-    let table = CompiledTable::build(routes, &options).context("compiling")?;
+    let table = registered::compile(routes, &options).context("compiling")?;
     let built = building.elapsed();
     let mut file = table.to_file()?;
     if let Some(modified) = args.table.table.as_ref().and_then(|path| path.metadata().ok()?.modified().ok()) {
@@ -102,7 +103,7 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
 
 /// Fails if the engine family `A` gets cannot be saved.
 fn check_savable<A: Address>(options: &CompileOptions) -> Result<()> {
-    let engine = options.engine::<A>()?;
+    let engine = registered::compile_engine::<A>(options)?;
     if !engine.savable::<A>() {
         bail!("{} ({})", fibkit::registry::not_savable(engine.name), A::FAMILY);
     }

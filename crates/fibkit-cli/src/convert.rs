@@ -13,13 +13,13 @@ use fibkit::load::{self, Growth, LoadOptions, PeerList, RouteTable};
 use fibkit::nexthop::{Mapping, NextHopTable};
 use fibkit::NextHop;
 
-use crate::TableArgs;
+use crate::table::TableArgs;
 
 /// Arguments of `fibkit convert`.
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
     #[command(flatten)]
-    table: TableArgs,
+    pub(crate) table: TableArgs,
     /// Grow the IPv4 routes into the Poptrie paper's synthetic table
     /// (section 4.8): `syn1` splits each route shorter than /16 in 4 and
     /// of /16 to /23 in 2; `syn2` those shorter than /16 in 8, /16 to /19

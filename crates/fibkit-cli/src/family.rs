@@ -13,9 +13,10 @@ use clap::Args;
 use fibkit::addr::Address;
 use fibkit::fib::{BuildOptions, Fib};
 use fibkit::load::RouteTable;
-use fibkit::registry::{self, Engine};
+use fibkit::registry::Engine;
 
-use crate::TableArgs;
+use crate::registered;
+use crate::table::TableArgs;
 pub use fibkit::Family;
 
 /// The family flags every table command takes.
@@ -106,7 +107,7 @@ pub fn load_table(table: &TableArgs, family: &FamilyArgs, ipv4_only: Option<&str
 pub fn check_names(spec: &str) -> Result<()> {
     if spec != "all" {
         for name in spec.split(',') {
-            registry::find_any(name.trim()).map_err(|error| anyhow::anyhow!("{error}; or all"))?;
+            registered::find_any(name.trim()).map_err(|error| anyhow::anyhow!("{error}; or all"))?;
         }
     }
     Ok(())
@@ -117,10 +118,10 @@ pub fn check_names(spec: &str) -> Result<()> {
 /// other family, or no engine's, is refused with the registry's reason.
 pub fn select_engines<A: Address>(spec: &str) -> Result<Vec<&'static Engine>> {
     if spec == "all" {
-        return Ok(registry::engines_of(A::FAMILY));
+        return Ok(registered::engines_of(A::FAMILY));
     }
     spec.split(',')
-        .map(|name| registry::resolve::<A>(name.trim()).map_err(|error| anyhow::anyhow!("{error}; or all")))
+        .map(|name| registered::resolve::<A>(name.trim()).map_err(|error| anyhow::anyhow!("{error}; or all")))
         .collect()
 }
 
@@ -143,7 +144,6 @@ mod tests {
 
     #[test]
     fn ipv6_names_resolve_and_ipv4_ones_say_why_not() {
-        fibkit_peers::register().unwrap();
         assert_eq!(names::<u128>("poptrie18, radix"), vec!["poptrie18", "radix"]);
         assert!(names::<u128>("all").contains(&"poptrie16"));
         let message = format!("{:#}", select_engines::<u128>("d16r").unwrap_err());

@@ -1,13 +1,10 @@
 //! `fibkit`: build, inspect, verify and benchmark IP routing lookup engines.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand};
-use fibkit::load::{self, LoadOptions, PeerSelector, RouteTable, ValueChoice};
-use fibkit::nexthop::Mapping;
+use clap::{Parser, Subcommand};
 
 /// `println!` for the commands: a failed write to standard output (a full
 /// disk, a closed file) returns an error from the enclosing function, where
@@ -24,10 +21,14 @@ mod convert;
 mod family;
 mod lookup;
 mod numbers;
+mod registered;
 mod replay;
 mod reproduce;
 mod stat;
+mod table;
 mod verify;
+
+use table::TableArgs;
 
 /// fibkit: longest-prefix-match lookups compiled into cache-sized FIBs.
 #[derive(Parser)]
@@ -57,58 +58,6 @@ enum Command {
     /// Rerun the papers' experiments here; report them beside the
     /// published figures.
     Reproduce(reproduce::ReproduceArgs),
-}
-
-/// Which table to load and how to map its values onto next hops.
-#[derive(Args, Clone, Debug)]
-pub struct TableArgs {
-    /// Routing table file (.ipasn, PREFIX NEXTHOP text, range CSV/TSV, MRT
-    /// RIB dump or update stream; .gz or .bz2; for `lookup` also a FIB file
-    /// of `fibkit compile`). Without it, the embedded synthetic default
-    /// table is used.
-    pub table: Option<PathBuf>,
-    /// Map route values onto N next hops as `value % N + 1`.
-    #[arg(long, value_name = "N", value_parser = numbers::nexthops)]
-    pub nexthops: Option<u32>,
-    /// Turn warnings into errors: the loader's (duplicates, overlaps,
-    /// truncation) and lookup's (a line without an address).
-    #[arg(long)]
-    pub strict: bool,
-    /// MRT: the peer whose routes to load, by index, address or ASN (AS3356);
-    /// default: the peer with the most routes.
-    #[arg(long, value_name = "INDEX|ADDRESS|ASN")]
-    pub peer: Option<PeerSelector>,
-    /// MRT: a route's value: its next hop, or the origin AS of its path.
-    #[arg(long, value_name = "next-hop|origin-as", default_value = "next-hop")]
-    pub value: ValueChoice,
-    /// MRT: list the file's peers with their route counts, then exit.
-    #[arg(long)]
-    pub peers: bool,
-}
-
-impl TableArgs {
-    /// Loads the table (or generates the default one).
-    pub fn load(&self) -> Result<RouteTable> {
-        let mapping = self.nexthops.map_or(Mapping::Distinct, Mapping::Modulo);
-        let options =
-            LoadOptions { mapping, strict: self.strict, peer: self.peer.unwrap_or_default(), value: self.value };
-        if self.peers {
-            let path = self.table.as_ref().context("--peers lists the peers of an MRT TABLE file: give one")?;
-            convert::print_peers(path, &options)?;
-            std::process::exit(0);
-        }
-        let table = match &self.table {
-            Some(path) => load::load_path(path, &options)?,
-            None => load::synthetic::default_table(mapping),
-        };
-        for warning in table.warnings.iter().take(10) {
-            eprintln!("warning: {warning}");
-        }
-        if table.warnings.len() > 10 {
-            eprintln!("warning: ... and {} more", table.warnings.len() - 10);
-        }
-        Ok(table)
-    }
 }
 
 /// Whether `path` is `-`: standard input where a file is read, standard
@@ -154,12 +103,35 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    if let Err(error) = fibkit_peers::register() {
+    if let Err(error) = registered::register_peers() {
         eprintln!("fibkit: error: {error}");
         return ExitCode::from(2);
     }
     let cli = Cli::parse();
-    let outcome = match cli.command {
+    let outcome = match cli.command.table().filter(|table| table.peers) {
+        Some(table) => list_peers(table),
+        None => run(cli.command),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("fibkit: error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `--peers`: the peers of the command's MRT file listed, in place of the
+/// command.
+fn list_peers(table: &TableArgs) -> Result<ExitCode> {
+    let path = table.table.as_ref().context("--peers lists the peers of an MRT TABLE file: give one")?;
+    convert::print_peers(path, &table.options())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `command`.
+fn run(command: Command) -> Result<ExitCode> {
+    match command {
         Command::Stat(args) => stat::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Bench(args) => bench::run(&args),
@@ -168,12 +140,20 @@ fn main() -> ExitCode {
         Command::Lookup(args) => lookup::run(&args),
         Command::Compile(args) => compile::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
-    };
-    match outcome {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("fibkit: error: {error:#}");
-            ExitCode::from(2)
+    }
+}
+
+impl Command {
+    /// The table arguments of the command, if it takes them.
+    fn table(&self) -> Option<&TableArgs> {
+        match self {
+            Command::Stat(args) => Some(&args.table),
+            Command::Verify(args) => Some(&args.table),
+            Command::Bench(args) => Some(&args.table),
+            Command::Convert(args) => Some(&args.table),
+            Command::Lookup(args) => Some(&args.table),
+            Command::Compile(args) => Some(&args.table),
+            Command::Replay(_) | Command::Reproduce(_) => None,
         }
     }
 }

@@ -52,7 +52,8 @@ use fibkit::random::XorShift32;
 use fibkit::router::{Published, Reader, Router, Update, UpdateError, Window};
 use serde_json::json;
 
-use crate::{numbers, TableArgs};
+use crate::numbers;
+use crate::table::TableArgs;
 
 /// Arguments of `fibkit replay`.
 #[derive(Args, Debug)]

@@ -14,7 +14,7 @@ use fibkit::registry;
 use serde_json::{json, Map, Value};
 
 use crate::family::{build_timed, check_names, load_table, select_engines, Family, FamilyArgs};
-use crate::TableArgs;
+use crate::table::TableArgs;
 
 /// Arguments of `fibkit stat`.
 #[derive(Args, Debug)]
@@ -36,7 +36,7 @@ pub struct StatArgs {
     #[arg(long, value_name = "PREFIX", value_parser = parse_space)]
     space: Option<IpPrefix>,
     #[command(flatten)]
-    table: TableArgs,
+    pub(crate) table: TableArgs,
     #[command(flatten)]
     family: FamilyArgs,
 }

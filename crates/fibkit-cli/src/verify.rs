@@ -19,7 +19,7 @@ use fibkit::measure::verify::{self, Report, Space};
 use fibkit::random::{key_space, GLOBAL_UNICAST};
 
 use crate::family::{build_timed, check_names, load_table, select_engines, Family, FamilyArgs};
-use crate::TableArgs;
+use crate::table::TableArgs;
 
 /// Arguments of `fibkit verify`.
 #[derive(Args, Debug)]
@@ -39,7 +39,7 @@ pub struct VerifyArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[command(flatten)]
-    table: TableArgs,
+    pub(crate) table: TableArgs,
     #[command(flatten)]
     family: FamilyArgs,
 }
@@ -47,7 +47,7 @@ pub struct VerifyArgs {
 /// The width of the engine column: the registry's longest name, so that
 /// every line of every run aligns.
 fn name_width() -> usize {
-    fibkit::registry::engines().iter().map(|engine| engine.name.len()).max().unwrap_or(8)
+    crate::registered::engines().iter().map(|engine| engine.name.len()).max().unwrap_or(8)
 }
 
 fn show<A: Address>(engine: &str, sweep: &str, report: &Report<A>, seconds: f64) -> Result<bool> {

@@ -177,6 +177,27 @@ fn csv_columns_by_name_or_index_keep_the_row_and_the_header() {
 }
 
 #[test]
+fn a_csv_read_without_column_gets_a_hint_naming_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = write(dir.path(), "table.txt", TABLE);
+    let rows: String = (1..=12).map(|row| format!("{row},\"10.1.0.{row}\",40\n")).collect();
+    let csv = write(dir.path(), "flows.csv", &format!("time,src ip,bytes\n{rows}"));
+    let output = fibkit(&["lookup", table.to_str().unwrap(), csv.to_str().unwrap()]);
+    let (stdout, stderr) = text(&output);
+    // Still what it was (every line skipped, exit status 0), now with the hint, once.
+    assert!(output.status.success() && stdout.is_empty(), "{stderr}");
+    assert_eq!(stderr.matches("(line skipped)").count(), 10, "{stderr}");
+    let hint = format!(
+        "hint: {}: the lines look like CSV with a header (columns: time, src ip, bytes): \
+         --column \"src ip\" reads the addresses",
+        csv.display()
+    );
+    assert_eq!(stderr.lines().filter(|line| line.starts_with("hint:")).collect::<Vec<_>>(), [hint], "{stderr}");
+    let output = fibkit(&["lookup", table.to_str().unwrap(), csv.to_str().unwrap(), "--column", "src ip"]);
+    assert!(!text(&output).1.contains("hint:"));
+}
+
+#[test]
 fn lines_without_an_address_are_named_and_skipped_or_fatal_under_strict() {
     let dir = tempfile::tempdir().unwrap();
     let table = write(dir.path(), "table.txt", TABLE);

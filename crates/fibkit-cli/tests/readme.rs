@@ -1,17 +1,20 @@
 //! The shell examples of the README and of every page in `docs/` run as
 //! written: every `$ ...` line of their `sh` and `console` blocks runs
 //! through `sh` with the built `fibkit` first on the `PATH`, in a scratch
-//! folder beside a link to `../shared/data` and holding a link to the
-//! repository's `data/` (the small tables that ship with it), and must
+//! folder holding a link to the repository's `data/` (the small tables
+//! that ship with it) and where `../shared/data` links to the data folder
+//! (`FIBKIT_DATA`, else `../shared/data` beside the repository), and must
 //! succeed; the output a page shows under a command must be what it prints
 //! (times aside). The README runs first, then the pages in name order, all
-//! in one scratch folder. Without `../shared/data` the commands that read
-//! it are skipped, and so are the commands after them in their block (they
+//! in one scratch folder. A command that names a file the data folder
+//! lacks is skipped, and so are the commands after it in its block (they
 //! may read what those wrote). Here the long ones
 //! run shorter (`bench` for 0.01 s once, `verify` on 100,000 random
 //! addresses, `--exhaustive` and `reproduce` left out: `tests/reproduce.rs` runs
 //! that); `readme_examples_run_exactly_as_written`
 //! runs them all verbatim (ignored: minutes; `make test-exhaustive`).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -141,10 +144,11 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
     let work = scratch.path().join("work");
     std::fs::create_dir(&work).unwrap();
     std::os::unix::fs::symlink(repository().join("data").canonicalize().unwrap(), work.join("data")).unwrap();
-    let shared = repository().join("../shared");
-    let have_data = shared.join("data").exists();
-    if have_data {
-        std::os::unix::fs::symlink(shared.canonicalize().unwrap(), scratch.path().join("shared")).unwrap();
+    // `../shared/data` of the examples, seen from `work`: the data folder.
+    let data = common::data_dir();
+    if data.is_dir() {
+        std::fs::create_dir(scratch.path().join("shared")).unwrap();
+        std::os::unix::fs::symlink(data.canonicalize().unwrap(), scratch.path().join("shared/data")).unwrap();
     }
     let bin = Path::new(env!("CARGO_BIN_EXE_fibkit")).parent().unwrap().to_path_buf();
     let path =
@@ -159,8 +163,14 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
             eprintln!("skipped (after one skipped): {} line {}: {}", example.page, example.line, example.command);
             continue;
         }
-        if example.command.contains("../shared/data") && !have_data {
-            eprintln!("skipped (no ../shared/data): {} line {}: {}", example.page, example.line, example.command);
+        let words = example.command.split(|c: char| c.is_whitespace() || c == '"' || c == '\'');
+        let mut named =
+            words.filter_map(|word| word.strip_prefix("../shared/data")).map(|rest| rest.trim_start_matches('/'));
+        if let Some(name) = named.find(|name| !data.join(name).exists()) {
+            eprintln!(
+                "skipped (no {name:?} in the data folder): {} line {}: {}",
+                example.page, example.line, example.command
+            );
             cut_block = Some(example.block);
             continue;
         }

@@ -8,10 +8,9 @@ use std::path::PathBuf;
 use common::text;
 use serde_json::Value;
 
-/// The shared data beside the repository, if it is there.
+/// The data folder ([`common::data_dir`]), if it is there.
 fn shared_data() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    dir.is_dir().then_some(dir)
+    Some(common::data_dir()).filter(|dir| dir.is_dir())
 }
 
 #[test]

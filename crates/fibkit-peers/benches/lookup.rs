@@ -1,7 +1,8 @@
 //! Criterion micro-benchmarks: every engine (fibkit's and the peers'),
 //! scalar lookups (SEQ: dependent, RND: independent) and batch lookups
 //! (RND through `lookup_batch`, 64 keys a batch), on the 2014 RouteViews
-//! table with `--nexthops 239` when `../shared/data` has it, else on the
+//! table with `--nexthops 239` when the data folder (`FIBKIT_DATA`, else
+//! `../shared/data`) has it, else on the
 //! embedded synthetic default table with the same mapping.
 //!
 //! `cargo bench -p fibkit-peers --bench lookup [FILTER]`. When the binary
@@ -9,7 +10,6 @@
 //! benchmark runs once on a small synthetic table to keep the suite quick.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -17,6 +17,9 @@ use fibkit::fib::BuildOptions;
 use fibkit::load::{self, synthetic, LoadOptions, RouteTable};
 use fibkit::measure::workload::{Test, Workload};
 use fibkit::nexthop::Mapping;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 /// Lookups per benchmark iteration.
 const LOOKUPS: u64 = 4096;
@@ -31,14 +34,12 @@ fn table() -> RouteTable {
         let params = synthetic::SynthParams { prefixes: 20_000, next_hops: 2_000, ..Default::default() };
         return synthetic::generate_with_mapping(&params, MAPPING);
     }
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/routeviews-2014-05-13.ipasn.gz");
-    if path.exists() {
-        match load::load_path(&path, &LoadOptions { mapping: MAPPING, ..Default::default() }) {
+    match common::shared_data("routeviews-2014-05-13.ipasn.gz") {
+        Some(path) => match load::load_path(&path, &LoadOptions { mapping: MAPPING, ..Default::default() }) {
             Ok(table) => return table,
             Err(error) => eprintln!("{error}; using the synthetic default table"),
-        }
-    } else {
-        eprintln!("{} not found: using the synthetic default table", path.display());
+        },
+        None => eprintln!("using the synthetic default table"),
     }
     synthetic::default_table(MAPPING)
 }

@@ -2,7 +2,7 @@
 //! one-by-one lookups, for every batch length 0..=300 and unaligned slices,
 //! on a random table and the real 2014 table.
 
-use std::path::PathBuf;
+mod common;
 
 use fibkit::addr::Prefix4;
 use fibkit::fib::BuildOptions;
@@ -50,11 +50,7 @@ fn peers_batch_as_they_look_up_on_a_random_table() {
 
 #[test]
 fn peers_batch_as_they_look_up_on_the_2014_table() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/routeviews-2014-05-13.ipasn.gz");
-    if !path.exists() {
-        eprintln!("skipped: ../shared/data/routeviews-2014-05-13.ipasn.gz not found");
-        return;
-    }
+    let Some(path) = common::shared_data("routeviews-2014-05-13.ipasn.gz") else { return };
     let table = load::load_path(&path, &LoadOptions { mapping: Mapping::Modulo(239), ..Default::default() }).unwrap();
     check(&table.v4, "the 2014 table");
 }

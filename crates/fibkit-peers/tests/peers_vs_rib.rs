@@ -2,7 +2,7 @@
 //! range boundary and a million random addresses. A peer that disagrees
 //! fails the test unless `KNOWN_WRONG` lists it with the reason.
 
-use std::path::PathBuf;
+mod common;
 
 use fibkit::fib::BuildOptions;
 use fibkit::load::{self, LoadOptions};
@@ -14,17 +14,9 @@ use fibkit_peers::{heap, KNOWN_WRONG, PEERS};
 #[global_allocator]
 static ALLOCATOR: heap::CountingAllocator = heap::CountingAllocator;
 
-fn table_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/routeviews-2014-05-13.ipasn.gz")
-}
-
 /// The 2014 table with each distinct origin ASN as its own next hop.
 fn load_2014() -> Option<Rib4> {
-    let path = table_path();
-    if !path.exists() {
-        eprintln!("skipped: {} not found", path.display());
-        return None;
-    }
+    let path = common::shared_data("routeviews-2014-05-13.ipasn.gz")?;
     let table = load::load_path(&path, &LoadOptions { mapping: Mapping::Distinct, ..Default::default() })
         .expect("loading the 2014 table");
     Some(table.v4)

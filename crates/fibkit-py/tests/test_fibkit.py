@@ -11,13 +11,15 @@ import pytest
 
 import fibkit
 
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "data"
+# The data folder: FIBKIT_DATA (a relative path is taken from the repository
+# root), else ../shared/data beside the repository.
+SHARED = Path(__file__).resolve().parents[3] / (os.environ.get("FIBKIT_DATA") or "../shared/data")
 
 
 def shared(name):
     path = SHARED / name
     if not path.exists():
-        pytest.skip(f"../shared/data/{name} not found")
+        pytest.skip(f"{name} not found in the data folder {SHARED} (FIBKIT_DATA)")
     return path
 
 

@@ -5,16 +5,16 @@
 //! cargo run --release -p fibkit --example poptrie_rate [LOOKUPS]
 //! ```
 //!
-//! IPv4: `../shared/data/routeviews-2014-05-13.ipasn.gz`, values mapped as
-//! `asn % 239 + 1`; RND/SEQ/REP through `fibkit::measure::workload::run`. IPv6:
-//! `../shared/data/linx-p69-2014-12-25.rib6.gz`, one index per next-hop
+//! IPv4: `routeviews-2014-05-13.ipasn.gz` of the data folder (`FIBKIT_DATA`,
+//! else `../shared/data`), values mapped as `asn % 239 + 1`; RND/SEQ/REP
+//! through `fibkit::measure::workload::run`. IPv6:
+//! `linx-p69-2014-12-25.rib6.gz` there, one index per next-hop
 //! address; RND keys from four xorshift32 draws, inside 2000::/3 and (as the
 //! paper) inside 2000::/8. The registry section runs RND/SEQ/REP for
 //! poptrie16/18 next to DXR d16r/d18r. Times are the thread's CPU time (the
 //! machine is shared), which leaves out time slices lost to others but not
 //! their cache pollution.
 
-use std::path::Path;
 use std::time::Instant;
 
 use fibkit::engines::poptrie::{self, Leaf, Poptrie, PoptrieOptions};
@@ -26,13 +26,12 @@ use fibkit::random::XorShift32;
 use fibkit::registry;
 use fibkit::rib::{Rib4, Rib6};
 
-/// `../shared/data/NAME` beside the repository, loaded, or a note why not.
+#[path = "../tests/common/data.rs"]
+mod data;
+
+/// `NAME` of the data folder, loaded, or a note why not.
 fn shared_table(name: &str, mapping: Mapping) -> Option<RouteTable> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(name);
-    if !path.exists() {
-        eprintln!("skipped: ../shared/data/{name} not found");
-        return None;
-    }
+    let path = data::shared_data(name)?;
     Some(load::load_path(&path, &LoadOptions { mapping, ..Default::default() }).expect("table loads"))
 }
 

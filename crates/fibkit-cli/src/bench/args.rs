@@ -8,11 +8,12 @@ use fibkit::addr::Prefix6;
 use fibkit::error::shorten;
 use fibkit::measure::workload::MAX_BATCH;
 
-use fibkit::registry::{self, Engine};
+use fibkit::registry::Engine;
 
 use crate::family::{Family, FamilyArgs};
 use crate::numbers::{self, number_in};
-use crate::TableArgs;
+use crate::registered;
+use crate::table::TableArgs;
 
 /// The DXR configurations run by default; the other K are for `--plot`.
 const DEFAULT_DXR: [&str; 3] = ["d16r", "d18r", "d20r"];
@@ -21,7 +22,7 @@ const DEFAULT_DXR: [&str; 3] = ["d16r", "d18r", "d20r"];
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     #[command(flatten)]
-    pub(super) table: TableArgs,
+    pub(crate) table: TableArgs,
     #[command(flatten)]
     pub(super) family: FamilyArgs,
     /// IPv6: random keys (SEQ, RND, REP, REP16) are drawn, and SWEEP
@@ -145,7 +146,7 @@ pub(super) fn dxr_k(name: &str) -> Option<u32> {
 /// last); for IPv6 every IPv6 engine; in both, no variant of another
 /// engine (the Poptrie paper's Table 2 rows, `sail-wide`).
 pub(super) fn default_engines(family: Family) -> Vec<&'static Engine> {
-    let engines = registry::engines_of(family).into_iter().filter(|engine| engine.variant_of.is_none());
+    let engines = registered::engines_of(family).into_iter().filter(|engine| engine.variant_of.is_none());
     if family == Family::Ipv6 {
         return engines.collect();
     }

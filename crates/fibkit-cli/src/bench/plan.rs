@@ -9,10 +9,11 @@ use anyhow::{bail, Context, Result};
 use fibkit::addr::{Address, Family, IpPrefix, Prefix};
 use fibkit::measure::workload::{Test, Workload};
 use fibkit::random::KeyGen;
-use fibkit::registry::{self, Engine};
+use fibkit::registry::Engine;
 
 use super::args::{default_engines, default_threads, dxr_k, BenchArgs, TestName};
 use crate::family::select_engines;
+use crate::registered;
 
 /// One measured configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -96,7 +97,7 @@ impl<A: Address> Plan<A> {
         }
         if args.plot.is_some() && A::FAMILY == Family::Ipv4 {
             let sweep = [TestName::Seq, TestName::Rnd, TestName::Rep].map(|test| Config { test, batch: 0, threads: 1 });
-            for spec in registry::engines_of(Family::Ipv4).into_iter().filter(|spec| dxr_k(spec.name).is_some()) {
+            for spec in registered::engines_of(Family::Ipv4).into_iter().filter(|spec| dxr_k(spec.name).is_some()) {
                 match work.iter_mut().find(|(engine, _)| engine.name == spec.name) {
                     Some((_, configs)) => {
                         for config in sweep {
@@ -156,7 +157,6 @@ mod tests {
     }
 
     fn plan(line: &[&str]) -> Result<Plan<u32>> {
-        fibkit_peers::register().unwrap();
         Plan::new(&parse(line)?, 2)
     }
 
@@ -261,7 +261,7 @@ mod tests {
     fn ipv6_plans_use_the_ipv6_registry_and_key_space() {
         let six = plan6(&["--plot", "x.png"]).unwrap();
         let ipv6 = names(
-            &registry::engines_of(Family::Ipv6)
+            &registered::engines_of(Family::Ipv6)
                 .into_iter()
                 .filter(|engine| engine.variant_of.is_none())
                 .collect::<Vec<_>>(),

@@ -9,15 +9,14 @@
 //!                         --format each Row in order--> output bytes
 //! ```
 
-use std::io::Write;
 use std::ops::Range;
 
 use fibkit::compiled::{CompiledFamily, CompiledTable};
 use fibkit::load::{parse_address_in, AnyAddr};
-use fibkit::{Address, NextHop, Prefix, NO_ROUTE};
+use fibkit::{Address, NO_ROUTE};
 
-use super::fields::field_at;
-use super::{Format, Layout, Values};
+use super::fields::{field_at, Layout};
+use super::output::{Format, Style, Values, Writer};
 
 /// What answers a block needs besides the block.
 pub struct Context<'a> {
@@ -27,6 +26,13 @@ pub struct Context<'a> {
     pub format: Format,
     /// Whether to write the matched prefix and its length.
     pub prefix: bool,
+}
+
+impl<'a> Context<'a> {
+    /// How the answers are written.
+    pub fn style(&self) -> Style<'a> {
+        Style { values: self.values, layout: self.layout, format: self.format, prefix: self.prefix }
+    }
 }
 
 /// A line that holds no address, and why.
@@ -122,13 +128,14 @@ fn answer_lines(block: &[u8], first_line: u64, context: &Context<'_>) -> Answere
     let answers4 = lookup_all(context.table.family_fib::<u32>(), &keys4);
     let answers6 = lookup_all(context.table.family_fib::<u128>(), &keys6);
     answered.counts = [keys4.len() as u64, keys6.len() as u64];
-    let mut writer = Writer { context, out: &mut answered.output, unrouted: 0 };
+    let mut writer = Writer { style: context.style(), out: &mut answered.output, unrouted: 0 };
     for row in &rows {
         let index = (row.key & !V6_BIT) as usize;
+        let (line, field) = (row.line.0 as usize..row.line.1 as usize, row.field.0 as usize..row.field.1 as usize);
         if row.key & V6_BIT == 0 {
-            writer.row(block, row, context.table.family_fib::<u32>(), answers4[index]);
+            writer.row(block, line, field, context.table.family_fib::<u32>(), answers4[index]);
         } else {
-            writer.row(block, row, context.table.family_fib::<u128>(), answers6[index]);
+            writer.row(block, line, field, context.table.family_fib::<u128>(), answers6[index]);
         }
     }
     answered.unrouted = writer.unrouted;
@@ -150,24 +157,6 @@ fn trimmed(block: &[u8], field: Range<usize>) -> Range<usize> {
     field.start + lead..(field.end - trail).max(field.start + lead)
 }
 
-/// Appends `source[range]` to `out`; a short piece with 16 bytes readable
-/// in `source` and 16 free in `out` goes as one 16-byte copy, not a call.
-#[inline(always)]
-pub fn append(out: &mut Vec<u8>, source: &[u8], range: Range<usize>) {
-    let len = range.len();
-    if len <= 16 && range.start + 16 <= source.len() && out.capacity() - out.len() >= 16 {
-        // SAFETY: source[range.start..range.start + 16] is in bounds (checked),
-        // and out has 16 bytes of spare capacity (checked); only the first
-        // `len` of them become part of `out`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(source.as_ptr().add(range.start), out.as_mut_ptr().add(out.len()), 16);
-            out.set_len(out.len() + len);
-        }
-    } else {
-        out.extend_from_slice(&source[range]);
-    }
-}
-
 /// The answers for `keys` (all [`NO_ROUTE`] in a family without routes).
 fn lookup_all<A: Address>(family: Option<&CompiledFamily<A>>, keys: &[A]) -> Vec<u32> {
     let mut answers = vec![NO_ROUTE; keys.len()];
@@ -177,91 +166,9 @@ fn lookup_all<A: Address>(family: Option<&CompiledFamily<A>>, keys: &[A]) -> Vec
     answers
 }
 
-/// Appends `prefix` as `ADDRESS/LENGTH`: an IPv4 prefix octet by octet
-/// (no allocation: `--prefix` writes one a line), IPv6 as the standard
-/// library writes it.
-fn write_prefix<A: Address>(prefix: Prefix<A>, out: &mut Vec<u8>) {
-    if A::BITS == 32 {
-        let addr = prefix.addr().to_u128() as u32;
-        for (index, octet) in addr.to_be_bytes().into_iter().enumerate() {
-            if index > 0 {
-                out.push(b'.');
-            }
-            super::write_decimal(u32::from(octet), out);
-        }
-    } else {
-        let _ = write!(out, "{}", std::net::Ipv6Addr::from(prefix.addr().to_u128()));
-    }
-    out.push(b'/');
-    super::write_decimal(u32::from(prefix.prefix_len()), out);
-}
-
-/// Formats rows into a block's output.
-struct Writer<'a, 'b> {
-    context: &'a Context<'a>,
-    out: &'b mut Vec<u8>,
-    unrouted: u64,
-}
-
-impl Writer<'_, '_> {
-    fn row<A: Address>(&mut self, block: &[u8], row: &Row, family: Option<&CompiledFamily<A>>, answer: u32) {
-        let hop = family.map_or(NO_ROUTE, |family| family.next_hop(answer));
-        self.unrouted += u64::from(hop == NO_ROUTE);
-        let route = if self.context.prefix { family.and_then(|family| family.route(answer)) } else { None };
-        self.out.reserve(128);
-        let field = row.field.0 as usize..row.field.1 as usize;
-        let separator = match (self.context.format, self.context.layout) {
-            (Format::Text, _) => b'\t',
-            (Format::Csv, Layout::Column { delimiter, .. }) => delimiter,
-            (Format::Csv, Layout::Lines) => b',',
-            (Format::Json, _) => return self.json(&block[field], hop, route),
-        };
-        match (self.context.format, self.context.layout) {
-            (Format::Csv, Layout::Column { .. }) => append(self.out, block, row.line.0 as usize..row.line.1 as usize),
-            _ => append(self.out, block, field),
-        }
-        self.out.push(separator);
-        self.context.values.write_text(hop, self.out);
-        if self.context.prefix {
-            self.out.push(separator);
-            if let Some((prefix, _)) = route {
-                write_prefix(prefix, self.out);
-            }
-            if self.context.format == Format::Csv {
-                self.out.push(separator);
-                if let Some((prefix, _)) = route {
-                    super::write_decimal(u32::from(prefix.prefix_len()), self.out);
-                }
-            }
-        }
-        self.out.push(b'\n');
-    }
-
-    /// One JSON object: a valid address needs no escaping.
-    fn json<A: Address>(&mut self, field: &[u8], hop: NextHop, route: Option<(Prefix<A>, NextHop)>) {
-        self.out.extend_from_slice(b"{\"address\":\"");
-        self.out.extend_from_slice(field);
-        self.out.extend_from_slice(b"\",\"value\":");
-        self.context.values.write_json(hop, self.out);
-        if self.context.prefix {
-            match route {
-                Some((prefix, _)) => {
-                    self.out.extend_from_slice(b",\"prefix\":\"");
-                    write_prefix(prefix, self.out);
-                    self.out.extend_from_slice(b"\",\"prefix_len\":");
-                    super::write_decimal(u32::from(prefix.prefix_len()), self.out);
-                }
-                None => self.out.extend_from_slice(b",\"prefix\":null,\"prefix_len\":null"),
-            }
-        }
-        self.out.extend_from_slice(b"}\n");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lookup::Values;
     use fibkit::compiled::CompileOptions;
     use fibkit::load::RouteTable;
     use fibkit::nexthop::{Label, Mapping};
@@ -273,7 +180,7 @@ mod tests {
         routes.v4.insert("10.0.0.0/8".parse().unwrap(), hop);
         let hop = routes.next_hops.intern(Label::Addr("2001:db8::9".parse().unwrap()));
         routes.v6.insert("2001:db8::/32".parse().unwrap(), hop);
-        CompiledTable::build(routes, &CompileOptions { engines: Vec::new(), prefixes: true }).unwrap()
+        crate::registered::compile(routes, &CompileOptions { engines: Vec::new(), prefixes: true }).unwrap()
     }
 
     #[test]

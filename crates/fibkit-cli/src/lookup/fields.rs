@@ -1,4 +1,5 @@
-//! The address column of CSV and TSV lines (`fibkit lookup --column`).
+//! Where the address stands in a line ([`Layout`]), and the address column
+//! of CSV and TSV lines (`fibkit lookup --column`).
 //!
 //! Fields are split as RFC 4180 says, one line at a time: a field that
 //! starts with `"` runs to the next `"` that is not doubled, and its value
@@ -7,6 +8,17 @@
 //! refused, not joined with the next.
 
 use std::fmt;
+
+use fibkit::load::parse_address;
+
+/// Where the address stands in a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// The whole line (white space around it ignored).
+    Lines,
+    /// Field `index` (0-based) of delimited lines.
+    Column { index: usize, delimiter: u8 },
+}
 
 /// Why a line has no field at the column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +98,47 @@ pub fn detect_delimiter(first_line: &[u8]) -> u8 {
     }
 }
 
+/// Columns a hint lists at most.
+const HINT_COLUMNS: usize = 12;
+
+/// For lines read whole (no `--column`) that hold no address: if they look
+/// like CSV or TSV rows, a hint naming the `--column` that reads their
+/// addresses (or, when no column holds one, the first line's columns).
+/// `lines`: the first lines without an address, with their line numbers;
+/// no hint unless they start at the source's first or second line.
+pub fn column_hint<'a>(lines: impl IntoIterator<Item = (u64, &'a str)>) -> Option<String> {
+    let lines: Vec<(u64, &str)> = lines.into_iter().take(10).collect();
+    let &(number, first) = lines.first()?;
+    let delimiter = detect_delimiter(first.as_bytes());
+    let names = all_fields(first.as_bytes(), delimiter);
+    if number > 2 || names.len() < 2 {
+        return None;
+    }
+    let is_address = |field: &str| parse_address(field.as_bytes()).is_ok();
+    let column = lines
+        .iter()
+        .find_map(|(_, line)| all_fields(line.as_bytes(), delimiter).iter().position(|field| is_address(field)));
+    let kind = if delimiter == b'\t' { "TSV" } else { "CSV" };
+    let mut listed = names.iter().take(HINT_COLUMNS).map(String::as_str).collect::<Vec<_>>().join(", ");
+    if names.len() > HINT_COLUMNS {
+        listed.push_str(", ...");
+    }
+    let header = column.and_then(|index| names.get(index)).filter(|name| !name.is_empty() && !is_address(name));
+    Some(match (column, header) {
+        (Some(_), Some(name)) => {
+            let plain = name.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-.".contains(&byte));
+            let name = if plain { name.clone() } else { format!("{name:?}") };
+            format!("the lines look like {kind} with a header (columns: {listed}): --column {name} reads the addresses")
+        }
+        (Some(index), None) => format!("the lines look like {kind}: --column {} reads the addresses", index + 1),
+        (None, _) => {
+            format!(
+                "the lines look like {kind} (first line: {listed}): --column NAME|INDEX picks the addresses' column"
+            )
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +167,22 @@ mod tests {
         assert_eq!(FieldError::Missing { fields: 1, wanted: 3 }.to_string(), "no column 4 (the line has 1 field)");
         assert_eq!(detect_delimiter(b"a\tb,c"), b'\t');
         assert_eq!(detect_delimiter(b"a,b"), b',');
+    }
+
+    #[test]
+    fn csv_lines_read_whole_get_a_column_hint() {
+        let hint = |lines: &[&str]| column_hint((1..).zip(lines.iter().copied()));
+        let with_header = hint(&["time,src ip,bytes", "1,192.0.2.1,40", "2,2001:db8::1,80"]).unwrap();
+        assert!(with_header.contains("CSV with a header (columns: time, src ip, bytes)"), "{with_header}");
+        assert!(with_header.ends_with("--column \"src ip\" reads the addresses"), "{with_header}");
+        let headless = hint(&["1\t192.0.2.1\t40"]).unwrap();
+        assert_eq!(headless, "the lines look like TSV: --column 2 reads the addresses");
+        let no_address = hint(&["a,b", "c,d"]).unwrap();
+        assert!(
+            no_address.contains("(first line: a, b)") && no_address.contains("--column NAME|INDEX"),
+            "{no_address}"
+        );
+        assert_eq!(hint(&["not an address"]), None);
+        assert_eq!(column_hint([(7, "x,192.0.2.1")]), None, "a stray line deep in the file");
     }
 }

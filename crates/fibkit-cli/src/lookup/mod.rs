@@ -24,33 +24,35 @@
 
 mod block;
 mod fields;
+mod output;
 mod source;
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use fibkit::compiled::{CompileOptions, CompiledTable};
-use fibkit::file::is_fib_file;
+use fibkit::file::is_fib_file_at;
 use fibkit::load::{parse_address, RouteTable, ValueChoice};
-use fibkit::nexthop::{Label, Mapping};
-use fibkit::{NextHop, NO_ROUTE};
 use rayon::prelude::*;
 
-use crate::TableArgs;
+use crate::table::TableArgs;
 use block::{Answered, Context};
+use fields::Layout;
+use output::Format;
+use output::Values;
 use source::SourceReader;
 
 /// Arguments of `fibkit lookup`.
 #[derive(Args, Debug)]
 pub struct LookupArgs {
     #[command(flatten)]
-    table: TableArgs,
+    pub(crate) table: TableArgs,
     /// Addresses (IPv4 and IPv6 mixed), or files of them (one a line, or a
     /// column of CSV/TSV with --column); `-` is standard input, read also
     /// when no address is given.
@@ -84,123 +86,6 @@ pub struct LookupArgs {
     /// Print what was read, answered and skipped, and how fast, on stderr.
     #[arg(long)]
     summary: bool,
-}
-
-/// Output formats (module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Tab separated: address, value, prefix.
-    Text,
-    /// Comma separated (the input's delimiter with --column), with a header.
-    Csv,
-    /// One JSON object a line.
-    Json,
-}
-
-/// Where the address stands in a line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// The whole line (white space around it ignored).
-    Lines,
-    /// Field `index` (0-based) of delimited lines.
-    Column { index: usize, delimiter: u8 },
-}
-
-/// The value text of every next hop, for text and for JSON.
-pub enum Values {
-    /// With distinct values: the input's labels (JSON: numbers as numbers,
-    /// addresses as strings), by next hop (0: no route).
-    Labels { text: Strings, json: Strings },
-    /// With `--nexthops N`: the next-hop index itself.
-    Indexes,
-}
-
-/// Strings by index, back to back in one buffer with 16 bytes to spare at
-/// its end (so [`block::append`] copies any of them in one move). A span
-/// is `start << 8 | length`: four bytes an entry, so that the spans of the
-/// 46,823 ASNs of a full table stay in L2 cache.
-pub struct Strings {
-    bytes: Vec<u8>,
-    spans: Vec<u32>,
-}
-
-impl Strings {
-    fn new(strings: impl Iterator<Item = String>) -> Result<Self> {
-        let mut packed = Strings { bytes: Vec::new(), spans: Vec::new() };
-        for string in strings {
-            let start = u32::try_from(packed.bytes.len()).ok().filter(|&start| start < 1 << 24);
-            let (Some(start), Ok(len)) = (start, u8::try_from(string.len())) else {
-                bail!("the table's values take more than 16 MiB, or one more than 255 bytes, as text");
-            };
-            packed.bytes.extend_from_slice(string.as_bytes());
-            packed.spans.push(start << 8 | u32::from(len));
-        }
-        packed.bytes.extend_from_slice(&[0; 16]);
-        Ok(packed)
-    }
-
-    /// Appends string `index` (nothing past the last).
-    #[inline]
-    fn write(&self, index: usize, out: &mut Vec<u8>) {
-        if let Some(&span) = self.spans.get(index) {
-            let start = (span >> 8) as usize;
-            block::append(out, &self.bytes, start..start + (span & 0xff) as usize);
-        }
-    }
-}
-
-impl Values {
-    /// The values of the table's next hops (`value_text`: the input's
-    /// label, or the index with `--nexthops`).
-    fn new(table: &CompiledTable) -> Result<Self> {
-        let values = &table.values;
-        if values.mapping() != Mapping::Distinct {
-            return Ok(Values::Indexes);
-        }
-        let text = |hop| values.text(hop).unwrap_or_default().to_string();
-        let json = |hop| match values.label(hop) {
-            Some(Label::Addr(addr)) => format!("\"{addr}\""),
-            Some(Label::Number(number)) => number.to_string(),
-            None => "null".to_string(),
-        };
-        let hops = 0..=values.max_index();
-        Ok(Values::Labels { text: Strings::new(hops.clone().map(text))?, json: Strings::new(hops.map(json))? })
-    }
-
-    /// Appends the value of `hop` (nothing for [`NO_ROUTE`]).
-    #[inline]
-    fn write_text(&self, hop: NextHop, out: &mut Vec<u8>) {
-        match self {
-            Values::Labels { text, .. } => text.write(hop as usize, out),
-            Values::Indexes if hop != NO_ROUTE => write_decimal(hop, out),
-            Values::Indexes => {}
-        }
-    }
-
-    /// Appends the value of `hop` as JSON (`null` for [`NO_ROUTE`]).
-    #[inline]
-    fn write_json(&self, hop: NextHop, out: &mut Vec<u8>) {
-        match self {
-            Values::Labels { json, .. } => json.write(hop as usize, out),
-            Values::Indexes if hop != NO_ROUTE => write_decimal(hop, out),
-            Values::Indexes => out.extend_from_slice(b"null"),
-        }
-    }
-}
-
-/// Appends `value` in decimal.
-fn write_decimal(mut value: u32, out: &mut Vec<u8>) {
-    let mut digits = [0u8; 10];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[start..]);
 }
 
 /// Blocks answered in parallel at a time, per thread.
@@ -245,13 +130,24 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
             let mut reader = SourceReader::open(source)?;
             let layout = reader.layout(args.column.as_deref(), delimiter)?;
             let context = Context { table: &table, values: &values, layout, format: args.format, prefix: args.prefix };
-            if let Some(header) = header_line(&reader, &context, &mut header_written) {
+            if let Some(header) = output::header_line(context.style(), reader.header(), &mut header_written) {
                 sender.send(header).context("writer stopped")?;
             }
             let name = reader.name().to_string();
             let answer = |block: &[u8], first_line| block::answer(block, first_line, &context);
+            // Lines read whole that look like CSV get a hint at --column,
+            // once, after the warnings of the first block that has them.
+            let mut hinted = layout != Layout::Lines;
             answer_source(reader, &pool, threads, answer, |block| {
-                totals.add(&block, &name, args.table.strict)?;
+                let hint = (!hinted && !block.problems.is_empty()).then(|| {
+                    hinted = true;
+                    fields::column_hint(block.problems.iter().map(|problem| (problem.line, problem.text.as_str())))
+                });
+                let added = totals.add(&block, &name, args.table.strict);
+                if let Some(hint) = hint.flatten() {
+                    eprintln!("hint: {name}: {hint}");
+                }
+                added?;
                 sender.send(block.output).context("writer stopped")
             })?;
         }
@@ -274,16 +170,15 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
 /// The table to answer from: a compiled FIB file mapped as it is, or a
 /// table file (or the default table) compiled here.
 fn compiled_table(args: &LookupArgs) -> Result<CompiledTable> {
-    let fib_file = args.table.table.as_deref().filter(|path| !crate::is_stdio(path)).filter(|path| {
-        let mut magic = [0u8; 8];
-        File::open(path).and_then(|mut file| file.read_exact(&mut magic)).is_ok_and(|()| is_fib_file(&magic))
-    });
+    let fib_file =
+        args.table.table.as_deref().filter(|path| !crate::is_stdio(path)).filter(|path| is_fib_file_at(path));
     let Some(path) = fib_file else {
         let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
         // Every engine name checked (whatever family it serves) before the table loads.
-        options.engine::<u32>()?;
+        crate::registered::compile_engine::<u32>(&options)?;
         let routes: RouteTable = args.table.load()?;
-        return CompiledTable::build(routes, &options).with_context(|| format!("compiling {}", args.table_name()));
+        return crate::registered::compile(routes, &options)
+            .with_context(|| format!("compiling {}", args.table_name()));
     };
     let table = &args.table;
     let fixed = [
@@ -362,26 +257,6 @@ fn delimiter_byte(delimiter: char) -> Result<u8> {
         Ok(byte) if byte.is_ascii() && byte != b'"' && byte != b'\n' && byte != b'\r' => Ok(byte),
         _ => bail!("--delimiter {delimiter:?}: give one ASCII character other than a quote or a line break"),
     }
-}
-
-/// The CSV header line to write before a source's rows: the first one only
-/// (later sources' headers are the same columns).
-fn header_line(reader: &SourceReader, context: &Context<'_>, written: &mut bool) -> Option<Vec<u8>> {
-    if context.format != Format::Csv || *written {
-        return None;
-    }
-    let (mut line, separator) = match (context.layout, reader.header()) {
-        (Layout::Lines, _) => (b"address".to_vec(), b','),
-        (Layout::Column { delimiter, .. }, Some(header)) => (header.to_vec(), delimiter),
-        (Layout::Column { .. }, None) => return None,
-    };
-    *written = true;
-    for name in ["value", "prefix", "prefix_len"].into_iter().take(if context.prefix { 3 } else { 1 }) {
-        line.push(separator);
-        line.extend_from_slice(name.as_bytes());
-    }
-    line.push(b'\n');
-    Some(line)
 }
 
 /// What a run read and answered.

@@ -9,8 +9,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context as _, Result};
 use fibkit::load::{decompressing_reader, parse_address};
 
-use super::fields::{all_fields, detect_delimiter, field_at};
-use super::Layout;
+use super::fields::{all_fields, detect_delimiter, field_at, Layout};
 
 /// Bytes a block holds (it ends at the last line break within).
 const BLOCK: usize = 1 << 20;

@@ -60,7 +60,7 @@ pub(crate) fn run(lab: &mut Lab, out: &Path) -> Result<Vec<Experiment>> {
     let mut candles = Vec::new();
     // The paper's five first (and in the plots), then every other IPv4
     // engine of the registry (variants aside), on the same keys.
-    let others = fibkit::registry::engines_of(fibkit::addr::Family::Ipv4)
+    let others = crate::registered::engines_of(fibkit::addr::Family::Ipv4)
         .into_iter()
         .filter(|engine| engine.variant_of.is_none() && !COMPARED.contains(&engine.name))
         .map(|engine| engine.name);

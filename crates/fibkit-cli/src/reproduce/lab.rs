@@ -14,10 +14,10 @@ use fibkit::fib::{Fib, Figure};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::measure::workload::Workload;
 use fibkit::nexthop::Mapping;
-use fibkit::registry;
 
 use crate::bench::machine::Machine;
 use crate::bench::run::{calibrate, run_once, seed_for, Rate};
+use crate::registered;
 
 /// The IPv4 table of the papers' era in the shared data.
 pub(crate) const IPV4_TABLE: &str = "routeviews-2014-05-13.ipasn.gz";
@@ -155,7 +155,7 @@ impl Lab {
 
     /// Engine `name` built on `table`, with its build time in seconds.
     pub(crate) fn build<A: Address>(&self, name: &str, table: &RouteTable) -> Result<(Box<dyn Fib<A>>, f64)> {
-        let engine = registry::find(name).with_context(|| format!("engine {name} is not registered"))?;
+        let engine = registered::find(name).with_context(|| format!("engine {name} is not registered"))?;
         let (fib, build_ms) = crate::family::build_timed::<A>(engine, table)?;
         Ok((fib, build_ms / 1e3))
     }

@@ -48,8 +48,8 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR", default_value = "reproduce")]
     out: PathBuf,
     /// The shared data directory (its tables stand in for the papers'):
-    /// [default: ../shared/data if it exists, else the embedded default
-    /// table and no IPv6 table or update trace].
+    /// [default: $FIBKIT_DATA, else ../shared/data, if it exists; else the
+    /// embedded default table and no IPv6 table or update trace].
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
     /// An IPv4 table (any input format) to stand in for the papers' IPv4
@@ -91,6 +91,14 @@ impl Paper {
     }
 }
 
+/// The data folder without `--data`: the one `FIBKIT_DATA` names, else
+/// `../shared/data` (beside the repository, run from its root).
+fn default_data() -> PathBuf {
+    std::env::var_os("FIBKIT_DATA")
+        .filter(|dir| !dir.is_empty())
+        .map_or_else(|| PathBuf::from("../shared/data"), PathBuf::from)
+}
+
 /// Runs `fibkit reproduce`.
 pub fn run(args: &ReproduceArgs) -> Result<ExitCode> {
     let mut papers: Vec<Paper> = if args.papers.contains(&Paper::All) {
@@ -106,7 +114,7 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode> {
     let data = match &args.data {
         Some(dir) if !dir.is_dir() => bail!("--data {}: no such directory", dir.display()),
         Some(dir) => Some(dir.clone()),
-        None => Some(PathBuf::from("../shared/data")).filter(|dir| dir.is_dir()),
+        None => Some(default_data()).filter(|dir| dir.is_dir()),
     };
     let effort = if args.quick { Effort::QUICK } else { Effort::FULL };
     if let Some(table) = args.table.as_ref().filter(|table| !table.is_file()) {

@@ -88,7 +88,7 @@ impl Published {
                 return Err(format!("{}: paper {} has no source", figure.id, figure.paper));
             }
             if let Some(engine) = &figure.engine {
-                if fibkit::registry::find(engine).is_none() {
+                if crate::registered::find(engine).is_none() {
                     return Err(format!("{}: engine {engine} is not in the registry", figure.id));
                 }
             }
@@ -135,7 +135,6 @@ mod tests {
 
     #[test]
     fn the_shipped_data_file_reads_and_names_known_engines() {
-        fibkit_peers::register().unwrap();
         let published = Published::parse(DATA).unwrap();
         assert!(published.figures.len() > 100, "{} figures", published.figures.len());
         for paper in ["poptrie", "dxr", "softcom", "lulea", "linux"] {

@@ -95,9 +95,20 @@ const HEADER_CHECKSUM_AT: usize = 24;
 /// Where the payload checksum sits.
 const PAYLOAD_CHECKSUM_AT: usize = 32;
 
-/// Whether `bytes` start like a compiled FIB file (its magic).
+/// Whether `bytes` start like a compiled FIB file (its magic): the one
+/// sniffing of the kind, for bytes in memory and for files
+/// ([`is_fib_file_at`]).
 pub fn is_fib_file(bytes: &[u8]) -> bool {
     bytes.starts_with(&MAGIC)
+}
+
+/// Whether the file at `path` starts like a compiled FIB file
+/// ([`is_fib_file`] on its first bytes); a file that cannot be read, or
+/// is shorter than the magic, is not one.
+pub fn is_fib_file_at(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; MAGIC.len()];
+    std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut magic)).is_ok_and(|()| is_fib_file(&magic))
 }
 
 /// What is wrong with a compiled FIB file, or why a FIB cannot be saved.

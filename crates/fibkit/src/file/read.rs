@@ -8,8 +8,8 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
 use super::{
-    family_prefix, header_checksum, payload_checksum, FileError, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES,
-    HEADER_CHECKSUM_AT, MAGIC, NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
+    family_prefix, header_checksum, is_fib_file, payload_checksum, FileError, Problem, ALIGN, ENTRY_BYTES,
+    HEADER_BYTES, HEADER_CHECKSUM_AT, NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
 };
 use crate::addr::Address;
 use crate::mem::{LookupArray, Plain};
@@ -216,7 +216,7 @@ impl FibFile {
     /// and the source's time.
     fn parse(&self) -> Result<(Vec<Section>, usize, u64, u64), FileError> {
         let bytes = self.bytes();
-        if !bytes.starts_with(&MAGIC) {
+        if !is_fib_file(bytes) {
             return Err(self.error(Some(0), Problem::NotFibFile));
         }
         let actual = bytes.len() as u64;

@@ -1,0 +1,64 @@
+//! The table a command works on: the arguments every table command takes
+//! (`TABLE`, `--nexthops`, `--strict`, and for MRT files `--peer`,
+//! `--value` and `--peers`), and its loading, warnings reported.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use fibkit::load::{self, LoadOptions, PeerSelector, RouteTable, ValueChoice};
+use fibkit::nexthop::Mapping;
+
+use crate::numbers;
+
+/// Which table to load and how to map its values onto next hops.
+#[derive(Args, Clone, Debug)]
+pub struct TableArgs {
+    /// Routing table file (.ipasn, PREFIX NEXTHOP text, range CSV/TSV, MRT
+    /// RIB dump or update stream; .gz or .bz2; for `lookup` also a FIB file
+    /// of `fibkit compile`). Without it, the embedded synthetic default
+    /// table is used.
+    pub table: Option<PathBuf>,
+    /// Map route values onto N next hops as `value % N + 1`.
+    #[arg(long, value_name = "N", value_parser = numbers::nexthops)]
+    pub nexthops: Option<u32>,
+    /// Turn warnings into errors: the loader's (duplicates, overlaps,
+    /// truncation) and lookup's (a line without an address).
+    #[arg(long)]
+    pub strict: bool,
+    /// MRT: the peer whose routes to load, by index, address or ASN (AS3356);
+    /// default: the peer with the most routes.
+    #[arg(long, value_name = "INDEX|ADDRESS|ASN")]
+    pub peer: Option<PeerSelector>,
+    /// MRT: a route's value: its next hop, or the origin AS of its path.
+    #[arg(long, value_name = "next-hop|origin-as", default_value = "next-hop")]
+    pub value: ValueChoice,
+    /// MRT: list the file's peers with their route counts, then exit.
+    #[arg(long)]
+    pub peers: bool,
+}
+
+impl TableArgs {
+    /// How the loader reads the table.
+    pub fn options(&self) -> LoadOptions {
+        let mapping = self.nexthops.map_or(Mapping::Distinct, Mapping::Modulo);
+        LoadOptions { mapping, strict: self.strict, peer: self.peer.unwrap_or_default(), value: self.value }
+    }
+
+    /// Loads the table (or generates the default one). `--peers` is
+    /// `main`'s: it lists the peers in place of the command.
+    pub fn load(&self) -> Result<RouteTable> {
+        let options = self.options();
+        let table = match &self.table {
+            Some(path) => load::load_path(path, &options)?,
+            None => load::synthetic::default_table(options.mapping),
+        };
+        for warning in table.warnings.iter().take(10) {
+            eprintln!("warning: {warning}");
+        }
+        if table.warnings.len() > 10 {
+            eprintln!("warning: ... and {} more", table.warnings.len() - 10);
+        }
+        Ok(table)
+    }
+}
