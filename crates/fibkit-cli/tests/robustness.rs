@@ -182,7 +182,8 @@ fn a_rejected_update_fails_the_replay_and_takes_no_other_with_it() {
     let (stdout, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains("1 rejected") && stdout.contains(" 0 wrong answers"), "{stdout}");
-    assert!(stderr.contains("rejected: update 0 (announce 10.2.0.0/16 via 5000000)"), "{stderr}");
+    // Named by its place in the trace (from 1), not in its batch.
+    assert!(stderr.contains("rejected: update 1 of the trace (announce 10.2.0.0/16 via 5000000)"), "{stderr}");
     with_batch.push("--json");
     let json: serde_json::Value = serde_json::from_slice(&fibkit(&with_batch).stdout).unwrap();
     assert_eq!((json["rejected"].as_u64(), json["changes"].as_u64()), (Some(1), Some(1)), "{json}");
