@@ -42,9 +42,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// later: `(importer, imported)`, each a module path. The test fails when
 /// one of them is gone, so that the list only shrinks.
 const KNOWN_CIRCLES: &[(&str, &str)] = &[
-    // The `Address` trait names its key generator (`Address::Keys`), and
-    // the generators draw addresses.
-    ("base::addr", "base::random"),
     // An update stream is text or MRT, and remembers the MRT peer it came
     // from; the MRT reader builds update streams.
     ("load::updates", "load::mrt"),
