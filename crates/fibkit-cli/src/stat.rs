@@ -4,12 +4,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use fibkit::addr::{Address, IpPrefix, Prefix};
+use fibkit::addr::{IpPrefix, Prefix};
 use fibkit::auto;
 use fibkit::engines::dxr;
 use fibkit::fib::{BuildOptions, Fib, Figure};
 use fibkit::load::RouteTable;
-use fibkit::random::KeyGen;
+use fibkit::random::{KeyGen, Keyed};
 use fibkit::registry;
 use serde_json::{json, Map, Value};
 
@@ -96,7 +96,7 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
 /// `default_engine`) and prints their reports, or returns them as JSON
 /// objects with `--json`; and whether every engine could build the table
 /// (one that cannot is reported, and the others still are).
-fn report<A: Address>(args: &StatArgs, table: &RouteTable, default_engine: &str) -> Result<(Vec<Value>, bool)> {
+fn report<A: Keyed>(args: &StatArgs, table: &RouteTable, default_engine: &str) -> Result<(Vec<Value>, bool)> {
     let family = A::FAMILY;
     let space = match args.space {
         Some(space) => Some(
@@ -171,7 +171,7 @@ type Built<A> = (Box<dyn Fib<A>>, f64, Option<String>);
 /// Builds `auto` over the table: the chosen engine's FIB, the time choosing
 /// and building took (ms), and the choice as text (the candidates, what
 /// each measured, and why the others were not chosen).
-fn build_auto<A: Address>(table: &RouteTable, space: Option<Prefix<A>>) -> Result<Built<A>> {
+fn build_auto<A: Keyed>(table: &RouteTable, space: Option<Prefix<A>>) -> Result<Built<A>> {
     let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
     let space = space.unwrap_or_else(<A::Keys as KeyGen<A>>::default_space);
     let choice = auto::choose_in::<A>(table.rib::<A>(), &options, space)?;

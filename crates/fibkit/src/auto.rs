@@ -30,7 +30,7 @@ use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::Updater;
-use crate::random::KeyGen;
+use crate::random::{KeyGen, Keyed};
 use crate::registry::catalogue::{self, Engine, AUTO_CANDIDATES, AUTO_NAME};
 use crate::rib::Rib;
 use crate::workload::{Test, Workload};
@@ -126,7 +126,7 @@ impl<A: Address> fmt::Display for Choice<A> {
 ///
 /// # Errors
 /// When no candidate can hold the table: the first candidate's error.
-pub fn choose<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice<A>, BuildError> {
+pub fn choose<A: Keyed>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice<A>, BuildError> {
     choose_in(rib, options, A::Keys::default_space())
 }
 
@@ -137,7 +137,7 @@ pub fn choose<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice
 ///
 /// # Errors
 /// As [`choose`].
-pub fn choose_in<A: Address>(rib: &Rib<A>, options: &BuildOptions, space: Prefix<A>) -> Result<Choice<A>, BuildError> {
+pub fn choose_in<A: Keyed>(rib: &Rib<A>, options: &BuildOptions, space: Prefix<A>) -> Result<Choice<A>, BuildError> {
     let start = Instant::now();
     let engines: Vec<&'static Engine> = AUTO_CANDIDATES
         .iter()
@@ -209,7 +209,7 @@ fn pick(candidates: &[Candidate]) -> Option<usize> {
 ///
 /// # Errors
 /// As [`choose`].
-pub fn build<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
+pub fn build<A: Keyed>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
     Ok(choose(rib, options)?.fib)
 }
 
@@ -218,7 +218,7 @@ pub fn build<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn
 ///
 /// # Errors
 /// As [`choose`].
-pub fn updater<A: Address>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Updater<A>>, BuildError> {
+pub fn updater<A: Keyed>(rib: &Rib<A>, options: &BuildOptions) -> Result<Box<dyn Updater<A>>, BuildError> {
     choose(rib, options)?.engine.updater(rib, options)
 }
 
@@ -229,7 +229,7 @@ fn no_candidate<A: Address>() -> BuildError {
 }
 
 /// Lookups per run: about [`RUN`] of `fib` on `workload`.
-fn calibrate<A: Address>(fib: &dyn Fib<A>, workload: &Workload<A>) -> u64 {
+fn calibrate<A: Keyed>(fib: &dyn Fib<A>, workload: &Workload<A>) -> u64 {
     let mut lookups = 1u64 << 12;
     loop {
         let start = Instant::now();

@@ -16,6 +16,7 @@ use crate::addr::Address;
 use crate::error::BuildError;
 use crate::file::{FamilyWriter, Problem};
 use crate::nexthop::NextHop;
+use crate::random::Keyed;
 use crate::rib::Rib;
 use crate::workload::{self, Workload};
 
@@ -105,7 +106,10 @@ pub trait Fib<A: Address>: Send + Sync {
     /// Runs a benchmark workload of `lookups` lookups and returns the
     /// checksum of the results. The loop is compiled for each engine type
     /// (provided methods are monomorphised), so `lookup` inlines into it.
-    fn run_workload(&self, workload: &Workload<A>, lookups: u64) -> u64 {
+    fn run_workload(&self, workload: &Workload<A>, lookups: u64) -> u64
+    where
+        A: Keyed,
+    {
         workload::run(self, workload, lookups)
     }
 

@@ -6,7 +6,7 @@
 //!   `lib.rs`'s crate map describes);
 //! - in no folder do sibling modules of one layer import each other in a
 //!   circle (a parent and its children may: the parent declares, the
-//!   children implement), but for the [`KNOWN_CIRCLES`].
+//!   children implement).
 //!
 //! Comments, string literals and test code are left out: `#[cfg(test)]`
 //! items (inline `mod tests { ... }` blocks and the files of modules
@@ -36,18 +36,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("load", &["load/"]),
     ("compiled", &["compiled/"]),
     ("measure", &["measure/"]),
-];
-
-/// Imports between siblings of one layer that close a circle, left for
-/// later: `(importer, imported)`, each a module path. The test fails when
-/// one of them is gone, so that the list only shrinks.
-const KNOWN_CIRCLES: &[(&str, &str)] = &[
-    // The `Address` trait names its key generator (`Address::Keys`), and
-    // the generators draw addresses.
-    ("base::addr", "base::random"),
-    // An update stream is text or MRT, and remembers the MRT peer it came
-    // from; the MRT reader builds update streams.
-    ("load::updates", "load::mrt"),
 ];
 
 /// One module file: where it is, its module path, and its code with
@@ -98,7 +86,6 @@ fn no_sibling_modules_import_each_other_in_a_circle() {
     let by_file: BTreeMap<&str, &Module> = modules.iter().map(|module| (module.file.as_str(), module)).collect();
     // Folder (module path) -> sibling -> the siblings it imports, with the first line that does.
     let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeMap<String, String>>> = BTreeMap::new();
-    let mut known = BTreeSet::new();
     for module in &modules {
         for reference in references(module) {
             let target = resolve(&reference.segments, &modules, &aliases);
@@ -111,11 +98,6 @@ fn no_sibling_modules_import_each_other_in_a_circle() {
             }
             if layer_of(&module.file) != layer_of(&target) {
                 continue; // across layers: the other test orders them
-            }
-            let pair = (module.path[..=common].join("::"), target_path[..=common].join("::"));
-            if KNOWN_CIRCLES.contains(&(pair.0.as_str(), pair.1.as_str())) {
-                known.insert(pair);
-                continue;
             }
             graphs
                 .entry(module.path[..common].to_vec())
@@ -138,12 +120,6 @@ fn no_sibling_modules_import_each_other_in_a_circle() {
         }
     }
     assert!(circles.is_empty(), "sibling modules import each other in a circle:\n{}", circles.join("\n"));
-    for (from, to) in KNOWN_CIRCLES {
-        assert!(
-            known.contains(&(from.to_string(), to.to_string())),
-            "{from} no longer imports {to}: remove the pair from KNOWN_CIRCLES"
-        );
-    }
 }
 
 /// A circle of `graph`, as its nodes with the first repeated at the end.

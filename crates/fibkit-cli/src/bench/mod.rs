@@ -45,10 +45,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use fibkit::addr::{Address, Family, IpPrefix};
+use fibkit::addr::{Family, IpPrefix};
 use fibkit::error::BuildError;
 use fibkit::load::RouteTable;
 use fibkit::measure::ceiling::Ceiling;
+use fibkit::random::Keyed;
 use serde_json::Map;
 
 use crate::family::{build_timed, check_names};
@@ -123,7 +124,7 @@ fn prepare_and_load(args: &BenchArgs, machine: &mut Machine) -> Result<RouteTabl
 }
 
 /// The run on addresses of type `A`, on `table` if it is loaded already.
-fn run_in<A: Address>(args: &BenchArgs, mut machine: Machine, table: Option<RouteTable>) -> Result<ExitCode> {
+fn run_in<A: Keyed>(args: &BenchArgs, mut machine: Machine, table: Option<RouteTable>) -> Result<ExitCode> {
     let plan = Plan::<A>::new(args, machine.cores)?;
     let table = match table {
         Some(table) => table,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use fibkit::addr::{Address, Family, IpPrefix, Prefix};
 use fibkit::measure::workload::{Test, Workload};
-use fibkit::random::KeyGen;
+use fibkit::random::{KeyGen, Keyed};
 use fibkit::registry::Engine;
 
 use super::args::{default_engines, default_threads, dxr_k, BenchArgs, TestName};
@@ -42,7 +42,7 @@ pub(super) struct Plan<A: Address> {
     pub(super) space: Prefix<A>,
 }
 
-impl<A: Address> Plan<A> {
+impl<A: Keyed> Plan<A> {
     /// Checks the arguments and loads the key file; touches no table.
     pub(super) fn new(args: &BenchArgs, cores: usize) -> Result<Self> {
         let mut engines = match &args.engines {

@@ -6,10 +6,10 @@ use std::io::IsTerminal;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use fibkit::addr::{Address, Prefix};
+use fibkit::addr::Prefix;
 use fibkit::fib::Fib;
 use fibkit::measure::workload::{Workload, REP_WINDOW};
-use fibkit::random::KeyGen;
+use fibkit::random::{KeyGen, Keyed};
 use fibkit::rib::Rib;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -83,7 +83,7 @@ fn pin(cores: &[core_affinity::CoreId], index: usize) -> bool {
 
 /// A lookup count that lasts about `seconds` on one thread (a multiple of
 /// REP's window, so every test does exactly that many lookups).
-pub(crate) fn calibrate<A: Address>(
+pub(crate) fn calibrate<A: Keyed>(
     fib: &dyn Fib<A>,
     workload: &Workload<A>,
     seconds: f64,
@@ -115,7 +115,7 @@ pub(crate) fn calibrate<A: Address>(
 /// of `workload_of(t)`. Returns the Mlps of them all over the run's
 /// wall-clock time, the combined checksum and whether every worker was
 /// pinned.
-pub(crate) fn run_once<A: Address>(
+pub(crate) fn run_once<A: Keyed>(
     fib: &dyn Fib<A>,
     workload_of: &(dyn Fn(usize) -> Workload<A> + Sync),
     threads: usize,
@@ -175,7 +175,7 @@ pub(crate) fn spinner(message: String) -> ProgressBar {
 
 /// The share of the first 2^16 random keys of worker 0's generator inside
 /// `space` that hit a route of `rib` (what a random IPv6 test measures).
-pub(super) fn routed_share<A: Address>(rib: &Rib<A>, space: Prefix<A>) -> f64 {
+pub(super) fn routed_share<A: Keyed>(rib: &Rib<A>, space: Prefix<A>) -> f64 {
     const SAMPLE: usize = 1 << 16;
     let mut keys = A::Keys::new(space, seed_for(0));
     let routed = (0..SAMPLE).filter(|_| rib.lookup(keys.next()) != fibkit::NO_ROUTE).count();

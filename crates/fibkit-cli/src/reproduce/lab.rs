@@ -14,6 +14,7 @@ use fibkit::fib::{Fib, Figure};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::measure::workload::Workload;
 use fibkit::nexthop::Mapping;
+use fibkit::random::Keyed;
 
 use crate::bench::machine::Machine;
 use crate::bench::run::{calibrate, run_once, seed_for, Rate};
@@ -164,7 +165,7 @@ impl Lab {
     /// seeded with [`seed_for`]`(t)`), each worker doing `lookups` lookups
     /// or, without, as many as last the effort's seconds; the effort's runs
     /// in interleaved rounds, as `fibkit bench` does.
-    pub(crate) fn rates<A: Address>(
+    pub(crate) fn rates<A: Keyed>(
         &self,
         slots: &[(&dyn Fib<A>, Workload<A>)],
         threads: usize,

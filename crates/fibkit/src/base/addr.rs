@@ -17,7 +17,6 @@ use std::ops::{BitAnd, BitOr, BitXor, Not, Shl, Shr};
 use std::str::FromStr;
 
 use super::quote::shorten;
-use super::random::{KeyGen, Keys128, Keys32};
 
 /// An IP address as an unsigned integer: `u32` for IPv4, `u128` for IPv6.
 pub trait Address:
@@ -48,10 +47,6 @@ pub trait Address:
     const ONE: Self;
     /// The family of these addresses.
     const FAMILY: Family;
-
-    /// The generator of uniform random keys of this family
-    /// ([`crate::random`]: benchmarks and random sweeps).
-    type Keys: KeyGen<Self>;
 
     /// The network mask of a prefix of `prefix_len` bits (`prefix_len <= BITS`).
     #[inline]
@@ -146,17 +141,16 @@ impl FromStr for Family {
 }
 
 /// Implements [`Address`] for the unsigned integer `$address`, the
-/// addresses of `$family` (`$ip` in the standard library), drawn at random
-/// by `$keys`, built from 32-bit words by `$from_words`.
+/// addresses of `$family` (`$ip` in the standard library), built from
+/// 32-bit words by `$from_words`.
 macro_rules! address {
-    ($address:ty, $family:expr, $ip:ty, $keys:ty, |$next:ident| $from_words:expr) => {
+    ($address:ty, $family:expr, $ip:ty, |$next:ident| $from_words:expr) => {
         impl Address for $address {
             const BITS: u8 = <$address>::BITS as u8;
             const ZERO: Self = 0;
             const MAX: Self = <$address>::MAX;
             const ONE: Self = 1;
             const FAMILY: Family = $family;
-            type Keys = $keys;
 
             #[inline]
             fn common_prefix_len(self, other: Self) -> u8 {
@@ -187,8 +181,8 @@ macro_rules! address {
     };
 }
 
-address!(u32, Family::Ipv4, Ipv4Addr, Keys32, |next| next());
-address!(u128, Family::Ipv6, Ipv6Addr, Keys128, |next| (0..4).fold(0u128, |bits, _| (bits << 32) | u128::from(next())));
+address!(u32, Family::Ipv4, Ipv4Addr, |next| next());
+address!(u128, Family::Ipv6, Ipv6Addr, |next| (0..4).fold(0u128, |bits, _| (bits << 32) | u128::from(next())));
 
 /// Why a prefix could not be parsed or built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

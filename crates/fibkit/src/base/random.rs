@@ -15,8 +15,8 @@
 //!   chain of dependent steps capped the batch paths below their own rate).
 //!
 //! [`Keys32`] and [`Keys128`] draw uniform keys inside a prefix (the key
-//! space) from them; [`crate::addr::Address::Keys`] names the one of each
-//! family, so a benchmark loop is written once for both.
+//! space) from them; [`Keyed::Keys`] names the one of each family, so a
+//! benchmark loop is written once for both.
 
 use crate::addr::{Address, Prefix, Prefix6};
 use crate::NextHop;
@@ -65,6 +65,23 @@ pub trait KeyGen<A: Address>: Clone + Send {
     /// space, as fast as the generator allows (for IPv4 not the keys
     /// [`KeyGen::next`] gives).
     fn fill(&self, lanes: &mut Self::Lanes, keys: &mut [A]);
+}
+
+/// An address type with its generator of uniform random keys (benchmarks
+/// and random sweeps): `u32` draws with [`Keys32`], `u128` with
+/// [`Keys128`]. Kept apart from [`Address`], so that the addresses do not
+/// depend on the generators that draw them.
+pub trait Keyed: Address {
+    /// The generator of uniform random keys of this family.
+    type Keys: KeyGen<Self>;
+}
+
+impl Keyed for u32 {
+    type Keys = Keys32;
+}
+
+impl Keyed for u128 {
+    type Keys = Keys128;
 }
 
 /// Marsaglia's xorshift32: the key generator of every random test.

@@ -38,7 +38,7 @@ use std::sync::Arc;
 
 use super::addr::{Address, Prefix};
 use super::nexthop::NextHop;
-use super::random::KeyGen;
+use super::random::{KeyGen, Keyed};
 
 /// What a workload looks up in: an engine's scalar and batch lookups
 /// (every [`crate::fib::Fib`] is one). The loops are generic over it, so
@@ -97,7 +97,7 @@ pub struct Workload<A: Address = u32> {
     pub space: Prefix<A>,
 }
 
-impl<A: Address> Workload<A> {
+impl<A: Keyed> Workload<A> {
     /// A workload drawing random keys from the family's default space
     /// ([`KeyGen::default_space`]).
     pub fn new(test: Test<A>, batch: usize, seed: u64) -> Self {
@@ -124,7 +124,7 @@ pub const MAX_BATCH: usize = 4096;
 /// per eight or sixteen lookups). Batched RND draws from [`KeyGen::fill`]
 /// with the same seed. SWEEP draws nothing: every run starts at the first
 /// address of the space, whatever the seed.
-pub fn run<A: Address, F: Lookups<A> + ?Sized>(fib: &F, workload: &Workload<A>, lookups: u64) -> u64 {
+pub fn run<A: Keyed, F: Lookups<A> + ?Sized>(fib: &F, workload: &Workload<A>, lookups: u64) -> u64 {
     let mut rng = A::Keys::new(workload.space, workload.seed);
     let batch = workload.batch.min(MAX_BATCH);
     match (&workload.test, batch) {
@@ -312,7 +312,7 @@ impl<K: Copy> BatchKeys<K> {
     }
 }
 
-fn run_batched<A: Address, F: Lookups<A> + ?Sized>(
+fn run_batched<A: Keyed, F: Lookups<A> + ?Sized>(
     fib: &F,
     workload: &Workload<A>,
     batch: usize,
@@ -403,7 +403,7 @@ mod tests {
         }
     }
 
-    fn recorded_in<A: Address>(test: Test<A>, batch: usize, lookups: u64, space: Prefix<A>) -> (Vec<A>, u64) {
+    fn recorded_in<A: Keyed>(test: Test<A>, batch: usize, lookups: u64, space: Prefix<A>) -> (Vec<A>, u64) {
         let recorder = Recorder { keys: Default::default() };
         let workload = Workload { test, batch, seed: 42, space };
         let checksum = run(&recorder, &workload, lookups);

@@ -104,8 +104,10 @@ mod grow;
 mod host_routes;
 mod keys;
 pub mod mrt;
+mod peer;
 mod prefixes;
 mod ranges;
+mod stream;
 pub mod synthetic;
 mod text;
 pub mod updates;
@@ -120,8 +122,9 @@ pub use grow::{grow, Growth, GrowthError};
 pub use host_routes::{host_routes, HostRoutesError};
 pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for, KeyFile};
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
+pub use stream::{TimedUpdate, Timestamp, UpdateStream};
 pub use text::parse_value;
-pub use updates::{load_updates, updates_from_bytes, IpPrefix, TimedUpdate, Timestamp, Update, UpdateStream};
+pub use updates::{load_updates, updates_from_bytes, IpPrefix, Update};
 
 /// A routing table as loaded: IPv4 and IPv6 RIBs sharing one next-hop table.
 #[derive(Clone, Debug)]

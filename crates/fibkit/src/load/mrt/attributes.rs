@@ -7,8 +7,8 @@ use std::str::FromStr;
 
 use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
 use crate::addr::Family;
+use crate::addr::IpPrefix;
 use crate::error::shorten;
-use crate::load::updates::IpPrefix;
 use crate::nexthop::Label;
 
 /// What an MRT route's value is (`--value`).

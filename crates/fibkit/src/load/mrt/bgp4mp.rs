@@ -7,12 +7,13 @@ use std::path::Path;
 
 use super::attributes::{Attributes, MpReach, ValueChoice};
 use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
-use super::peers::{Peer, PeerKey};
 use super::records::{classify, report_reading, Content, Kind, Record, Records, BGP4MP_ET};
-use crate::addr::Family;
-use crate::load::updates::{IpPrefix, TimedUpdate, Timestamp, Update};
+use crate::addr::{Family, IpPrefix};
+use crate::load::peer::{Peer, PeerKey};
+use crate::load::stream::{TimedUpdate, Timestamp};
 use crate::load::{Decompressed, LoadError, LoadOptions};
 use crate::nexthop::Label;
+use crate::update::Update;
 
 /// BGP message type UPDATE.
 pub(super) const BGP_UPDATE: u8 = 2;

@@ -116,7 +116,7 @@
 
 use std::path::Path;
 
-use super::updates::{TimedUpdate, UpdateStream};
+use super::stream::{TimedUpdate, UpdateStream};
 use super::{decompress, read_file, table_name, Decompressed, LoadError, LoadOptions, Position, RouteTable};
 
 mod attributes;
@@ -131,8 +131,9 @@ use peers::{most_routes, select_peer, Omissions};
 use records::Content;
 use rib::{load_rib, scan_rib};
 
+pub use super::peer::Peer;
 pub use attributes::ValueChoice;
-pub use peers::{Peer, PeerSelector};
+pub use peers::PeerSelector;
 pub(crate) use records::is_mrt;
 
 // ---------------------------------------------------------------------------

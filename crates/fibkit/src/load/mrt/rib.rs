@@ -7,10 +7,10 @@ use std::path::Path;
 
 use super::attributes::Attributes;
 use super::cursor::{Cursor, Malformed};
-use super::peers::{select_peer, Omissions, Peer, PeerKey};
+use super::peers::{select_peer, Omissions};
 use super::records::{classify, report_reading, Content, Kind, Records};
-use crate::addr::Family;
-use crate::load::updates::IpPrefix;
+use crate::addr::{Family, IpPrefix};
+use crate::load::peer::{Peer, PeerKey};
 use crate::load::{warn, Decompressed, LoadError, LoadOptions, Position, RouteTable};
 use crate::nexthop::{Label, NextHopTable};
 use crate::rib::Rib;
