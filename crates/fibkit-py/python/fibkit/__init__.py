@@ -195,7 +195,9 @@ def _text(addrs):
             return buffers
     array = np.asarray(addrs)
     if array.dtype.kind == "O" and _all_strings(array.ravel()):
-        array = array.astype(str)
+        # As a list: numpy's str would drop a trailing NUL (its padding),
+        # and the text with it would pass for the text without.
+        return array.ravel().tolist()
     if array.dtype.kind not in "US":
         return None
     array = np.ascontiguousarray(array.reshape(-1))
