@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use numpy::PyArray1;
 use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyString};
+use pyo3::types::{PyBool, PyInt, PyString};
 
 use fibkit::addr::Address;
 use fibkit::compiled::Values;
@@ -29,9 +29,14 @@ fn type_name(object: &Bound<'_, PyAny>) -> String {
 }
 
 /// An address of family `A` from an int or a string in the family's
-/// notation; an int out of `0..2**BITS` is an `OverflowError`.
+/// notation; an int out of `0..2**BITS` is an `OverflowError`, a bool a
+/// `TypeError`.
 pub fn address<A: Address + TryFrom<u128>>(addr: &Bound<'_, PyAny>) -> PyResult<A> {
     let family = A::FAMILY;
+    if addr.is_instance_of::<PyBool>() {
+        // An int to Python, but no address: True would be 0.0.0.1.
+        return Err(PyTypeError::new_err("an address is an int or a string, got bool"));
+    }
     let above = || format!("is not an {family} address (above 2**{}-1)", A::BITS);
     if let Ok(number) = addr.extract::<u128>() {
         return A::try_from(number).map_err(|_| PyOverflowError::new_err(format!("{number} {}", above())));

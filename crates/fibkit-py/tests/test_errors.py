@@ -369,3 +369,19 @@ def test_an_embedded_nul_is_refused_in_every_address_input_naming_the_row(text):
             parse(list(addrs))
         # The same reason (a list shows the text with the blanks around it).
         assert str(listed.value).rsplit(": ", 1)[1] == message.rsplit(": ", 1)[1], kind
+
+
+@pytest.mark.parametrize("addr", [True, False, np.bool_(True)])
+def test_a_bool_is_not_an_address(addr):
+    for make in (fib4, fib6):
+        with pytest.raises(TypeError, match="an address is an int or a string, got bool"):
+            make().lookup(addr)
+        with pytest.raises(TypeError, match="an address is an int or a string, got bool"):
+            make().next_hop(addr)
+
+
+@pytest.mark.parametrize("addrs", [[True], [1, True], [1, np.bool_(False)], np.array([True, False])])
+def test_bools_among_addresses_are_refused_naming_the_element(addrs):
+    for parse in (fibkit.ipv4_array, fibkit.ipv6_array):
+        with pytest.raises(TypeError, match=r"^addrs\[\d\]: an address is an int or a string, got bool"):
+            parse(addrs)
