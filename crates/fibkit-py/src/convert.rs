@@ -120,6 +120,28 @@ pub fn mapping(nexthops: Option<&Bound<'_, PyAny>>) -> PyResult<Mapping> {
     }
 }
 
+/// The most threads a batch is split across.
+pub const MAX_THREADS: u64 = 1024;
+
+/// `threads` (None: one thread) as a count from 1 to [`MAX_THREADS`]:
+/// anything else is a `ValueError` naming the range (an int) or a
+/// `TypeError` (a bool or another type).
+pub fn threads(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
+    let Some(threads) = threads else {
+        return Ok(None);
+    };
+    let range = || PyValueError::new_err(format!("threads must be from 1 to {MAX_THREADS}, got {threads}"));
+    if threads.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err("threads must be an int or None, got bool"));
+    }
+    match threads.extract::<u64>() {
+        Ok(count @ 1..=MAX_THREADS) => usize::try_from(count).map(Some).map_err(|_| range()),
+        Ok(_) => Err(range()),
+        Err(_) if as_int(threads).is_some() => Err(range()),
+        Err(_) => Err(PyTypeError::new_err(format!("threads must be an int or None, got {}", type_name(threads)))),
+    }
+}
+
 /// `values[i]`, for every next-hop index `i` up to `last` (the largest the
 /// FIB's routes use): the number index `i` stands for. A number label is
 /// itself, an address label its integer; with `nexthops`, the index

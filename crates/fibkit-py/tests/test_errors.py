@@ -371,6 +371,27 @@ def test_an_embedded_nul_is_refused_in_every_address_input_naming_the_row(text):
         assert str(listed.value).rsplit(": ", 1)[1] == message.rsplit(": ", 1)[1], kind
 
 
+@pytest.mark.parametrize("threads", [0, -1, 1025, 2**40, 2**100])
+def test_threads_out_of_range_names_the_argument_and_the_range(threads):
+    halves = np.zeros((10, 2), dtype=np.uint64)
+    for fib, keys in [(fib4(), keys4()), (fib6(), keys6()), (fib6(), halves)]:
+        with pytest.raises(ValueError, match=f"^threads must be from 1 to 1024, got {threads}$"):
+            fib.lookup_batch(keys, threads=threads)
+
+
+@pytest.mark.parametrize("threads", ["2", 1.5, True])
+def test_threads_of_another_type_is_a_type_error(threads):
+    with pytest.raises(TypeError, match="^threads must be an int or None, got "):
+        fib4().lookup_batch(keys4(), threads=threads)
+
+
+def test_threads_in_range_answer_as_one_thread():
+    keys = keys4(count=100_000)
+    want = fib4().lookup_batch(keys)
+    for threads in [1, 2, 1024, np.int64(3)]:
+        assert np.array_equal(fib4().lookup_batch(keys, threads=threads), want)
+
+
 @pytest.mark.parametrize("addr", [True, False, np.bool_(True)])
 def test_a_bool_is_not_an_address(addr):
     for make in (fib4, fib6):
