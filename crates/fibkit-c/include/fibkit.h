@@ -224,6 +224,8 @@ int fibkit_fib_open(const char *path, struct fibkit_fib **out);
 // - `FIBKIT_EINVAL`: `fib` or `path` is NULL;
 // - `FIBKIT_ENOTSAVABLE`: an engine of the FIB has no file format (the
 //   message lists those that have);
+// - `FIBKIT_EFILE`: the FIB has no route of either family (such a file
+//   would be refused when opened);
 // - `FIBKIT_EIO`: the file cannot be written.
 //
 // # Safety

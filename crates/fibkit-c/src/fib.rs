@@ -147,6 +147,8 @@ pub unsafe extern "C" fn fibkit_fib_open(path: *const c_char, out: *mut *mut Fib
 /// - `FIBKIT_EINVAL`: `fib` or `path` is NULL;
 /// - `FIBKIT_ENOTSAVABLE`: an engine of the FIB has no file format (the
 ///   message lists those that have);
+/// - `FIBKIT_EFILE`: the FIB has no route of either family (such a file
+///   would be refused when opened);
 /// - `FIBKIT_EIO`: the file cannot be written.
 ///
 /// # Safety

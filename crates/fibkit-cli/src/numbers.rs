@@ -1,7 +1,10 @@
 //! Numeric command-line options, checked when they are parsed: every one
 //! goes through [`number_in`], so that `nan`, `inf`, `-1` or `1e30` is a
 //! clear usage error naming the option's range, never a panic or a hang
-//! later (a duration that overflows, a pace that never comes).
+//! later (a duration that overflows, a pace that never comes). An option
+//! whose value sizes an allocation (runs, flaps, lookup threads) has a
+//! range whose largest value cannot exhaust memory, so that it is refused
+//! here rather than aborting on a failed allocation.
 
 use std::fmt::Display;
 use std::str::FromStr;
@@ -33,8 +36,13 @@ macro_rules! number_option {
 }
 
 number_option!(
-    /// Reader or lookup threads.
-    threads: usize, "a thread count", 1, 4096
+    /// `fibkit lookup --threads`: each thread keeps up to 8 MiB of input
+    /// blocks in flight (up to 2 GiB at the most).
+    threads: usize, "a thread count", 1, 256
+);
+number_option!(
+    /// `fibkit bench --threads`: workers that hold no buffer of their own.
+    bench_threads: usize, "a thread count", 1, 4096
 );
 number_option!(
     /// Reader threads, or none.
@@ -65,8 +73,17 @@ number_option!(
     rate: f64, "a rate in updates per second", 0.001, 1e9
 );
 number_option!(
-    /// A count of at least one (runs, updates a batch).
+    /// A count of at least one (updates a batch: held as they come, not
+    /// reserved ahead).
     count: usize, "a count", 1, 1 << 30
+);
+number_option!(
+    /// `fibkit bench --runs`: each configuration keeps every run's figure.
+    runs: usize, "a run count", 1, 1000
+);
+number_option!(
+    /// `fibkit replay --flaps`: two timings kept per flap.
+    flaps: usize, "a flap count", 0, 1_000_000
 );
 
 #[cfg(test)]
@@ -82,7 +99,10 @@ mod tests {
         assert!(factor("x").unwrap_err().contains("\"x\" is not a speed-up factor"));
         assert_eq!(factor(" 2.5 "), Ok(2.5));
         assert_eq!(seconds_or_zero("0"), Ok(0.0));
-        assert!(threads("0").unwrap_err().contains("a thread count must be from 1 to 4096, not 0"));
+        assert!(bench_threads("0").unwrap_err().contains("a thread count must be from 1 to 4096, not 0"));
+        assert!(threads("257").unwrap_err().contains("a thread count must be from 1 to 256, not 257"));
+        assert!(runs("1000000000").unwrap_err().contains("a run count must be from 1 to 1000"));
+        assert!(flaps("1000001").unwrap_err().contains("a flap count must be from 0 to 1000000"));
         let long = "9".repeat(10_000);
         assert!(count(&long).unwrap_err().len() < 200);
     }

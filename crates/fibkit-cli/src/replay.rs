@@ -100,7 +100,7 @@ pub struct ReplayArgs {
     /// and report the cost per update: it changes only the gaps between
     /// the more specific routes, but all over the address space (0: no
     /// flaps).
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = numbers::flaps)]
     flaps: usize,
     /// Routing table file.
     table: PathBuf,

@@ -69,6 +69,29 @@ fn numeric_options_out_of_range_are_usage_errors() {
 }
 
 #[test]
+fn options_that_size_an_allocation_are_bounded_naming_option_and_range() {
+    // `bench --runs 1000000000` was accepted, then aborted allocating 8 GB
+    // for the runs' figures; `replay --flaps` sized its timings alike, and
+    // `lookup --threads` the blocks in flight (4 MiB a thread). The table
+    // named does not exist: a value accepted fails on it, not on the range.
+    let cases: &[(&[&str], &str)] = &[
+        (&["bench", "missing.txt", "--runs", "1000000000"], "a run count must be from 1 to 1000"),
+        (&["bench", "missing.txt", "--runs", "1001"], "a run count must be from 1 to 1000"),
+        (&["replay", "missing.txt", "missing.u", "--flaps", "1000000000000"], "a flap count must be from 0 to 1000000"),
+        (&["replay", "missing.txt", "missing.u", "--flaps", "1000001"], "a flap count must be from 0 to 1000000"),
+        (&["lookup", "missing.fib", "--threads", "4096"], "a thread count must be from 1 to 256"),
+        (&["bench", "missing.txt", "--threads", "4097"], "a thread count must be from 1 to 4096"),
+    ];
+    for &(args, range) in cases {
+        let output = fibkit(args);
+        let option = args[args.len() - 2];
+        refused(&output, option);
+        refused(&output, range);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
 fn a_trace_whose_clock_runs_backwards_replays_in_real_time() {
     // The pacing subtracted the first timestamp from each: a later update
     // stamped earlier underflowed and waited forever.

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use numpy::PyArray1;
 use pyo3::exceptions::{PyMemoryError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyString};
+use pyo3::types::{PyBool, PyInt, PyString};
 
 use fibkit::addr::Address;
 use fibkit::compiled::Values;
@@ -29,9 +29,14 @@ fn type_name(object: &Bound<'_, PyAny>) -> String {
 }
 
 /// An address of family `A` from an int or a string in the family's
-/// notation; an int out of `0..2**BITS` is an `OverflowError`.
+/// notation; an int out of `0..2**BITS` is an `OverflowError`, a bool a
+/// `TypeError`.
 pub fn address<A: Address + TryFrom<u128>>(addr: &Bound<'_, PyAny>) -> PyResult<A> {
     let family = A::FAMILY;
+    if addr.is_instance_of::<PyBool>() {
+        // An int to Python, but no address: True would be 0.0.0.1.
+        return Err(PyTypeError::new_err("an address is an int or a string, got bool"));
+    }
     let above = || format!("is not an {family} address (above 2**{}-1)", A::BITS);
     if let Ok(number) = addr.extract::<u128>() {
         return A::try_from(number).map_err(|_| PyOverflowError::new_err(format!("{number} {}", above())));
@@ -112,6 +117,28 @@ pub fn mapping(nexthops: Option<&Bound<'_, PyAny>>) -> PyResult<Mapping> {
         Ok(count) => Ok(Mapping::Modulo(count)),
         Err(_) if as_int(nexthops).is_some() => range(),
         Err(_) => Err(PyTypeError::new_err(format!("nexthops must be an int or None, got {}", type_name(nexthops)))),
+    }
+}
+
+/// The most threads a batch is split across.
+pub const MAX_THREADS: u64 = 1024;
+
+/// `threads` (None: one thread) as a count from 1 to [`MAX_THREADS`]:
+/// anything else is a `ValueError` naming the range (an int) or a
+/// `TypeError` (a bool or another type).
+pub fn threads(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
+    let Some(threads) = threads else {
+        return Ok(None);
+    };
+    let range = || PyValueError::new_err(format!("threads must be from 1 to {MAX_THREADS}, got {threads}"));
+    if threads.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err("threads must be an int or None, got bool"));
+    }
+    match threads.extract::<u64>() {
+        Ok(count @ 1..=MAX_THREADS) => usize::try_from(count).map(Some).map_err(|_| range()),
+        Ok(_) => Err(range()),
+        Err(_) if as_int(threads).is_some() => Err(range()),
+        Err(_) => Err(PyTypeError::new_err(format!("threads must be an int or None, got {}", type_name(threads)))),
     }
 }
 

@@ -233,12 +233,12 @@ impl<A: PyAddress> Core<A> {
         keys: Bound<'py, PyArrayDyn<T>>,
         width: usize,
         out: Option<&Bound<'py, PyAny>>,
-        threads: Option<usize>,
+        threads: Option<&Bound<'py, PyAny>>,
         run: impl Fn(&dyn Fib<A>, &[T], &mut [NextHop]) + Sync,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         let len = keys.len() / width;
         let result = arrays::output(py, out, len)?;
-        let pieces = pieces(len, threads)?;
+        let pieces = pieces(len, convert::threads(threads)?)?;
         let keys = arrays::apart(keys, &result)?;
         let readable = keys.try_readonly().map_err(arrays::borrow_error("addrs"))?;
         let mut writable = result.try_readwrite().map_err(arrays::borrow_error("out"))?;
@@ -518,15 +518,15 @@ fib_class!(
 
         /// Next-hop indexes (not values: `values[hops]` maps them; 0: no
         /// route) of a uint32 array of addresses, into `out` if given (a uint32 array of at least as many slots, which may be
-        /// `addrs` itself); the GIL is released, and with `threads` a large
-        /// batch is split across that many threads.
+        /// `addrs` itself); the GIL is released, and with `threads` (1 to
+        /// 1024) a large batch is split across that many threads.
         #[pyo3(signature = (addrs, out = None, threads = None))]
         fn lookup_batch<'py>(
             &self,
             py: Python<'py>,
             addrs: &Bound<'py, PyAny>,
             out: Option<&Bound<'py, PyAny>>,
-            threads: Option<usize>,
+            threads: Option<&Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, PyArray1<u32>>> {
             self.core.lookup_array(py, arrays::keys4(addrs)?, 1, out, threads, |fib, keys, slots| {
                 fib.lookup_batch(keys, slots);
@@ -555,7 +555,7 @@ fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 rout
         py: Python<'py>,
         addrs: &Bound<'py, PyAny>,
         out: Option<&Bound<'py, PyAny>>,
-        threads: Option<usize>,
+        threads: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         if let Some(halves) = arrays::keys6_halves(addrs)? {
             return self.core.lookup_array(py, halves, 2, out, threads, |fib, words, slots| {

@@ -157,8 +157,9 @@ fn parse_arrow(
     parsed.map_err(Refused::into_error)
 }
 
-/// Parses `count` rows of `width` characters (NUL-padded, white space
-/// around an address ignored).
+/// Parses `count` rows of `width` characters (NUL-padded at the end, white
+/// space around an address ignored; a NUL followed by other characters is
+/// refused, as the same text in a list is).
 fn parse_rows<C: Copy + Into<u32>>(
     chars: &[C],
     count: usize,
@@ -169,7 +170,10 @@ fn parse_rows<C: Copy + Into<u32>>(
     let mut text = [0u8; LONGEST];
     for index in 0..count {
         let row = chars.get(index * width..(index + 1) * width).unwrap_or_default();
-        let row = row.iter().position(|&char| char.into() == 0).map_or(row, |len| row.get(..len).unwrap_or_default());
+        // NULs after the text are padding; a NUL before some of it is the
+        // text's own, left for the parser to refuse as a list's is.
+        let len = row.iter().rposition(|&char| char.into() != 0).map_or(0, |last| last + 1);
+        let row = row.get(..len).unwrap_or_default();
         let blank = |char: &C| matches!((*char).into(), 9..=13 | 32);
         let start = row.iter().position(|char| !blank(char)).unwrap_or(row.len());
         let end = row.iter().rposition(|char| !blank(char)).map_or(start, |last| last + 1);

@@ -325,3 +325,84 @@ def test_numbers_and_ipv4_next_hops_stay_a_uint64_array():
     fib6 = fibkit.Fib6([("2001:db8::/32", 64500)])
     assert fib6.values.dtype == np.uint64
     assert fib6.values.tolist() == [0, 64500]
+
+
+# Issue 48, item 12: small ones.
+
+
+def _nul_inputs(addrs):
+    """``addrs`` through every way address strings come in."""
+    yield "list", addrs
+    yield "str array", np.array(addrs)
+    yield "bytes array", np.array([addr.encode() for addr in addrs])
+    yield "object array", np.array(addrs, dtype=object)
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return
+    yield "arrow array", pa.array(addrs)
+
+
+@pytest.mark.parametrize(
+    "text", ["10.1.2.3\x00x", "10.1.2.3\x005", "10.1.2.3\x00 ", "\x0010.1.2.3", "2001:db8::1\x00:1", "10.1.2.3\x00"]
+)
+def test_an_embedded_nul_is_refused_in_every_address_input_naming_the_row(text):
+    # numpy's str and bytes arrays store a trailing NUL as padding (the
+    # element reads back without it), so only an object array or a list
+    # can carry "10.1.2.3\x00" itself; every form that carries it refuses it.
+    addrs = ["2001:db8::2" if ":" in text else "10.0.0.1", text]
+    parse = fibkit.ipv6_array if ":" in text else fibkit.ipv4_array
+    table = fibkit.Table.default()
+    for kind, given in _nul_inputs(addrs):
+        if text.endswith("\x00") and kind in ("str array", "bytes array"):
+            continue
+        with pytest.raises(ValueError, match=r"^addrs\[1\]: "):
+            parse(given)
+        with pytest.raises(ValueError, match=r"^addrs\[1\]: "):
+            table.lookup_batch(given)
+        message = ""
+        try:
+            parse(given)
+        except ValueError as error:
+            message = str(error)
+        with pytest.raises(ValueError) as listed:
+            parse(list(addrs))
+        # The same reason (a list shows the text with the blanks around it).
+        assert str(listed.value).rsplit(": ", 1)[1] == message.rsplit(": ", 1)[1], kind
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1025, 2**40, 2**100])
+def test_threads_out_of_range_names_the_argument_and_the_range(threads):
+    halves = np.zeros((10, 2), dtype=np.uint64)
+    for fib, keys in [(fib4(), keys4()), (fib6(), keys6()), (fib6(), halves)]:
+        with pytest.raises(ValueError, match=f"^threads must be from 1 to 1024, got {threads}$"):
+            fib.lookup_batch(keys, threads=threads)
+
+
+@pytest.mark.parametrize("threads", ["2", 1.5, True])
+def test_threads_of_another_type_is_a_type_error(threads):
+    with pytest.raises(TypeError, match="^threads must be an int or None, got "):
+        fib4().lookup_batch(keys4(), threads=threads)
+
+
+def test_threads_in_range_answer_as_one_thread():
+    keys = keys4(count=100_000)
+    want = fib4().lookup_batch(keys)
+    for threads in [1, 2, 1024, np.int64(3)]:
+        assert np.array_equal(fib4().lookup_batch(keys, threads=threads), want)
+
+
+@pytest.mark.parametrize("addr", [True, False, np.bool_(True)])
+def test_a_bool_is_not_an_address(addr):
+    for make in (fib4, fib6):
+        with pytest.raises(TypeError, match="an address is an int or a string, got bool"):
+            make().lookup(addr)
+        with pytest.raises(TypeError, match="an address is an int or a string, got bool"):
+            make().next_hop(addr)
+
+
+@pytest.mark.parametrize("addrs", [[True], [1, True], [1, np.bool_(False)], np.array([True, False])])
+def test_bools_among_addresses_are_refused_naming_the_element(addrs):
+    for parse in (fibkit.ipv4_array, fibkit.ipv6_array):
+        with pytest.raises(TypeError, match=r"^addrs\[\d\]: an address is an int or a string, got bool"):
+            parse(addrs)

@@ -42,7 +42,7 @@ pub struct BenchArgs {
     pub(super) tests: Vec<TestName>,
     /// Thread counts, comma-separated [default: 1 and powers of two up to
     /// the core count, and the core count].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = numbers::threads)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = numbers::bench_threads)]
     pub(super) threads: Vec<usize>,
     /// Seconds each run lasts (about; calibrated on one thread) [default:
     /// 0.25, with --long 2].
@@ -50,7 +50,7 @@ pub struct BenchArgs {
     pub(super) seconds: Option<f64>,
     /// Runs per configuration (median, minimum and maximum are reported)
     /// [default: 3, with --long 5].
-    #[arg(long, value_name = "R", value_parser = numbers::count)]
+    #[arg(long, value_name = "R", value_parser = numbers::runs)]
     pub(super) runs: Option<usize>,
     /// The long run: 5 runs of 2 s per configuration (instead of 3 of
     /// 0.25 s), for figures to publish; --seconds and --runs still apply.

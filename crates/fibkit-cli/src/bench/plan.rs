@@ -201,7 +201,7 @@ mod tests {
         assert!(error_of(&["--tests", "keys"]).contains("needs --keys"));
         assert!(error_of(&["--seconds", "0"]).contains("a number of seconds must be from 0.001 to 86400"));
         assert!(error_of(&["--seconds", "nan"]).contains("must be from"));
-        assert!(error_of(&["--runs", "0"]).contains("a count must be from 1"));
+        assert!(error_of(&["--runs", "0"]).contains("a run count must be from 1 to 1000"));
         assert!(error_of(&["--batch", "0,100000"]).contains("a batch length must be from 0 to"));
     }
 

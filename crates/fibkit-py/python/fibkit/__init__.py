@@ -81,6 +81,7 @@ def ipv4_array(addrs):
     keys = _parsed(addrs, 4)
     if keys is not None:
         return keys
+    _refuse_bools(addrs)
     return np.fromiter((int(ipaddress.IPv4Address(addr)) for addr in addrs), dtype=np.uint32)
 
 
@@ -96,6 +97,7 @@ def ipv6_array(addrs):
     keys = _parsed(addrs, 6)
     if keys is not None:
         return keys
+    _refuse_bools(addrs)
     packed = b"".join(ipaddress.IPv6Address(addr).packed for addr in addrs)
     return np.frombuffer(packed, dtype=np.uint8).reshape(-1, 16).copy()
 
@@ -124,6 +126,14 @@ def enrich(frame, column, table, value="value", prefix=None):
     if prefix is not None:
         enriched[prefix] = matched
     return enriched
+
+
+def _refuse_bools(addrs):
+    """A TypeError naming the first bool among ``addrs`` (an int to
+    ``ipaddress``: True would be 0.0.0.1)."""
+    for index, addr in enumerate(addrs):
+        if isinstance(addr, (bool, np.bool_)):
+            raise TypeError(f"addrs[{index}]: an address is an int or a string, got bool")
 
 
 def _sized(addrs):
@@ -195,7 +205,9 @@ def _text(addrs):
             return buffers
     array = np.asarray(addrs)
     if array.dtype.kind == "O" and _all_strings(array.ravel()):
-        array = array.astype(str)
+        # As a list: numpy's str would drop a trailing NUL (its padding),
+        # and the text with it would pass for the text without.
+        return array.ravel().tolist()
     if array.dtype.kind not in "US":
         return None
     array = np.ascontiguousarray(array.reshape(-1))

@@ -196,6 +196,10 @@ pub enum PrefixError {
     /// The length part is not a number.
     #[error("malformed prefix length {0:?}")]
     BadLength(String),
+    /// The length has a leading zero (`/08`), refused as an address's
+    /// octet with one is (`010.0.0.1`): octal to some readers.
+    #[error("prefix length {0:?} has a leading zero")]
+    LengthLeadingZero(String),
     /// The length is larger than the address has bits.
     #[error("prefix length {len} exceeds {max}")]
     LengthTooLarge {
@@ -306,6 +310,9 @@ impl<A: Address> FromStr for Prefix<A> {
         let addr = A::parse_addr(addr_text).ok_or_else(|| PrefixError::BadAddress(shorten(addr_text)))?;
         if len_text.is_empty() || len_text.len() > 3 || !len_text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(PrefixError::BadLength(shorten(len_text)));
+        }
+        if len_text.len() > 1 && len_text.starts_with('0') {
+            return Err(PrefixError::LengthLeadingZero(shorten(len_text)));
         }
         let len: u32 = len_text.parse().map_err(|_| PrefixError::BadLength(shorten(len_text)))?;
         if len > u32::from(A::BITS) {
@@ -425,6 +432,21 @@ mod tests {
         assert!("::/129".parse::<Prefix6>().is_err());
         assert_eq!("0.0.0.0/0".parse::<Prefix4>().unwrap(), Prefix4::default_route());
         assert_eq!("1.2.3.4/32".parse::<Prefix4>().unwrap().last(), 0x0102_0304);
+    }
+
+    #[test]
+    fn prefix_lengths_with_a_leading_zero_are_refused_as_octets_are() {
+        for text in ["10.0.0.0/08", "0.0.0.0/00", "10.0.0.0/008", "10.0.0.0/024"] {
+            let error = text.parse::<Prefix4>().unwrap_err().to_string();
+            assert!(error.contains("leading zero"), "{text}: {error}");
+        }
+        for text in ["2001:db8::/032", "::/00"] {
+            let error = text.parse::<IpPrefix>().unwrap_err().to_string();
+            assert!(error.contains("leading zero"), "{text}: {error}");
+        }
+        assert_eq!("0.0.0.0/0".parse::<Prefix4>().unwrap(), Prefix4::default_route());
+        assert_eq!("10.0.0.0/10".parse::<Prefix4>().unwrap().prefix_len(), 10);
+        assert_eq!("::/0".parse::<Prefix6>().unwrap().prefix_len(), 0);
     }
 
     #[test]

@@ -104,8 +104,13 @@ impl CompiledTable {
     /// its `source_modified` first, if known).
     ///
     /// # Errors
-    /// [`Problem::NotSavable`] if a family's engine has no file format.
+    /// [`Problem::NotSavable`] if a family's engine has no file format;
+    /// [`Problem::NoFib`] if the table has neither family's FIB (no route:
+    /// the file would be refused when opened).
     pub fn to_file(&self) -> Result<FileWriter, Problem> {
+        if self.v4.is_none() && self.v6.is_none() {
+            return Err(Problem::NoFib);
+        }
         let mut file = file_of(&self.name, &self.values);
         if let Some(v4) = &self.v4 {
             v4.save(&mut file)?;
@@ -162,8 +167,13 @@ impl CompiledTable {
         Ok((v4, v6))
     }
 
-    /// The table of `file` from its values and families.
+    /// The table of `file` from its values and families; a file with
+    /// neither family's FIB is refused ([`Problem::NoFib`]), not opened to
+    /// answer "no route" for everything.
     fn assemble(file: &FibFile, values: Values, (v4, v6): Families) -> Result<Self, FileError> {
+        if v4.is_none() && v6.is_none() {
+            return Err(file.error(None, Problem::NoFib));
+        }
         let name = file.section(SOURCE)?.map(|bytes| String::from_utf8_lossy(bytes).into_owned()).unwrap_or_default();
         Ok(CompiledTable { name, v4, v6, values })
     }

@@ -98,7 +98,7 @@ impl Values {
     }
 
     /// Writes the values into `file`.
-    pub(super) fn save(&self, file: &mut FileWriter) {
+    pub(crate) fn save(&self, file: &mut FileWriter) {
         let mapping = match self.mapping {
             Mapping::Distinct => [0, 0],
             Mapping::Modulo(n) => [1, u64::from(n)],

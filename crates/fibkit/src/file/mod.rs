@@ -191,6 +191,12 @@ pub enum Problem {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// The file holds values but neither family's FIB: opened, it would
+    /// answer "no route" for every address. Refused when opened, and not
+    /// written (a table without routes: the loaders refuse one, the C
+    /// library can build one).
+    #[error("holds no FIB of either family (a table without routes): not written, and refused when opened")]
+    NoFib,
     /// The engine named in the file is not in the registry.
     #[error(transparent)]
     UnknownEngine(Box<UnknownEngine>),

@@ -407,3 +407,31 @@ fn fuzz_seeds_are_current() {
         assert!(stored == seed, "{} is not current: run with FIBKIT_WRITE_SEEDS=1", path.display());
     }
 }
+
+#[test]
+fn a_file_with_values_but_no_fib_of_either_family_is_refused_naming_the_file() {
+    // A forged file: a table's name and values, written through the
+    // FileWriter, with neither family's FIB (fibkit never writes one: a
+    // table with no route is refused when loaded).
+    let mut forged = compiled("d18r", false, 100);
+    forged.v4 = None;
+    forged.v6 = None;
+    assert_eq!(forged.to_file().err(), Some(Problem::NoFib), "such a table is not written either");
+    let mut writer = FileWriter::new();
+    writer.section("source", b"forged".to_vec());
+    forged.values.save(&mut writer);
+    let error = open(&writer.to_bytes()).unwrap_err();
+    assert_eq!(error.problem, Problem::NoFib, "{error}");
+    assert!(error.to_string().starts_with("test.fib: "), "{error}");
+    assert!(error.to_string().contains("holds no FIB of either family"), "{error}");
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("values-only.fib");
+    writer.write(&path).unwrap();
+    let error = CompiledTable::open(&path).unwrap_err();
+    assert!(error.to_string().contains("values-only.fib"), "{error}");
+    assert!(error.to_string().contains("holds no FIB of either family"), "{error}");
+    // One family alone is a table.
+    let mut v4_only = compiled("d18r", false, 100);
+    v4_only.v6 = None;
+    assert!(open(&bytes_of(&v4_only)).unwrap().v6.is_none());
+}

@@ -207,6 +207,8 @@ fn bad_prefix_lines_name_line_and_problem() {
     expect_error("1.0.0.0/24 1\n1.0.0.1/24 2\n", 2, "host bits set in 1.0.0.1/24 (did you mean 1.0.0.0/24?)");
     expect_error("; c\n1.0.0.0/33\t1\n", 2, "prefix length 33 exceeds 32");
     expect_error("2001:db8::/129 1\n", 1, "prefix length 129 exceeds 128");
+    expect_error("1.0.0.0/24 1\n1.0.1.0/024 2\n", 2, "prefix length \"024\" has a leading zero");
+    expect_error("2001:db8::/032 1\n", 1, "prefix length \"032\" has a leading zero");
     expect_error("1.0.0.0/24 1\n\n1.0.0/24 1\n", 3, "malformed address \"1.0.0\"");
     expect_error("1.0.0.0/24 1\n1.0.1.0/24\n", 2, "missing value column");
     expect_error("1.0.0.0/24 1\n1.0.1.0/24 AS15169\n", 2, "non-numeric value \"AS15169\"");
