@@ -2,6 +2,13 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+
+#[path = "../../../fibkit/tests/common/data.rs"]
+mod data;
+
+// Not every test binary uses both.
+#[allow(unused_imports)]
+pub use data::{data_dir, shared_data};
 use std::process::{Command, Output, Stdio};
 
 /// Runs `fibkit ARGS...` and waits for it.
@@ -39,28 +46,4 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// The data folder: the one `FIBKIT_DATA` names (a relative path is taken
-/// from the repository root), else `../shared/data` beside the repository
-/// root. It may not exist: `FIBKIT_DATA=/an/empty/dir` runs every test
-/// without the data.
-pub fn data_dir() -> PathBuf {
-    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    match std::env::var_os("FIBKIT_DATA") {
-        Some(dir) if !dir.is_empty() => repository.join(dir),
-        _ => repository.join("../shared/data"),
-    }
-}
-
-/// `NAME` in the data folder, if present; otherwise says so on stderr, so
-/// a skipped test is visible.
-pub fn shared_data(name: &str) -> Option<PathBuf> {
-    let path = data_dir().join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: {name} not found in the data folder {} (FIBKIT_DATA)", data_dir().display());
-        None
-    }
 }

@@ -5,25 +5,9 @@
 //! all without it.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+#[path = "../../../fibkit/tests/common/data.rs"]
+mod data;
 
-/// The data folder (it may not exist).
-pub fn data_dir() -> PathBuf {
-    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    match std::env::var_os("FIBKIT_DATA") {
-        Some(dir) if !dir.is_empty() => repository.join(dir),
-        _ => repository.join("../shared/data"),
-    }
-}
-
-/// `NAME` in the data folder, if present; otherwise says so on stderr, so
-/// a skipped test is visible.
-pub fn shared_data(name: &str) -> Option<PathBuf> {
-    let path = data_dir().join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: {name} not found in the data folder {} (FIBKIT_DATA)", data_dir().display());
-        None
-    }
-}
+// Not every test binary uses both.
+#[allow(unused_imports)]
+pub use data::{data_dir, shared_data};

@@ -2,7 +2,8 @@
 //! path is taken from the repository root), else `../shared/data` beside
 //! the repository root. Every test, example and benchmark of this crate
 //! that reads the data finds it here, so that `FIBKIT_DATA=/an/empty/dir`
-//! runs them all without it. Examples include this file alone.
+//! runs them all without it. Examples include this file alone, and so do
+//! the other crates' tests (`#[path]`): one finder for every crate.
 
 use std::path::{Path, PathBuf};
 
