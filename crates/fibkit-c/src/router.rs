@@ -136,9 +136,7 @@ impl Router {
         if batch.is_empty() {
             return 0;
         }
-        let reason = |error: &UpdateError| {
-            format!("update {} ({}): {}", positions[error.index()], error.update(), error.reason())
-        };
+        let reason = |error: &UpdateError| error.named(format_args!("update {}", positions[error.index()]));
         match A::router(self).apply(batch) {
             Ok(published) => {
                 reasons.extend(published.rejected.iter().map(reason));

@@ -136,7 +136,7 @@ struct TraceUpdate {
 /// rather than in the batch.
 fn trace_rejection(error: &UpdateError, batch: &[TraceUpdate]) -> String {
     match batch.get(error.index()) {
-        Some(traced) => format!("update {} of the trace ({}): {}", traced.number, error.update(), error.reason()),
+        Some(traced) => error.named(format_args!("update {} of the trace", traced.number)),
         None => error.to_string(),
     }
 }

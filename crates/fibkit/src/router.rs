@@ -84,7 +84,7 @@ use crate::NextHop;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpdateError {
     /// The update's next hop is beyond what the engine holds.
-    #[error("update {index} ({update}): {}", self.reason())]
+    #[error("{}", self.named(format_args!("update {index}")))]
     NextHopOverflow {
         /// Position of the update in its batch.
         index: usize,
@@ -99,7 +99,7 @@ pub enum UpdateError {
     },
     /// The engine could not apply the update (applying a batch that it
     /// could not take whole, its updates are tried one at a time).
-    #[error("update {index} ({update}): {}", self.reason())]
+    #[error("{}", self.named(format_args!("update {index}")))]
     Engine {
         /// Position of the update in its batch.
         index: usize,
@@ -127,6 +127,13 @@ impl UpdateError {
             }
             UpdateError::Engine { error, .. } => format!("{error}; rejected, the serving FIB is unchanged by it"),
         }
+    }
+
+    /// The error's text with the update called `name` (`update 7 of the
+    /// trace`) instead of `update INDEX`: for callers that number updates
+    /// otherwise than the batch did.
+    pub fn named(&self, name: impl fmt::Display) -> String {
+        format!("{name} ({}): {}", self.update(), self.reason())
     }
 
     /// The update, as text.

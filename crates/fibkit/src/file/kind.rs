@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 
 use super::Problem;
 
-/// The kind of file `file_type` is, as an error names it.
-fn kind(file_type: &FileType) -> &'static str {
+/// The kind of file `file_type` is, as an error names it (here and in the
+/// table loaders).
+pub(crate) fn kind(file_type: &FileType) -> &'static str {
     #[cfg(unix)]
     {
         if file_type.is_char_device() {

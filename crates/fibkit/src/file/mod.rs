@@ -63,7 +63,7 @@
 //! damaged or hostile file is an error ([`FileError`]) naming the file, the
 //! offset and the problem, never a panic or a read out of bounds.
 
-mod kind;
+pub(crate) mod kind;
 mod read;
 mod scan;
 mod write;

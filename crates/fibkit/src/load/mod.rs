@@ -429,13 +429,10 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, LoadError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        let kind = std::fs::metadata(path).map_err(cannot_read)?.file_type();
-        let refused = [(kind.is_char_device(), "a character device"), (kind.is_block_device(), "a block device")]
-            .into_iter()
-            .chain([(kind.is_dir(), "a folder")])
-            .find_map(|(is, name)| is.then_some(name));
-        if let Some(name) = refused {
-            return Err(LoadError::new(path, Position::File, format!("{name}, not a table file or a stream")));
+        let file_type = std::fs::metadata(path).map_err(cannot_read)?.file_type();
+        if file_type.is_char_device() || file_type.is_block_device() || file_type.is_dir() {
+            let kind = crate::file::kind::kind(&file_type);
+            return Err(LoadError::new(path, Position::File, format!("{kind}, not a table file or a stream")));
         }
     }
     std::fs::read(path).map_err(cannot_read)
