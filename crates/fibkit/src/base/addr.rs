@@ -341,6 +341,14 @@ impl fmt::Display for IpPrefix {
 }
 
 impl IpPrefix {
+    /// The prefix's address family.
+    pub fn family(&self) -> Family {
+        match self {
+            IpPrefix::V4(_) => Family::Ipv4,
+            IpPrefix::V6(_) => Family::Ipv6,
+        }
+    }
+
     /// The prefix if it is of family `A`.
     pub fn of<A: Address>(self) -> Option<Prefix<A>> {
         let prefix: &dyn Any = match &self {

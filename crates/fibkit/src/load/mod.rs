@@ -104,6 +104,8 @@ mod grow;
 mod host_routes;
 mod keys;
 pub mod mrt;
+/// BGP UPDATE messages, as a live session and an MRT file carry them.
+pub use mrt::message as bgp;
 mod peer;
 mod prefixes;
 mod ranges;

@@ -43,50 +43,136 @@ impl fmt::Display for ValueChoice {
 }
 
 // BGP path attribute type codes.
+pub(super) const ATTR_ORIGIN: u8 = 1;
 pub(super) const ATTR_AS_PATH: u8 = 2;
 pub(super) const ATTR_NEXT_HOP: u8 = 3;
+pub(super) const ATTR_MULTI_EXIT_DISC: u8 = 4;
+pub(super) const ATTR_LOCAL_PREF: u8 = 5;
+pub(super) const ATTR_ATOMIC_AGGREGATE: u8 = 6;
 pub(super) const ATTR_MP_REACH_NLRI: u8 = 14;
 pub(super) const ATTR_MP_UNREACH_NLRI: u8 = 15;
 pub(super) const ATTR_AS4_PATH: u8 = 17;
+/// Attribute flag: optional (clear: well-known).
+pub(super) const ATTR_OPTIONAL: u8 = 0x80;
+/// Attribute flag: transitive.
+pub(super) const ATTR_TRANSITIVE: u8 = 0x40;
 /// Attribute flag: the length field is two bytes.
 const ATTR_EXTENDED_LENGTH: u8 = 0x10;
+
+/// What RFC 7606 has a receiver do about a faulty attribute, from the
+/// mildest: drop the attribute, withdraw the message's routes, or reset the
+/// session with a NOTIFICATION (error code 3, UPDATE Message Error, and
+/// this subcode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Attribute discard: the attribute is ignored.
+    Discard,
+    /// Treat-as-withdraw: every route the message announces is withdrawn.
+    TreatAsWithdraw,
+    /// Session reset, with a NOTIFICATION of UPDATE Message Error and the
+    /// subcode given.
+    Reset(u8),
+}
+
+/// A fault found in an UPDATE's attributes: where, what, and what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// Byte offset of the faulty field.
+    pub offset: u64,
+    /// The type code of the faulty attribute (`None`: the message's
+    /// framing or NLRI).
+    pub attribute: Option<u8>,
+    /// What is wrong.
+    pub message: String,
+    /// What RFC 7606 has the receiver do.
+    pub action: Action,
+}
 
 /// The path attributes fibkit uses, located but not yet decoded.
 #[derive(Default)]
 pub(super) struct Attributes<'a> {
+    pub(super) origin: Option<Cursor<'a>>,
     next_hop: Option<Cursor<'a>>,
-    as_path: Option<Cursor<'a>>,
+    pub(super) as_path: Option<Cursor<'a>>,
     as4_path: Option<Cursor<'a>>,
+    pub(super) med: Option<Cursor<'a>>,
+    pub(super) local_pref: Option<Cursor<'a>>,
     pub(super) mp_reach: Option<Cursor<'a>>,
     pub(super) mp_unreach: Option<Cursor<'a>>,
     /// Whether `as_path` holds 4-byte ASNs.
-    as4: bool,
+    pub(super) as4: bool,
+    /// Faults of the attributes' framing and flags (duplicates, flags that
+    /// contradict the type, unknown well-known attributes).
+    pub(super) faults: Vec<Fault>,
 }
 
 impl<'a> Attributes<'a> {
-    /// Walks the attributes (the first of each type counts).
-    pub(super) fn parse(mut cursor: Cursor<'a>, as4: bool) -> Result<Self, Malformed> {
+    /// Walks the attributes (the first of each type counts); an attribute
+    /// that runs past the field is an error.
+    pub(super) fn parse(cursor: Cursor<'a>, as4: bool) -> Result<Self, Malformed> {
+        let (found, overrun) = Self::walk(cursor, as4);
+        match overrun {
+            Some(error) => Err(error),
+            None => Ok(found),
+        }
+    }
+
+    /// Walks the attributes as far as they can be read: the attributes
+    /// found, and the overrun that stopped the walk, if one did.
+    pub(super) fn walk(mut cursor: Cursor<'a>, as4: bool) -> (Self, Option<Malformed>) {
         let mut found = Attributes { as4, ..Attributes::default() };
         while !cursor.is_empty() {
-            let flags = cursor.u8("attribute flags")?;
-            let code = cursor.u8("attribute type")?;
-            let length = if flags & ATTR_EXTENDED_LENGTH != 0 {
-                usize::from(cursor.u16("attribute length")?)
-            } else {
-                usize::from(cursor.u8("attribute length")?)
+            let at = cursor.offset();
+            let (flags, code, value) = match Self::next(&mut cursor) {
+                Ok(attribute) => attribute,
+                Err(error) => return (found, Some(error)),
             };
-            let value = cursor.take(length, "attribute value")?;
-            let slot = match code {
-                ATTR_NEXT_HOP => &mut found.next_hop,
-                ATTR_AS_PATH => &mut found.as_path,
-                ATTR_AS4_PATH => &mut found.as4_path,
-                ATTR_MP_REACH_NLRI => &mut found.mp_reach,
-                ATTR_MP_UNREACH_NLRI => &mut found.mp_unreach,
+            let (slot, expected, flag_action) = match code {
+                ATTR_ORIGIN => (&mut found.origin, ATTR_TRANSITIVE, Action::TreatAsWithdraw),
+                ATTR_AS_PATH => (&mut found.as_path, ATTR_TRANSITIVE, Action::TreatAsWithdraw),
+                ATTR_NEXT_HOP => (&mut found.next_hop, ATTR_TRANSITIVE, Action::TreatAsWithdraw),
+                ATTR_MULTI_EXIT_DISC => (&mut found.med, ATTR_OPTIONAL, Action::TreatAsWithdraw),
+                ATTR_LOCAL_PREF => (&mut found.local_pref, ATTR_TRANSITIVE, Action::TreatAsWithdraw),
+                ATTR_AS4_PATH => (&mut found.as4_path, ATTR_OPTIONAL | ATTR_TRANSITIVE, Action::Discard),
+                // Malformed Attribute List: the NLRI cannot be found for sure.
+                ATTR_MP_REACH_NLRI => (&mut found.mp_reach, ATTR_OPTIONAL, Action::Reset(1)),
+                ATTR_MP_UNREACH_NLRI => (&mut found.mp_unreach, ATTR_OPTIONAL, Action::Reset(1)),
+                ATTR_ATOMIC_AGGREGATE => continue,
+                // Unrecognized Well-known Attribute (RFC 4271 6.3).
+                _ if flags & ATTR_OPTIONAL == 0 => {
+                    let message = format!("unrecognized well-known attribute of type {code}");
+                    found.faults.push(Fault { offset: at, attribute: Some(code), message, action: Action::Reset(2) });
+                    continue;
+                }
                 _ => continue,
             };
-            slot.get_or_insert(value);
+            if flags & (ATTR_OPTIONAL | ATTR_TRANSITIVE) != expected {
+                let message = format!("attribute of type {code} with flags {flags:#04x}, which contradict its type");
+                found.faults.push(Fault { offset: at, attribute: Some(code), message, action: flag_action });
+            }
+            if slot.is_some() {
+                // RFC 7606 3.g: a repeated MP_REACH/MP_UNREACH resets the
+                // session; other repeats are discarded.
+                let action = if matches!(flag_action, Action::Reset(_)) { flag_action } else { Action::Discard };
+                let message = format!("attribute of type {code} repeated");
+                found.faults.push(Fault { offset: at, attribute: Some(code), message, action });
+                continue;
+            }
+            *slot = Some(value);
         }
-        Ok(found)
+        (found, None)
+    }
+
+    /// The next attribute's flags, type code and value.
+    fn next(cursor: &mut Cursor<'a>) -> Result<(u8, u8, Cursor<'a>), Malformed> {
+        let flags = cursor.u8("attribute flags")?;
+        let code = cursor.u8("attribute type")?;
+        let length = if flags & ATTR_EXTENDED_LENGTH != 0 {
+            usize::from(cursor.u16("attribute length")?)
+        } else {
+            usize::from(cursor.u8("attribute length")?)
+        };
+        Ok((flags, code, cursor.take(length, "attribute value")?))
     }
 
     /// The `NEXT_HOP` attribute.

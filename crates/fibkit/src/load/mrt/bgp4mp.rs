@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::path::Path;
 
-use super::attributes::{Attributes, MpReach, ValueChoice};
-use super::cursor::{family_of_afi, Cursor, Malformed, SAFI_UNICAST};
+use super::attributes::{ValueChoice, ATTR_AS_PATH};
+use super::cursor::{family_of_afi, Malformed};
+use super::message::decode;
 use super::records::{classify, report_reading, Content, Kind, Record, Records, BGP4MP_ET};
 use crate::addr::{Family, IpPrefix};
 use crate::load::peer::{Peer, PeerKey};
@@ -119,75 +120,38 @@ fn read_message(
     if message_type != BGP_UPDATE {
         return Ok(None);
     }
-    let withdrawn_len = body.u16("withdrawn routes length")?;
-    let mut withdrawn = body.take(usize::from(withdrawn_len), "withdrawn routes")?;
-    let attributes_len = body.u16("path attribute length")?;
-    let attributes = Attributes::parse(body.take(usize::from(attributes_len), "path attributes")?, as4)?;
-    let mut nlri = body;
-
-    let withdraw = |(path_id, prefix): (Option<u32>, IpPrefix)| {
-        Item::Update(TimedUpdate { time, update: Update::Withdraw { prefix } }, path_id)
-    };
-    while !withdrawn.is_empty() {
-        found.push(withdraw(nlri_entry(&mut withdrawn, Family::Ipv4, add_path, "withdrawn route")?));
+    let message =
+        decode(body, as4, add_path).map_err(|fault| Malformed { offset: fault.offset, message: fault.message })?;
+    for entry in &message.withdrawn {
+        let update = Update::Withdraw { prefix: entry.prefix };
+        found.push(Item::Update(TimedUpdate { time, update }, entry.path_id));
     }
-    if let Some(mut unreach) = attributes.mp_unreach {
-        let afi = unreach.u16("MP_UNREACH_NLRI AFI")?;
-        let safi = unreach.u8("MP_UNREACH_NLRI SAFI")?;
-        if let (Some(family), SAFI_UNICAST) = (family_of_afi(afi), safi) {
-            while !unreach.is_empty() {
-                found.push(withdraw(nlri_entry(&mut unreach, family, add_path, "MP_UNREACH_NLRI prefix")?));
-            }
-        }
-    }
-    // Announcements: IPv4 NLRI with NEXT_HOP, then MP_REACH_NLRI.
-    let origin = match choice {
-        ValueChoice::OriginAs if !nlri.is_empty() || attributes.mp_reach.is_some() => {
-            attributes.origin_as()?.or(Some(peer_asn))
-        }
-        _ => None,
-    };
-    let mut announce = |(path_id, prefix): (Option<u32>, IpPrefix), offset, next_hop: Option<IpAddr>, why| {
+    // A recording is not a session to reset: attribute faults only cost
+    // the routes their value (an AS_PATH that cannot be read has no origin).
+    let path = &message.path;
+    let bad_path = message.faults.iter().any(|fault| fault.attribute == Some(ATTR_AS_PATH) && path.as_path.is_none());
+    for entry in &message.announced {
+        let family = entry.prefix.family();
         let value = match choice {
-            ValueChoice::NextHop => next_hop.map(Label::Addr),
-            ValueChoice::OriginAs => origin.map(|asn| Label::Number(u64::from(asn))),
+            ValueChoice::NextHop => path.next_hop_for(family).map(Label::Addr).ok_or(match family {
+                Family::Ipv4 => "no NEXT_HOP",
+                Family::Ipv6 => "no MP_REACH_NLRI next hop",
+            }),
+            ValueChoice::OriginAs if bad_path => Err("a malformed AS_PATH"),
+            ValueChoice::OriginAs => {
+                let origin = path.as_path.and_then(|as_path| as_path.origin).unwrap_or(peer_asn);
+                Ok(Label::Number(u64::from(origin)))
+            }
         };
         found.push(match value {
-            Some(value) => Item::Update(TimedUpdate { time, update: Update::Announce { prefix, value } }, path_id),
-            None => Item::NoValue { offset, why },
-        });
-    };
-    if !nlri.is_empty() {
-        let next_hop = attributes.next_hop_v4()?;
-        while !nlri.is_empty() {
-            let offset = nlri.offset();
-            let prefix = nlri_entry(&mut nlri, Family::Ipv4, add_path, "NLRI prefix")?;
-            announce(prefix, offset, next_hop, "no NEXT_HOP");
-        }
-    }
-    if let Some(value) = attributes.mp_reach {
-        let mut reach = MpReach::parse(value)?;
-        if let (Some(family), true) = (reach.family, reach.unicast) {
-            while !reach.nlri.is_empty() {
-                let offset = reach.nlri.offset();
-                let prefix = nlri_entry(&mut reach.nlri, family, add_path, "MP_REACH_NLRI prefix")?;
-                announce(prefix, offset, reach.next_hop, "no MP_REACH_NLRI next hop");
+            Ok(value) => {
+                let update = Update::Announce { prefix: entry.prefix, value };
+                Item::Update(TimedUpdate { time, update }, entry.path_id)
             }
-        }
+            Err(why) => Item::NoValue { offset: entry.offset, why },
+        });
     }
     Ok(Some((peer_address, peer_asn)))
-}
-
-/// One NLRI entry: a path identifier first with ADD-PATH (RFC 7911), then
-/// the prefix.
-fn nlri_entry(
-    cursor: &mut Cursor<'_>,
-    family: Family,
-    add_path: bool,
-    what: &str,
-) -> Result<(Option<u32>, IpPrefix), Malformed> {
-    let path_id = if add_path { Some(cursor.u32("path identifier")?) } else { None };
-    Ok((path_id, cursor.nlri_prefix(family, what)?))
 }
 
 /// The paths of each prefix of an ADD-PATH stream, turning per-path

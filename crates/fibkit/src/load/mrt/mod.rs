@@ -122,6 +122,7 @@ use super::{decompress, read_file, table_name, Decompressed, LoadError, LoadOpti
 mod attributes;
 mod bgp4mp;
 mod cursor;
+pub mod message;
 mod peers;
 mod records;
 mod rib;

@@ -3,7 +3,9 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::load::mrt::attributes::{ATTR_AS_PATH, ATTR_MP_REACH_NLRI, ATTR_NEXT_HOP};
+use crate::load::mrt::attributes::{
+    ATTR_AS4_PATH, ATTR_AS_PATH, ATTR_MP_REACH_NLRI, ATTR_MP_UNREACH_NLRI, ATTR_NEXT_HOP,
+};
 use crate::load::mrt::bgp4mp::BGP_UPDATE;
 use crate::load::mrt::cursor::{AFI_IPV4, AFI_IPV6};
 use crate::load::mrt::records::{BGP4MP, BGP4MP_ET, TABLE_DUMP_V2};
@@ -51,12 +53,20 @@ pub(super) fn nlri(prefix: IpPrefix) -> Vec<u8> {
     out
 }
 
+/// An attribute with the flags of its type (optional non-transitive for
+/// `MP_REACH_NLRI` and `MP_UNREACH_NLRI`, optional transitive for
+/// `AS4_PATH`, well-known otherwise).
 pub(super) fn attribute(out: &mut Vec<u8>, code: u8, value: &[u8]) {
+    let flags = match code {
+        ATTR_MP_REACH_NLRI | ATTR_MP_UNREACH_NLRI => 0x80,
+        ATTR_AS4_PATH => 0xc0,
+        _ => 0x40,
+    };
     if value.len() > 255 {
-        out.extend([0x50, code]);
+        out.extend([flags | 0x10, code]);
         out.extend((value.len() as u16).to_be_bytes());
     } else {
-        out.extend([0x40, code, value.len() as u8]);
+        out.extend([flags, code, value.len() as u8]);
     }
     out.extend(value);
 }

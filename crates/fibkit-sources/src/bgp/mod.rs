@@ -1,0 +1,170 @@
+//! A receive-only BGP-4 speaker that feeds a live [`fibkit::Router`].
+//!
+//! fibkit peers with configured neighbours and never announces: it takes
+//! their routes, keeps each neighbour's apart, picks the best route per
+//! prefix by the decision steps that apply to a receiver
+//! ([`decision`]), and applies every change to an IPv4 and an IPv6
+//! [`Router`] through the engines' updaters, while any number of
+//! [`Reader`]s look up.
+//!
+//! ```text
+//!  neighbour ──TCP──> session thread ──Event──> speaker thread ──Update batch──> Router<u32> / Router<u128>
+//!  (one each: OPEN, timers,          (bounded     (Loc-RIB: candidates per            │ readers: lock-free
+//!   UPDATE decode, RFC 7606)          channel)     prefix; decision; max prefixes)    v
+//!                                                                                  Reader::lookup
+//! ```
+//!
+//! What it speaks: RFC 4271 sessions (OPEN, KEEPALIVE, hold timer,
+//! NOTIFICATION), 4-octet ASNs (RFC 6793), multiprotocol IPv4 and IPv6
+//! unicast (RFC 4760), route refresh (RFC 2918: offered; fibkit has
+//! nothing to refresh, and asks for a refresh with
+//! [`Speaker::refresh`]), malformed UPDATEs handled as RFC 7606 says
+//! ([`fibkit::load::bgp`], the decoder the MRT loader uses), a maximum
+//! prefix count per neighbour (past it: a Cease NOTIFICATION, RFC 4486,
+//! and the neighbour's routes withdrawn).
+//!
+//! Threads, not async: a speaker has a handful of neighbours, each a
+//! blocking connection with one timer; a thread each (with 100 ms read
+//! timeouts for the timers) is simpler to reason about than a runtime and
+//! costs nothing at that count. The one writer of the routers is the
+//! speaker's thread, as [`fibkit::router`] requires.
+
+pub mod decision;
+mod session;
+mod speaker;
+pub mod wire;
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use fibkit::load::ValueChoice;
+#[cfg(doc)]
+use fibkit::router::{Reader, Router};
+
+pub use speaker::{Speaker, StartError};
+
+/// The speaker's configuration.
+#[derive(Clone, Debug)]
+pub struct BgpConfig {
+    /// The local AS.
+    pub local_as: u32,
+    /// The BGP identifier.
+    pub router_id: Ipv4Addr,
+    /// Where to accept connections (`None`: only active neighbours).
+    pub listen: Option<SocketAddr>,
+    /// The hold time offered (seconds; 0 or at least 3).
+    pub hold_time: u16,
+    /// What a route's value is: its next hop or its origin AS.
+    pub value: ValueChoice,
+    /// The neighbours.
+    pub neighbours: Vec<NeighbourConfig>,
+    /// Also write each log line to standard error.
+    pub echo_log: bool,
+}
+
+impl BgpConfig {
+    /// A configuration with no neighbours: hold time 90 s, next-hop values.
+    pub fn new(local_as: u32, router_id: Ipv4Addr) -> Self {
+        BgpConfig {
+            local_as,
+            router_id,
+            listen: None,
+            hold_time: 90,
+            value: ValueChoice::NextHop,
+            neighbours: Vec::new(),
+            echo_log: false,
+        }
+    }
+}
+
+/// A neighbour's configuration.
+#[derive(Clone, Debug)]
+pub struct NeighbourConfig {
+    /// Its address: connections from it are its sessions.
+    pub address: IpAddr,
+    /// Its AS (equal to the local AS: an internal neighbour).
+    pub remote_as: u32,
+    /// `Some(port)`: fibkit connects to it on that port (and accepts its
+    /// connections too); `None`: it only accepts.
+    pub connect_port: Option<u16>,
+    /// How long to wait between connection attempts.
+    pub connect_retry: Duration,
+    /// The most prefixes (both families) it may announce; past it the
+    /// session ends with a Cease NOTIFICATION.
+    pub max_prefixes: Option<usize>,
+}
+
+impl NeighbourConfig {
+    /// A passive neighbour without a prefix limit.
+    pub fn new(address: IpAddr, remote_as: u32) -> Self {
+        NeighbourConfig {
+            address,
+            remote_as,
+            connect_port: None,
+            connect_retry: Duration::from_secs(5),
+            max_prefixes: None,
+        }
+    }
+}
+
+/// A session's state (RFC 4271 8.2.2; Idle covers Connect and Active).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SessionState {
+    /// No connection.
+    #[default]
+    Idle,
+    /// OPEN sent, waiting for the neighbour's.
+    OpenSent,
+    /// OPENs exchanged, waiting for a KEEPALIVE.
+    OpenConfirm,
+    /// Exchanging routes.
+    Established,
+}
+
+impl fmt::Display for SessionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SessionState::Idle => "idle",
+            SessionState::OpenSent => "open-sent",
+            SessionState::OpenConfirm => "open-confirm",
+            SessionState::Established => "established",
+        })
+    }
+}
+
+/// What a neighbour is doing.
+#[derive(Clone, Debug)]
+pub struct NeighbourStatus {
+    /// Its address.
+    pub address: IpAddr,
+    /// Its AS.
+    pub remote_as: u32,
+    /// Its session's state.
+    pub state: SessionState,
+    /// Prefixes it holds in the Loc-RIB (both families).
+    pub prefixes: usize,
+    /// UPDATE messages received since the speaker started.
+    pub updates: u64,
+    /// Sessions established since the speaker started.
+    pub sessions: u64,
+    /// When its session was established, if it is.
+    pub established_at: Option<Instant>,
+    /// Why its last session ended.
+    pub last_error: Option<String>,
+}
+
+/// The speaker's counts.
+#[derive(Clone, Debug, Default)]
+pub struct SpeakerStats {
+    /// Prefixes with a route in the IPv4 FIB.
+    pub routes4: usize,
+    /// Prefixes with a route in the IPv6 FIB.
+    pub routes6: usize,
+    /// Updates applied to the routers (both families).
+    pub updates_applied: u64,
+    /// Updates a router rejected (each logged).
+    pub updates_rejected: u64,
+    /// Batches applied.
+    pub batches: u64,
+}

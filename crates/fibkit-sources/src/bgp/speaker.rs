@@ -1,0 +1,599 @@
+//! The speaker: a listener, a connector per active neighbour, a thread per
+//! session, and the one thread that owns the Loc-RIB and the routers.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use fibkit::addr::IpPrefix;
+use fibkit::load::ValueChoice;
+use fibkit::nexthop::Label;
+use fibkit::router::{Reader, Router, Update};
+use fibkit::{Address, Family, NextHop, Prefix};
+
+use super::decision::{best, Candidates, Identity, Route};
+use super::session::{self, peer_address, reject, TICK};
+use super::wire::{self, cease, code, Notification};
+use super::{BgpConfig, NeighbourStatus, SessionState, SpeakerStats};
+
+/// How many events the sessions may queue ahead of the speaker's thread
+/// (each an UPDATE at most 4 KiB on the wire): a neighbour that sends
+/// faster than the routers apply waits on its socket, as TCP makes it.
+const QUEUE: usize = 1024;
+/// Lines the journal keeps.
+const JOURNAL_LINES: usize = 10_000;
+/// Events taken into one batch at most.
+const BATCH_EVENTS: usize = 4096;
+
+/// What the session threads tell the speaker's thread.
+pub enum Event {
+    /// A session was established.
+    Up { neighbour: usize, identity: Identity },
+    /// An UPDATE: prefixes withdrawn, and prefixes announced with `route`.
+    Update { neighbour: usize, withdrawn: Vec<IpPrefix>, announced: Vec<IpPrefix>, route: Option<Arc<Route>> },
+    /// A session ended: its routes go.
+    Down { neighbour: usize },
+}
+
+/// What every thread of the speaker shares.
+pub struct Shared {
+    pub config: BgpConfig,
+    pub stopping: AtomicBool,
+    /// Each neighbour's connection, for writing (keepalives from its
+    /// session, a Cease from the speaker's thread).
+    pub writers: Vec<Mutex<Option<TcpStream>>>,
+    /// Whether a neighbour has a connection (at most one each).
+    busy: Vec<AtomicBool>,
+    pub status: Mutex<Vec<NeighbourStatus>>,
+    journal: Mutex<VecDeque<String>>,
+    stats: Mutex<SpeakerStats>,
+    /// The label of each next-hop index of the IPv4 and IPv6 routers.
+    labels: [RwLock<Vec<Label>>; 2],
+    sessions: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Shared {
+    /// Logs `text` about `neighbour`.
+    pub fn log(&self, neighbour: usize, text: &str) {
+        let config = &self.config.neighbours[neighbour];
+        self.log_line(format!("neighbour {} (AS {}): {text}", config.address, config.remote_as));
+    }
+
+    fn log_line(&self, line: String) {
+        if self.config.echo_log {
+            eprintln!("{line}");
+        }
+        let mut journal = self.journal.lock().expect("journal lock");
+        if journal.len() == JOURNAL_LINES {
+            journal.pop_front();
+        }
+        journal.push_back(line);
+    }
+
+    /// Ends `neighbour`'s session with `notification` (from the speaker's
+    /// thread).
+    fn cease(&self, neighbour: usize, notification: &Notification) {
+        if let Some(stream) = self.writers[neighbour].lock().expect("writer lock").as_mut() {
+            let _ = stream.write_all(&notification.encode());
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// Why a speaker did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {address}: {error}")]
+    Listen {
+        /// The address.
+        address: SocketAddr,
+        /// Why.
+        error: io::Error,
+    },
+    /// The configuration contradicts itself.
+    #[error("bad BGP configuration: {0}")]
+    Config(String),
+}
+
+/// A running speaker. Dropping it stops it ([`Speaker::stop`]).
+pub struct Speaker {
+    shared: Arc<Shared>,
+    readers: (Reader<u32>, Reader<u128>),
+    local_addr: Option<SocketAddr>,
+    threads: Vec<JoinHandle<()>>,
+    events: Option<SyncSender<Event>>,
+    writer: Option<JoinHandle<(Router<u32>, Router<u128>)>>,
+}
+
+impl Speaker {
+    /// Starts peering as `config` says, feeding `router4` and `router6`
+    /// (which may hold routes already: the neighbours' routes replace
+    /// them prefix by prefix, and a withdrawal removes the route).
+    ///
+    /// # Errors
+    /// [`StartError::Listen`] when the listen address cannot be bound,
+    /// [`StartError::Config`] for a neighbour configured twice, or a hold
+    /// time of 1 or 2 s.
+    pub fn start(config: BgpConfig, router4: Router<u32>, router6: Router<u128>) -> Result<Speaker, StartError> {
+        check(&config)?;
+        let listener = match config.listen {
+            Some(address) => {
+                let listener = TcpListener::bind(address).map_err(|error| StartError::Listen { address, error })?;
+                listener.set_nonblocking(true).map_err(|error| StartError::Listen { address, error })?;
+                Some(listener)
+            }
+            None => None,
+        };
+        let local_addr = listener.as_ref().and_then(|listener| listener.local_addr().ok());
+        let count = config.neighbours.len();
+        let status = config
+            .neighbours
+            .iter()
+            .map(|neighbour| NeighbourStatus {
+                address: neighbour.address,
+                remote_as: neighbour.remote_as,
+                state: SessionState::Idle,
+                prefixes: 0,
+                updates: 0,
+                sessions: 0,
+                established_at: None,
+                last_error: None,
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            config,
+            stopping: AtomicBool::new(false),
+            writers: (0..count).map(|_| Mutex::new(None)).collect(),
+            busy: (0..count).map(|_| AtomicBool::new(false)).collect(),
+            status: Mutex::new(status),
+            journal: Mutex::new(VecDeque::new()),
+            stats: Mutex::new(SpeakerStats::default()),
+            labels: [RwLock::new(Vec::new()), RwLock::new(Vec::new())],
+            sessions: Mutex::new(Vec::new()),
+        });
+        let readers = (router4.reader(), router6.reader());
+        let (events, received) = sync_channel(QUEUE);
+        let writer = Writer::new(Arc::clone(&shared), router4, router6);
+        let writer = thread::Builder::new()
+            .name("fibkit-bgp".into())
+            .spawn(move || writer.run(&received))
+            .expect("spawn the speaker's thread");
+        let mut threads = Vec::new();
+        if let Some(listener) = listener {
+            let (shared, events) = (Arc::clone(&shared), events.clone());
+            threads.push(thread::spawn(move || listen(&shared, &listener, &events)));
+        }
+        for (neighbour, config) in shared.config.neighbours.iter().enumerate() {
+            if let Some(port) = config.connect_port {
+                let (shared, events) = (Arc::clone(&shared), events.clone());
+                let address = SocketAddr::new(config.address, port);
+                threads.push(thread::spawn(move || connect(&shared, neighbour, address, &events)));
+            }
+        }
+        Ok(Speaker { shared, readers, local_addr, threads, events: Some(events), writer: Some(writer) })
+    }
+
+    /// A reader of the IPv4 FIB.
+    pub fn reader4(&self) -> Reader<u32> {
+        self.readers.0.clone()
+    }
+
+    /// A reader of the IPv6 FIB.
+    pub fn reader6(&self) -> Reader<u128> {
+        self.readers.1.clone()
+    }
+
+    /// The value that next-hop index `hop` of family `A` stands for.
+    pub fn label<A: Address>(&self, hop: NextHop) -> Option<Label> {
+        let labels = self.shared.labels[family_slot(A::FAMILY)].read().expect("labels lock");
+        hop.checked_sub(1).and_then(|index| labels.get(index as usize).copied())
+    }
+
+    /// The address connections are accepted on.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.local_addr
+    }
+
+    /// Each neighbour's state and counts, in configuration order.
+    pub fn neighbours(&self) -> Vec<NeighbourStatus> {
+        self.shared.status.lock().expect("status lock").clone()
+    }
+
+    /// The speaker's counts.
+    pub fn stats(&self) -> SpeakerStats {
+        self.shared.stats.lock().expect("stats lock").clone()
+    }
+
+    /// The log's last lines (at most 10,000), oldest first.
+    pub fn journal(&self) -> Vec<String> {
+        self.shared.journal.lock().expect("journal lock").iter().cloned().collect()
+    }
+
+    /// Asks neighbour `neighbour` (its position in the configuration) to
+    /// send its routes of `family` again (ROUTE-REFRESH, RFC 2918).
+    ///
+    /// # Errors
+    /// `NotConnected` when it has no session; the socket's error otherwise.
+    pub fn refresh(&self, neighbour: usize, family: Family) -> io::Result<()> {
+        let mut writer = self.shared.writers[neighbour].lock().expect("writer lock");
+        match writer.as_mut() {
+            Some(stream) => stream.write_all(&wire::route_refresh(family)),
+            None => Err(io::Error::new(io::ErrorKind::NotConnected, "no session")),
+        }
+    }
+
+    /// Stops: every session ends with a Cease (Administrative Shutdown),
+    /// the threads are joined, and the routers are handed back as they are
+    /// (the neighbours' routes withdrawn).
+    pub fn stop(mut self) -> (Router<u32>, Router<u128>) {
+        self.halt().expect("the speaker's thread ended")
+    }
+
+    fn halt(&mut self) -> Option<(Router<u32>, Router<u128>)> {
+        self.shared.stopping.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+        let sessions: Vec<_> = self.shared.sessions.lock().expect("sessions lock").drain(..).collect();
+        for thread in sessions {
+            let _ = thread.join();
+        }
+        self.events = None;
+        self.writer.take().and_then(|writer| writer.join().ok())
+    }
+}
+
+impl Drop for Speaker {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+fn check(config: &BgpConfig) -> Result<(), StartError> {
+    if config.hold_time == 1 || config.hold_time == 2 {
+        return Err(StartError::Config(format!("hold time {} s: 0 or at least 3", config.hold_time)));
+    }
+    for (at, neighbour) in config.neighbours.iter().enumerate() {
+        if config.neighbours[..at].iter().any(|other| other.address == neighbour.address) {
+            return Err(StartError::Config(format!("neighbour {} configured twice", neighbour.address)));
+        }
+    }
+    if config.neighbours.len() > usize::from(u16::MAX) {
+        return Err(StartError::Config("more than 65,535 neighbours".to_string()));
+    }
+    Ok(())
+}
+
+fn family_slot(family: Family) -> usize {
+    match family {
+        Family::Ipv4 => 0,
+        Family::Ipv6 => 1,
+    }
+}
+
+/// Accepts connections until the speaker stops.
+fn listen(shared: &Arc<Shared>, listener: &TcpListener, events: &SyncSender<Event>) {
+    while !shared.stopping.load(Ordering::Relaxed) {
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            Err(error) => {
+                shared.log_line(format!("accepting a connection: {error}"));
+                thread::sleep(TICK);
+                continue;
+            }
+        };
+        let _ = stream.set_nonblocking(false);
+        let Some(address) = peer_address(&stream) else { continue };
+        let Some(neighbour) = shared.config.neighbours.iter().position(|config| config.address == address) else {
+            shared.log_line(format!("connection from {address} refused: not a configured neighbour"));
+            reject(stream, cease::REJECTED);
+            continue;
+        };
+        if shared.busy[neighbour].swap(true, Ordering::AcqRel) {
+            shared.log(neighbour, "a second connection refused (connection collision)");
+            reject(stream, cease::COLLISION);
+            continue;
+        }
+        let (thread_shared, events) = (Arc::clone(shared), events.clone());
+        let handle = thread::spawn(move || serve(&thread_shared, neighbour, stream, &events));
+        let mut sessions = shared.sessions.lock().expect("sessions lock");
+        sessions.retain(|session| !session.is_finished());
+        sessions.push(handle);
+    }
+}
+
+/// Connects to an active neighbour whenever it has no session.
+fn connect(shared: &Arc<Shared>, neighbour: usize, address: SocketAddr, events: &SyncSender<Event>) {
+    let retry = shared.config.neighbours[neighbour].connect_retry;
+    while !shared.stopping.load(Ordering::Relaxed) {
+        if !shared.busy[neighbour].swap(true, Ordering::AcqRel) {
+            match TcpStream::connect_timeout(&address, Duration::from_secs(3)) {
+                Ok(stream) => serve(shared, neighbour, stream, events),
+                Err(error) => {
+                    shared.status.lock().expect("status lock")[neighbour].last_error =
+                        Some(format!("cannot connect to {address}: {error}"));
+                    shared.busy[neighbour].store(false, Ordering::Release);
+                }
+            }
+        }
+        let start = Instant::now();
+        while start.elapsed() < retry && !shared.stopping.load(Ordering::Relaxed) {
+            thread::sleep(TICK);
+        }
+    }
+}
+
+/// Runs a session of `neighbour` to its end, then tells the speaker.
+fn serve(shared: &Arc<Shared>, neighbour: usize, stream: TcpStream, events: &SyncSender<Event>) {
+    shared.status.lock().expect("status lock")[neighbour].sessions += 1;
+    let why = session::run(shared, neighbour, stream, events);
+    shared.log(neighbour, &format!("session down: {why}"));
+    {
+        let mut status = shared.status.lock().expect("status lock");
+        let status = &mut status[neighbour];
+        status.state = SessionState::Idle;
+        status.established_at = None;
+        status.last_error = Some(why);
+    }
+    let _ = events.send(Event::Down { neighbour });
+    shared.busy[neighbour].store(false, Ordering::Release);
+}
+
+/// One family's Loc-RIB: the candidates of every prefix.
+type LocRib<A> = HashMap<Prefix<A>, Candidates>;
+/// Prefixes changed by the events of a batch, with the value each had
+/// before it.
+type Touched<A> = HashMap<Prefix<A>, Option<Label>>;
+
+/// The speaker's thread: the Loc-RIB, the decision and the routers.
+struct Writer {
+    shared: Arc<Shared>,
+    router4: Router<u32>,
+    router6: Router<u128>,
+    rib4: LocRib<u32>,
+    rib6: LocRib<u128>,
+    identities: Vec<Identity>,
+    up: Vec<bool>,
+    counts: Vec<usize>,
+}
+
+impl Writer {
+    fn new(shared: Arc<Shared>, router4: Router<u32>, router6: Router<u128>) -> Self {
+        let count = shared.config.neighbours.len();
+        let identities = shared
+            .config
+            .neighbours
+            .iter()
+            .map(|config| Identity { router_id: std::net::Ipv4Addr::UNSPECIFIED, address: config.address })
+            .collect();
+        Writer {
+            shared,
+            router4,
+            router6,
+            rib4: HashMap::new(),
+            rib6: HashMap::new(),
+            identities,
+            up: vec![false; count],
+            counts: vec![0; count],
+        }
+    }
+
+    fn run(mut self, events: &Receiver<Event>) -> (Router<u32>, Router<u128>) {
+        while let Ok(first) = events.recv() {
+            let (mut touched4, mut touched6) = (Touched::new(), Touched::new());
+            self.handle(first, &mut touched4, &mut touched6);
+            for _ in 1..BATCH_EVENTS {
+                match events.try_recv() {
+                    Ok(event) => self.handle(event, &mut touched4, &mut touched6),
+                    Err(_) => break,
+                }
+            }
+            let decide = Decide { identities: &self.identities, choice: self.shared.config.value };
+            let applied4 = publish(&self.shared, &mut self.rib4, &mut self.router4, touched4, decide);
+            let applied6 = publish(&self.shared, &mut self.rib6, &mut self.router6, touched6, decide);
+            let mut stats = self.shared.stats.lock().expect("stats lock");
+            stats.routes4 = self.rib4.len();
+            stats.routes6 = self.rib6.len();
+            for (updates, rejected) in [applied4, applied6] {
+                stats.updates_applied += updates;
+                stats.updates_rejected += rejected;
+                stats.batches += u64::from(updates > 0);
+            }
+            drop(stats);
+            let mut status = self.shared.status.lock().expect("status lock");
+            for (status, &count) in status.iter_mut().zip(&self.counts) {
+                status.prefixes = count;
+            }
+        }
+        (self.router4, self.router6)
+    }
+
+    fn handle(&mut self, event: Event, touched4: &mut Touched<u32>, touched6: &mut Touched<u128>) {
+        match event {
+            Event::Up { neighbour, identity } => {
+                self.identities[neighbour] = identity;
+                self.up[neighbour] = true;
+                let mut status = self.shared.status.lock().expect("status lock");
+                status[neighbour].established_at = Some(Instant::now());
+            }
+            Event::Down { neighbour } => self.drop_routes(neighbour, touched4, touched6),
+            // Queued before its session ended: its routes are gone.
+            Event::Update { neighbour, .. } if !self.up[neighbour] => {}
+            Event::Update { neighbour, withdrawn, announced, route } => {
+                self.shared.status.lock().expect("status lock")[neighbour].updates += 1;
+                let id = neighbour as u16;
+                let decide = Decide { identities: &self.identities, choice: self.shared.config.value };
+                let count = &mut self.counts[neighbour];
+                for prefix in withdrawn {
+                    match prefix {
+                        IpPrefix::V4(prefix) => withdraw(&mut self.rib4, touched4, prefix, id, count, decide),
+                        IpPrefix::V6(prefix) => withdraw(&mut self.rib6, touched6, prefix, id, count, decide),
+                    }
+                }
+                for prefix in route.as_ref().map_or(&[][..], |_| &announced[..]) {
+                    let route = route.as_ref().expect("announced with a route");
+                    match *prefix {
+                        IpPrefix::V4(prefix) => announce(&mut self.rib4, touched4, prefix, id, route, count, decide),
+                        IpPrefix::V6(prefix) => announce(&mut self.rib6, touched6, prefix, id, route, count, decide),
+                    }
+                }
+                self.limit(neighbour, touched4, touched6);
+            }
+        }
+    }
+
+    /// Ends the session of a neighbour past its maximum prefix count.
+    fn limit(&mut self, neighbour: usize, touched4: &mut Touched<u32>, touched6: &mut Touched<u128>) {
+        let Some(max) = self.shared.config.neighbours[neighbour].max_prefixes else { return };
+        let count = self.counts[neighbour];
+        if count <= max {
+            return;
+        }
+        // RFC 4486: the data is the AFI, SAFI and the limit.
+        let mut data = vec![0, 1, 1];
+        data.extend(u32::try_from(max).unwrap_or(u32::MAX).to_be_bytes());
+        let notification = Notification::new(code::CEASE, cease::MAX_PREFIXES).with_data(&data);
+        self.shared.log(
+            neighbour,
+            &format!("{count} prefixes, past its maximum of {max}: sent {notification}; its routes are withdrawn"),
+        );
+        self.shared.cease(neighbour, &notification);
+        self.drop_routes(neighbour, touched4, touched6);
+    }
+
+    /// Removes every route of `neighbour` (its session ended).
+    fn drop_routes(&mut self, neighbour: usize, touched4: &mut Touched<u32>, touched6: &mut Touched<u128>) {
+        self.up[neighbour] = false;
+        self.counts[neighbour] = 0;
+        let id = neighbour as u16;
+        let decide = Decide { identities: &self.identities, choice: self.shared.config.value };
+        remove_neighbour(&mut self.rib4, touched4, id, decide);
+        remove_neighbour(&mut self.rib6, touched6, id, decide);
+    }
+}
+
+/// What the decision needs besides the candidates.
+#[derive(Clone, Copy)]
+struct Decide<'a> {
+    identities: &'a [Identity],
+    choice: ValueChoice,
+}
+
+impl Decide<'_> {
+    /// The value of the best of `candidates`, or `None`.
+    fn label<A: Address>(&self, candidates: &Candidates) -> Option<Label> {
+        let winner = best(candidates, |neighbour| self.identities[usize::from(neighbour)])?;
+        candidates[winner].1.label(A::FAMILY, self.choice)
+    }
+
+    /// Notes the value `prefix` had before the batch first changed it.
+    fn remember<A: Address>(&self, touched: &mut Touched<A>, prefix: Prefix<A>, candidates: &Candidates) {
+        touched.entry(prefix).or_insert_with(|| self.label::<A>(candidates));
+    }
+}
+
+fn withdraw<A: Address>(
+    rib: &mut LocRib<A>,
+    touched: &mut Touched<A>,
+    prefix: Prefix<A>,
+    neighbour: u16,
+    count: &mut usize,
+    decide: Decide<'_>,
+) {
+    let Some(candidates) = rib.get_mut(&prefix) else { return };
+    let Some(at) = candidates.iter().position(|(from, _)| *from == neighbour) else { return };
+    decide.remember(touched, prefix, candidates);
+    candidates.remove(at);
+    *count -= 1;
+}
+
+fn announce<A: Address>(
+    rib: &mut LocRib<A>,
+    touched: &mut Touched<A>,
+    prefix: Prefix<A>,
+    neighbour: u16,
+    route: &Arc<Route>,
+    count: &mut usize,
+    decide: Decide<'_>,
+) {
+    let candidates = rib.entry(prefix).or_default();
+    decide.remember(touched, prefix, candidates);
+    match candidates.iter_mut().find(|(from, _)| *from == neighbour) {
+        Some(slot) => slot.1 = Arc::clone(route),
+        None => {
+            candidates.push((neighbour, Arc::clone(route)));
+            *count += 1;
+        }
+    }
+}
+
+fn remove_neighbour<A: Address>(rib: &mut LocRib<A>, touched: &mut Touched<A>, neighbour: u16, decide: Decide<'_>) {
+    for (&prefix, candidates) in rib.iter_mut() {
+        if let Some(at) = candidates.iter().position(|(from, _)| *from == neighbour) {
+            decide.remember(touched, prefix, candidates);
+            candidates.remove(at);
+        }
+    }
+}
+
+/// Applies the changes of `touched` to `router` as one batch; returns
+/// the updates applied and rejected.
+fn publish<A: Address>(
+    shared: &Shared,
+    rib: &mut LocRib<A>,
+    router: &mut Router<A>,
+    touched: Touched<A>,
+    decide: Decide<'_>,
+) -> (u64, u64) {
+    let mut batch = Vec::new();
+    for (prefix, before) in touched {
+        let after = match rib.get(&prefix) {
+            Some(candidates) if candidates.is_empty() => {
+                rib.remove(&prefix);
+                None
+            }
+            Some(candidates) => decide.label::<A>(candidates),
+            None => None,
+        };
+        if after != before {
+            batch.push(match after {
+                Some(value) => Update::Announce { prefix, value },
+                None => Update::Withdraw { prefix },
+            });
+        }
+    }
+    if batch.is_empty() {
+        return (0, 0);
+    }
+    let rejected = match router.apply(&batch) {
+        Ok(published) => {
+            for error in &published.rejected {
+                shared.log_line(format!("the {} FIB rejected {error}", A::FAMILY));
+            }
+            published.rejected.len()
+        }
+        Err(error) => {
+            shared.log_line(format!("the {} FIB rejected the batch: {error}", A::FAMILY));
+            batch.len()
+        }
+    };
+    let table = router.next_hops();
+    let mut labels = shared.labels[family_slot(A::FAMILY)].write().expect("labels lock");
+    while labels.len() < table.len() {
+        match table.label(labels.len() as NextHop + 1) {
+            Some(label) => labels.push(label),
+            None => break,
+        }
+    }
+    ((batch.len() - rejected) as u64, rejected as u64)
+}

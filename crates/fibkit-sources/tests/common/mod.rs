@@ -1,0 +1,200 @@
+//! Test support: routing daemons started on loopback addresses of their
+//! own, the speaker started beside them, and the checks of a live FIB
+//! against the table a daemon was given.
+
+#![allow(dead_code)]
+
+#[path = "../../../fibkit/tests/common/data.rs"]
+pub mod data;
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fibkit::load::ValueChoice;
+use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::random::XorShift64Pair;
+use fibkit::registry::{DEFAULT_IPV4, DEFAULT_IPV6};
+use fibkit::router::{Router, Window};
+use fibkit::{Address, Prefix, Rib, NO_ROUTE};
+use fibkit_sources::bgp::{BgpConfig, NeighbourConfig, Speaker};
+
+/// The path of `program` if it is installed; otherwise says `skipped`
+/// with the command that installs it.
+pub fn installed(program: &str, package: &str) -> Option<PathBuf> {
+    for dir in ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/sbin", "/bin"] {
+        let path = Path::new(dir).join(program);
+        if path.exists() {
+            return Some(path);
+        }
+    }
+    eprintln!("skipped: {program} is not installed (apt-get install {package}, or make setup)");
+    None
+}
+
+/// A folder of its own for a test's files, removed at the end.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("fibkit-sources-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A BIRD 2 daemon with a configuration of the test's, in the foreground,
+/// killed when dropped.
+pub struct Bird {
+    child: Child,
+    socket: PathBuf,
+    config: PathBuf,
+}
+
+impl Bird {
+    pub fn start(bird: &Path, scratch: &Scratch, config: &str) -> Bird {
+        let config_path = scratch.0.join("bird.conf");
+        std::fs::write(&config_path, config).unwrap();
+        let socket = scratch.0.join("bird.ctl");
+        let child = Command::new(bird)
+            .args(["-f", "-c"])
+            .arg(&config_path)
+            .arg("-s")
+            .arg(&socket)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start bird");
+        let bird = Bird { child, socket, config: config_path };
+        wait_for("BIRD's control socket", Duration::from_secs(60), || bird.socket.exists());
+        bird
+    }
+
+    /// Runs `birdc` with `command`; its output.
+    pub fn birdc(&self, command: &str) -> String {
+        let output =
+            Command::new("birdc").arg("-s").arg(&self.socket).args(command.split(' ')).output().expect("run birdc");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Replaces the configuration and has BIRD apply it.
+    pub fn reconfigure(&self, config: &str) {
+        std::fs::write(&self.config, config).unwrap();
+        let answer = self.birdc("configure");
+        assert!(answer.contains("Reconfigured") || answer.contains("Reconfiguration in progress"), "{answer}");
+    }
+}
+
+impl Drop for Bird {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `done` holds, polling; panics after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    start.elapsed()
+}
+
+/// Empty routers of the default engines.
+pub fn routers() -> (Router<u32>, Router<u128>) {
+    let table = || NextHopTable::new(Mapping::Distinct);
+    (
+        Router::new(DEFAULT_IPV4, Rib::new(), table(), Window::Count(1)).unwrap(),
+        Router::new(DEFAULT_IPV6, Rib::new(), table(), Window::Count(1)).unwrap(),
+    )
+}
+
+/// A speaker listening on 127.0.0.1 (a free port) for `neighbours`.
+pub fn speaker(local_as: u32, value: ValueChoice, neighbours: Vec<NeighbourConfig>) -> Speaker {
+    let mut config = BgpConfig::new(local_as, Ipv4Addr::new(10, 255, 0, 1));
+    config.listen = Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
+    config.value = value;
+    config.neighbours = neighbours;
+    config.echo_log = std::env::var_os("FIBKIT_BGP_LOG").is_some();
+    let (router4, router6) = routers();
+    Speaker::start(config, router4, router6).unwrap()
+}
+
+/// A table as prefix -> value, for one family.
+pub type Table<A> = BTreeMap<Prefix<A>, Label>;
+
+/// The reference RIB of `table`, with its labels by next-hop index.
+pub fn reference<A: Address>(table: &Table<A>) -> (Rib<A>, Vec<Label>) {
+    let mut labels: Vec<Label> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let mut rib = Rib::new();
+    for (&prefix, &label) in table {
+        let hop = *index.entry(label).or_insert_with(|| {
+            labels.push(label);
+            labels.len() as u32
+        });
+        rib.insert(prefix, hop);
+    }
+    (rib, labels)
+}
+
+/// Every answer of `speaker`'s family-`A` FIB equals `table`'s: at both
+/// ends of every range of the reference and on `randoms` random
+/// addresses. Returns the number of addresses checked.
+pub fn check_answers<A: Address + Keyed>(speaker: &Speaker, table: &Table<A>, randoms: usize) -> usize {
+    let (rib, labels) = reference(table);
+    let reader = A::reader(speaker);
+    let expected = |hop: u32| (hop != NO_ROUTE).then(|| labels[hop as usize - 1]);
+    let mut checked = 0;
+    let mut check = |addr: A, want: u32| {
+        let got = reader.lookup(addr);
+        let got_label = (got != NO_ROUTE).then(|| speaker.label::<A>(got)).flatten();
+        assert_eq!(got_label, expected(want), "{} at {addr:?}: the FIB answered #{got}", A::FAMILY);
+        checked += 1;
+    };
+    rib.for_each_range(A::ZERO, A::MAX, |range| {
+        check(range.first, range.next_hop);
+        check(range.last, range.next_hop);
+    });
+    let mut random = XorShift64Pair::new(0x5eed);
+    for _ in 0..randoms {
+        let addr = A::from_random(&mut random);
+        check(addr, rib.lookup(addr));
+    }
+    checked
+}
+
+/// What the checks need of a family.
+pub trait Keyed: Address {
+    fn reader(speaker: &Speaker) -> fibkit::router::Reader<Self>;
+    fn from_random(random: &mut XorShift64Pair) -> Self;
+}
+
+impl Keyed for u32 {
+    fn reader(speaker: &Speaker) -> fibkit::router::Reader<u32> {
+        speaker.reader4()
+    }
+    fn from_random(random: &mut XorShift64Pair) -> u32 {
+        random.next() as u32
+    }
+}
+
+impl Keyed for u128 {
+    fn reader(speaker: &Speaker) -> fibkit::router::Reader<u128> {
+        speaker.reader6()
+    }
+    fn from_random(random: &mut XorShift64Pair) -> u128 {
+        // Where routes are: 2000::/3.
+        (random.next() >> 3) | (1 << 125)
+    }
+}
