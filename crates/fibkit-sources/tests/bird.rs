@@ -138,7 +138,7 @@ fn a_full_table_from_bird_then_churn_then_the_session_drops() {
     let table6: Table<u128> = table("ipdb-asn-2026-06/asn-ipv6.csv.gz", "linx-p69-2014-12-25-cut.rib6");
     let bird_address = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
     let speaker = speaker(65000, ValueChoice::OriginAs, vec![NeighbourConfig::new(bird_address, 65001)]);
-    let port = speaker.local_addr().unwrap().port();
+    let port = speaker.local_addrs()[0].port();
     let scratch = Scratch::new("bird-full");
 
     // 1. The full tables.

@@ -51,8 +51,9 @@ pub struct BgpConfig {
     pub local_as: u32,
     /// The BGP identifier.
     pub router_id: Ipv4Addr,
-    /// Where to accept connections (`None`: only active neighbours).
-    pub listen: Option<SocketAddr>,
+    /// Where to accept connections (none: only active neighbours). Port
+    /// 0 takes a free port, the same for every address after the first.
+    pub listen: Vec<SocketAddr>,
     /// The hold time offered (seconds; 0 or at least 3).
     pub hold_time: u16,
     /// What a route's value is: its next hop or its origin AS.
@@ -69,7 +70,7 @@ impl BgpConfig {
         BgpConfig {
             local_as,
             router_id,
-            listen: None,
+            listen: Vec::new(),
             hold_time: 90,
             value: ValueChoice::NextHop,
             neighbours: Vec::new(),

@@ -105,7 +105,7 @@ pub enum StartError {
 pub struct Speaker {
     shared: Arc<Shared>,
     readers: (Reader<u32>, Reader<u128>),
-    local_addr: Option<SocketAddr>,
+    local_addrs: Vec<SocketAddr>,
     threads: Vec<JoinHandle<()>>,
     events: Option<SyncSender<Event>>,
     writer: Option<JoinHandle<(Router<u32>, Router<u128>)>>,
@@ -122,15 +122,18 @@ impl Speaker {
     /// time of 1 or 2 s.
     pub fn start(config: BgpConfig, router4: Router<u32>, router6: Router<u128>) -> Result<Speaker, StartError> {
         check(&config)?;
-        let listener = match config.listen {
-            Some(address) => {
-                let listener = TcpListener::bind(address).map_err(|error| StartError::Listen { address, error })?;
-                listener.set_nonblocking(true).map_err(|error| StartError::Listen { address, error })?;
-                Some(listener)
-            }
-            None => None,
-        };
-        let local_addr = listener.as_ref().and_then(|listener| listener.local_addr().ok());
+        let mut listeners = Vec::new();
+        let mut port = 0;
+        for &address in &config.listen {
+            let address = if address.port() == 0 { SocketAddr::new(address.ip(), port) } else { address };
+            let listen = |error| StartError::Listen { address, error };
+            let listener = TcpListener::bind(address).map_err(listen)?;
+            listener.set_nonblocking(true).map_err(listen)?;
+            let local = listener.local_addr().map_err(listen)?;
+            port = local.port();
+            listeners.push((listener, local));
+        }
+        let local_addrs = listeners.iter().map(|(_, local)| *local).collect();
         let count = config.neighbours.len();
         let status = config
             .neighbours
@@ -165,7 +168,7 @@ impl Speaker {
             .spawn(move || writer.run(&received))
             .expect("spawn the speaker's thread");
         let mut threads = Vec::new();
-        if let Some(listener) = listener {
+        for (listener, _) in listeners {
             let (shared, events) = (Arc::clone(&shared), events.clone());
             threads.push(thread::spawn(move || listen(&shared, &listener, &events)));
         }
@@ -176,7 +179,7 @@ impl Speaker {
                 threads.push(thread::spawn(move || connect(&shared, neighbour, address, &events)));
             }
         }
-        Ok(Speaker { shared, readers, local_addr, threads, events: Some(events), writer: Some(writer) })
+        Ok(Speaker { shared, readers, local_addrs, threads, events: Some(events), writer: Some(writer) })
     }
 
     /// A reader of the IPv4 FIB.
@@ -195,9 +198,9 @@ impl Speaker {
         hop.checked_sub(1).and_then(|index| labels.get(index as usize).copied())
     }
 
-    /// The address connections are accepted on.
-    pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.local_addr
+    /// The addresses connections are accepted on.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local_addrs
     }
 
     /// Each neighbour's state and counts, in configuration order.

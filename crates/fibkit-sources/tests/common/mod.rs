@@ -119,10 +119,13 @@ pub fn routers() -> (Router<u32>, Router<u128>) {
     )
 }
 
-/// A speaker listening on 127.0.0.1 (a free port) for `neighbours`.
+/// A speaker listening on 127.0.0.1 and 127.0.0.5 (a free port) for
+/// `neighbours`.
 pub fn speaker(local_as: u32, value: ValueChoice, neighbours: Vec<NeighbourConfig>) -> Speaker {
     let mut config = BgpConfig::new(local_as, Ipv4Addr::new(10, 255, 0, 1));
-    config.listen = Some(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
+    config.listen = [Ipv4Addr::LOCALHOST, Ipv4Addr::new(127, 0, 0, 5)]
+        .map(|address| SocketAddr::new(IpAddr::V4(address), 0))
+        .to_vec();
     config.value = value;
     config.neighbours = neighbours;
     config.echo_log = std::env::var_os("FIBKIT_BGP_LOG").is_some();
@@ -196,5 +199,57 @@ impl Keyed for u128 {
     fn from_random(random: &mut XorShift64Pair) -> u128 {
         // Where routes are: 2000::/3.
         (random.next() >> 3) | (1 << 125)
+    }
+}
+
+/// A free TCP port on the loopback address (for a daemon's own API).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A GoBGP daemon with a configuration of the test's and its gRPC API on
+/// a port of its own, killed when dropped.
+pub struct GoBgp {
+    child: Child,
+    api: String,
+}
+
+impl GoBgp {
+    pub fn start(gobgpd: &Path, scratch: &Scratch, config: &str) -> GoBgp {
+        let config_path = scratch.0.join("gobgpd.toml");
+        std::fs::write(&config_path, config).unwrap();
+        let api = free_port().to_string();
+        let child = Command::new(gobgpd)
+            .arg("-f")
+            .arg(&config_path)
+            .args(["--api-hosts", &format!("127.0.0.1:{api}"), "--pprof-disable", "-p", "-l", "warn"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start gobgpd");
+        let gobgp = GoBgp { child, api };
+        wait_for("GoBGP's API", Duration::from_secs(60), || gobgp.try_cli(&["global"]).is_ok());
+        gobgp
+    }
+
+    fn try_cli(&self, args: &[&str]) -> Result<String, String> {
+        let output = Command::new("gobgp").args(["-p", &self.api]).args(args).output().expect("run gobgp");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+        if output.status.success() {
+            Ok(text)
+        } else {
+            Err(text)
+        }
+    }
+
+    /// Runs `gobgp` with `args` against this daemon; its output.
+    pub fn cli(&self, args: &[&str]) -> String {
+        self.try_cli(args).unwrap_or_else(|error| panic!("gobgp {args:?}: {error}"))
+    }
+}
+
+impl Drop for GoBgp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

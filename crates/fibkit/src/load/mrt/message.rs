@@ -266,3 +266,146 @@ fn nlri_entry(cursor: &mut Cursor<'_>, family: Family, add_path: bool, what: &st
     let path_id = if add_path { Some(cursor.u32("path identifier")?) } else { None };
     Ok(Nlri { path_id, prefix: cursor.nlri_prefix(family, what)?, offset })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::attributes::ATTR_MP_REACH_NLRI;
+    use super::*;
+
+    const WELL_KNOWN: u8 = 0x40;
+    const OPTIONAL: u8 = 0x80;
+
+    fn attribute(out: &mut Vec<u8>, flags: u8, code: u8, value: &[u8]) {
+        out.extend([flags, code, value.len() as u8]);
+        out.extend(value);
+    }
+
+    /// ORIGIN IGP, AS_PATH (sequence of `path`, 4-byte), NEXT_HOP 192.0.2.1.
+    fn mandatory(path: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        attribute(&mut out, WELL_KNOWN, ATTR_ORIGIN, &[0]);
+        let mut as_path = vec![2, path.len() as u8];
+        path.iter().for_each(|asn| as_path.extend(asn.to_be_bytes()));
+        attribute(&mut out, WELL_KNOWN, ATTR_AS_PATH, &as_path);
+        attribute(&mut out, WELL_KNOWN, ATTR_NEXT_HOP, &[192, 0, 2, 1]);
+        out
+    }
+
+    fn body(withdrawn: &[u8], attributes: &[u8], nlri: &[u8]) -> Vec<u8> {
+        let mut out = (withdrawn.len() as u16).to_be_bytes().to_vec();
+        out.extend(withdrawn);
+        out.extend((attributes.len() as u16).to_be_bytes());
+        out.extend(attributes);
+        out.extend(nlri);
+        out
+    }
+
+    fn prefix(text: &str) -> IpPrefix {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn a_whole_update_decodes_without_faults() {
+        let mut attributes = mandatory(&[64500, 64501, 15169]);
+        attribute(&mut attributes, OPTIONAL, ATTR_MULTI_EXIT_DISC, &7u32.to_be_bytes());
+        attribute(&mut attributes, WELL_KNOWN, ATTR_LOCAL_PREF, &200u32.to_be_bytes());
+        // MP_REACH_NLRI: IPv6 unicast, next hop 2001:db8::1, 2001:db8:1::/48.
+        let mut reach = vec![0, 2, 1, 16];
+        reach.extend("2001:db8::1".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        reach.extend([0, 48, 0x20, 0x01, 0x0d, 0xb8, 0, 1]);
+        attribute(&mut attributes, OPTIONAL, ATTR_MP_REACH_NLRI, &reach);
+        let message = decode_update(&body(&[8, 10], &attributes, &[24, 1, 2, 3]), true, false).unwrap();
+        assert_eq!(message.faults, vec![]);
+        assert_eq!(message.decisive_fault(), None);
+        let prefixes = |entries: &[Nlri]| entries.iter().map(|entry| entry.prefix).collect::<Vec<_>>();
+        assert_eq!(prefixes(&message.withdrawn), vec![prefix("10.0.0.0/8")]);
+        assert_eq!(prefixes(&message.announced), vec![prefix("1.2.3.0/24"), prefix("2001:db8:1::/48")]);
+        let path = &message.path;
+        assert_eq!((path.origin, path.med, path.local_pref), (Some(0), Some(7), Some(200)));
+        let as_path = path.as_path.unwrap();
+        assert_eq!(
+            (as_path.length, as_path.first, as_path.origin, as_path.has_set),
+            (3, Some(64500), Some(15169), false)
+        );
+        assert_eq!(path.next_hop_for(Family::Ipv4), Some("192.0.2.1".parse().unwrap()));
+        assert_eq!(path.next_hop_for(Family::Ipv6), Some("2001:db8::1".parse().unwrap()));
+    }
+
+    /// The action the decoder takes on `body`: an error's, or the decisive
+    /// fault's.
+    fn action(body: &[u8]) -> Option<Action> {
+        match decode_update(body, true, false) {
+            Ok(message) => message.decisive_fault().map(|fault| fault.action),
+            Err(fault) => Some(fault.action),
+        }
+    }
+
+    #[test]
+    fn each_fault_gets_the_action_rfc_7606_gives_it() {
+        let nlri = [24, 1, 2, 3];
+        let good = mandatory(&[64500]);
+        // Lengths that lie.
+        assert_eq!(action(&[0, 9, 8, 10]), Some(Action::Reset(1)), "withdrawn routes past the message");
+        let mut lying = body(&[], &good, &nlri);
+        lying[3] += 40;
+        assert_eq!(action(&lying), Some(Action::Reset(1)), "attributes past the message");
+        let mut overrun = good.clone();
+        overrun.extend([WELL_KNOWN, ATTR_LOCAL_PREF, 9, 0, 0]);
+        assert_eq!(action(&body(&[], &overrun, &nlri)), Some(Action::TreatAsWithdraw), "an attribute overruns");
+        assert_eq!(action(&body(&[], &overrun, &[])), Some(Action::Reset(1)), "an overrun and no NLRI found");
+        // Prefix lengths past the family's.
+        assert_eq!(action(&body(&[], &good, &[33, 1, 2, 3, 4, 5])), Some(Action::Reset(10)));
+        assert_eq!(action(&body(&[40, 1, 2, 3, 4, 5], &[], &[])), Some(Action::Reset(10)));
+        let mut reach = vec![0, 2, 1, 16];
+        reach.extend([0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 129]);
+        reach.extend([0xff; 17]);
+        let mut mp = good.clone();
+        attribute(&mut mp, OPTIONAL, ATTR_MP_REACH_NLRI, &reach);
+        assert_eq!(action(&body(&[], &mp, &[])), Some(Action::Reset(10)), "an IPv6 prefix of 129 bits");
+        // An unrecognized well-known attribute.
+        let mut unknown = good.clone();
+        attribute(&mut unknown, WELL_KNOWN, 99, &[1]);
+        assert_eq!(action(&body(&[], &unknown, &nlri)), Some(Action::Reset(2)));
+        // ... but an unknown optional one is passed over.
+        let mut optional = good.clone();
+        attribute(&mut optional, OPTIONAL | WELL_KNOWN, 99, &[1]);
+        assert_eq!(action(&body(&[], &optional, &nlri)), None);
+        // AS_SET in the AS_PATH.
+        let mut with_set = Vec::new();
+        attribute(&mut with_set, WELL_KNOWN, ATTR_ORIGIN, &[0]);
+        attribute(&mut with_set, WELL_KNOWN, ATTR_AS_PATH, &[2, 1, 0, 0, 1, 1, 1, 2, 0, 0, 0, 9, 0, 0, 0, 8]);
+        attribute(&mut with_set, WELL_KNOWN, ATTR_NEXT_HOP, &[192, 0, 2, 1]);
+        let message = decode_update(&body(&[], &with_set, &nlri), true, false).unwrap();
+        let fault = message.decisive_fault().unwrap();
+        assert_eq!((fault.action, fault.attribute), (Action::TreatAsWithdraw, Some(ATTR_AS_PATH)));
+        assert_eq!(message.path.as_path.unwrap().origin, Some(8), "the set's lowest ASN");
+        // Malformed values, missing attributes, wrong flags.
+        let mut bad_origin = good.clone();
+        bad_origin[3] = 3;
+        assert_eq!(action(&body(&[], &bad_origin, &nlri)), Some(Action::TreatAsWithdraw), "ORIGIN 3");
+        let mut short_med = good.clone();
+        attribute(&mut short_med, OPTIONAL, ATTR_MULTI_EXIT_DISC, &[0, 0, 7]);
+        assert_eq!(action(&body(&[], &short_med, &nlri)), Some(Action::TreatAsWithdraw), "MED of 3 bytes");
+        let mut med_flags = good.clone();
+        attribute(&mut med_flags, WELL_KNOWN, ATTR_MULTI_EXIT_DISC, &[0, 0, 0, 7]);
+        assert_eq!(action(&body(&[], &med_flags, &nlri)), Some(Action::TreatAsWithdraw), "MED flagged well-known");
+        let no_next_hop = &good[..good.len() - 7];
+        assert_eq!(action(&body(&[], no_next_hop, &nlri)), Some(Action::TreatAsWithdraw), "no NEXT_HOP");
+        assert_eq!(action(&body(&[], &good[4..], &nlri)), Some(Action::TreatAsWithdraw), "no ORIGIN");
+        // A repeat: discarded; a repeated MP_REACH_NLRI: reset.
+        let mut repeated = good.clone();
+        attribute(&mut repeated, OPTIONAL, ATTR_MULTI_EXIT_DISC, &[0, 0, 0, 7]);
+        attribute(&mut repeated, OPTIONAL, ATTR_MULTI_EXIT_DISC, &[0, 0, 0, 9]);
+        let message = decode_update(&body(&[], &repeated, &nlri), true, false).unwrap();
+        assert_eq!(message.decisive_fault(), None);
+        assert_eq!((message.faults[0].action, message.path.med), (Action::Discard, Some(7)));
+        let mut reach = vec![0, 1, 1, 4, 192, 0, 2, 1, 0];
+        reach.extend([8, 10]);
+        let mut twice = good.clone();
+        attribute(&mut twice, OPTIONAL, ATTR_MP_REACH_NLRI, &reach);
+        attribute(&mut twice, OPTIONAL, ATTR_MP_REACH_NLRI, &reach);
+        assert_eq!(action(&body(&[], &twice, &[])), Some(Action::Reset(1)));
+        // A withdrawal needs no attributes.
+        assert_eq!(action(&body(&[8, 10], &[], &[])), None);
+    }
+}
