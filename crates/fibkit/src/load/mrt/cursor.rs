@@ -79,8 +79,7 @@ impl<'a> Cursor<'a> {
     /// The next `len` bytes as a cursor of their own.
     pub(super) fn take(&mut self, len: usize, what: &str) -> Result<Cursor<'a>, Malformed> {
         if len > self.remaining() {
-            return Err(self
-                .malformed(format!("{what} needs {len} bytes, but only {} are left in the record", self.remaining())));
+            return Err(self.malformed(format!("{what} needs {len} bytes, but only {} are left", self.remaining())));
         }
         let taken = Cursor::new(&self.bytes[self.position..self.position + len], self.base + self.position);
         self.position += len;
