@@ -19,6 +19,7 @@ mod bench;
 mod compile;
 mod convert;
 mod family;
+mod follow;
 mod lookup;
 mod numbers;
 mod registered;
@@ -48,6 +49,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Apply an update trace to a live FIB while readers look up.
     Replay(replay::ReplayArgs),
+    /// Peer with BGP neighbours (receive-only) and print every change of
+    /// the live FIB.
+    Follow(follow::FollowArgs),
     /// Write a table (MRT, any input format) as `PREFIX NEXTHOP` text.
     Convert(convert::ConvertArgs),
     /// The route of each address (arguments, files, CSV columns, stdin).
@@ -136,6 +140,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Verify(args) => verify::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Follow(args) => follow::run(&args),
         Command::Convert(args) => convert::run(&args),
         Command::Lookup(args) => lookup::run(&args),
         Command::Compile(args) => compile::run(&args),
@@ -153,7 +158,7 @@ impl Command {
             Command::Convert(args) => Some(&args.table),
             Command::Lookup(args) => Some(&args.table),
             Command::Compile(args) => Some(&args.table),
-            Command::Replay(_) | Command::Reproduce(_) => None,
+            Command::Replay(_) | Command::Follow(_) | Command::Reproduce(_) => None,
         }
     }
 }

@@ -23,7 +23,7 @@ use fibkit::load::bgp::{decode_update, Action, UpdateMessage};
 use fibkit::Family;
 
 use super::decision::{Identity, Route, DEFAULT_LOCAL_PREF};
-use super::speaker::{Event, Shared};
+use super::speaker::{Event, Routes, Shared};
 use super::wire::{self, code, keepalive, Message, MessageReader, Notification, Open, Received};
 use super::SessionState;
 
@@ -36,6 +36,8 @@ const OPEN_WAIT: Duration = Duration::from_secs(30);
 
 /// Why a session ended, for the log.
 type Ended = String;
+/// UPDATEs already read that go to the speaker in one event, at most.
+const BATCH_MESSAGES: usize = 256;
 
 /// Runs a session with neighbour `neighbour` over `stream` until it ends;
 /// returns why it ended. The speaker hears of it through `events`.
@@ -189,24 +191,51 @@ impl Session<'_> {
                 Err(error) => return format!("connection lost: {error}"),
             };
             heard = Instant::now();
-            match message {
-                Message::Keepalive | Message::RouteRefresh => {}
-                Message::Update(body) => {
-                    if let Err(ended) = self.update(&body, events, external) {
-                        return ended;
+            // This message and those already read behind it (up to
+            // BATCH_MESSAGES) go to the speaker as one event.
+            let mut updates = Vec::new();
+            let mut next = Some(message);
+            let mut ended = None;
+            while let Some(message) = next.take() {
+                match message {
+                    Message::Keepalive | Message::RouteRefresh => {}
+                    Message::Update(body) => match self.update(&body, external) {
+                        Ok(routes) => updates.push(routes),
+                        Err(why) => ended = Some(why),
+                    },
+                    Message::Notification(notification) => ended = Some(format!("received {notification}")),
+                    // RFC 6608: an unexpected message in Established.
+                    Message::Open(_) => {
+                        ended = Some(self.notify(Notification::new(code::FSM, 3), "OPEN in Established"));
                     }
                 }
-                Message::Notification(notification) => return format!("received {notification}"),
-                Message::Open(_) => {
-                    // RFC 6608: an unexpected message in Established.
-                    return self.notify(Notification::new(code::FSM, 3), "OPEN in Established");
+                if ended.is_some() || updates.len() == BATCH_MESSAGES {
+                    break;
                 }
+                next = match self.reader.buffered() {
+                    Some(Received::Message(message)) => Some(message),
+                    Some(Received::Invalid(notification)) => {
+                        ended = Some(self.notify(notification, "a malformed message"));
+                        None
+                    }
+                    _ => None,
+                };
+            }
+            if !updates.is_empty() {
+                let event = Event::Update { neighbour: self.neighbour, updates, received: heard };
+                if events.send(event).is_err() {
+                    return "the speaker stopped".to_string();
+                }
+            }
+            if let Some(ended) = ended {
+                return ended;
             }
         }
     }
 
-    /// One UPDATE: decoded, judged as RFC 7606 says, sent to the speaker.
-    fn update(&mut self, body: &[u8], events: &SyncSender<Event>, external: bool) -> Result<(), Ended> {
+    /// One UPDATE, decoded and judged as RFC 7606 says: its routes, or why
+    /// the session ends.
+    fn update(&mut self, body: &[u8], external: bool) -> Result<Routes, Ended> {
         let message = match decode_update(body, self.as4, false) {
             Ok(message) => message,
             Err(fault) => {
@@ -241,8 +270,7 @@ impl Session<'_> {
             Vec::new()
         };
         let withdrawn = withdrawn.into_iter().map(|entry| entry.prefix).collect();
-        let event = Event::Update { neighbour: self.neighbour, withdrawn, announced, route };
-        events.send(event).map_err(|_| "the speaker stopped".to_string())
+        Ok(Routes { withdrawn, announced, route })
     }
 
     /// The decision's view of an UPDATE's routes.

@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -24,20 +24,30 @@ use super::{BgpConfig, NeighbourStatus, SessionState, SpeakerStats};
 /// How many events the sessions may queue ahead of the speaker's thread
 /// (each an UPDATE at most 4 KiB on the wire): a neighbour that sends
 /// faster than the routers apply waits on its socket, as TCP makes it.
-const QUEUE: usize = 1024;
+const QUEUE: usize = 16;
 /// Lines the journal keeps.
 const JOURNAL_LINES: usize = 10_000;
 /// Events taken into one batch at most.
-const BATCH_EVENTS: usize = 4096;
+const BATCH_EVENTS: usize = 64;
+/// UPDATE latencies kept (the last ones).
+const LATENCIES: usize = 1 << 16;
 
 /// What the session threads tell the speaker's thread.
 pub enum Event {
     /// A session was established.
     Up { neighbour: usize, identity: Identity },
-    /// An UPDATE: prefixes withdrawn, and prefixes announced with `route`.
-    Update { neighbour: usize, withdrawn: Vec<IpPrefix>, announced: Vec<IpPrefix>, route: Option<Arc<Route>> },
+    /// UPDATEs, in order; when the first was read.
+    Update { neighbour: usize, updates: Vec<Routes>, received: Instant },
     /// A session ended: its routes go.
     Down { neighbour: usize },
+}
+
+/// What one UPDATE says: prefixes withdrawn, and prefixes announced with
+/// `route`.
+pub struct Routes {
+    pub withdrawn: Vec<IpPrefix>,
+    pub announced: Vec<IpPrefix>,
+    pub route: Option<Arc<Route>>,
 }
 
 /// What every thread of the speaker shares.
@@ -55,6 +65,8 @@ pub struct Shared {
     /// The label of each next-hop index of the IPv4 and IPv6 routers.
     labels: [RwLock<Vec<Label>>; 2],
     sessions: Mutex<Vec<JoinHandle<()>>>,
+    /// The last UPDATEs' times from receipt to publication, in µs.
+    latencies: Mutex<VecDeque<u32>>,
 }
 
 impl Shared {
@@ -121,6 +133,29 @@ impl Speaker {
     /// [`StartError::Config`] for a neighbour configured twice, or a hold
     /// time of 1 or 2 s.
     pub fn start(config: BgpConfig, router4: Router<u32>, router6: Router<u128>) -> Result<Speaker, StartError> {
+        Self::start_with(config, router4, router6, None)
+    }
+
+    /// [`Speaker::start`], sending every change of either FIB to `changes`
+    /// as it is published (one `Vec` a batch, IPv4 then IPv6).
+    ///
+    /// # Errors
+    /// As [`Speaker::start`].
+    pub fn start_following(
+        config: BgpConfig,
+        router4: Router<u32>,
+        router6: Router<u128>,
+        changes: Sender<Vec<Update<IpPrefix>>>,
+    ) -> Result<Speaker, StartError> {
+        Self::start_with(config, router4, router6, Some(changes))
+    }
+
+    fn start_with(
+        config: BgpConfig,
+        router4: Router<u32>,
+        router6: Router<u128>,
+        changes: Option<Sender<Vec<Update<IpPrefix>>>>,
+    ) -> Result<Speaker, StartError> {
         check(&config)?;
         let mut listeners = Vec::new();
         let mut port = 0;
@@ -159,10 +194,11 @@ impl Speaker {
             stats: Mutex::new(SpeakerStats::default()),
             labels: [RwLock::new(Vec::new()), RwLock::new(Vec::new())],
             sessions: Mutex::new(Vec::new()),
+            latencies: Mutex::new(VecDeque::with_capacity(LATENCIES)),
         });
         let readers = (router4.reader(), router6.reader());
         let (events, received) = sync_channel(QUEUE);
-        let writer = Writer::new(Arc::clone(&shared), router4, router6);
+        let writer = Writer::new(Arc::clone(&shared), router4, router6, changes);
         let writer = thread::Builder::new()
             .name("fibkit-bgp".into())
             .spawn(move || writer.run(&received))
@@ -211,6 +247,29 @@ impl Speaker {
     /// The speaker's counts.
     pub fn stats(&self) -> SpeakerStats {
         self.shared.stats.lock().expect("stats lock").clone()
+    }
+
+    /// Percentiles (0 to 100) of the time from an UPDATE's receipt to the
+    /// publication of what it changed, over the last 65,536 UPDATEs. An
+    /// UPDATE read behind others counts from the first one's receipt (an
+    /// upper bound), and one that changed nothing to the end of its batch.
+    /// `None` before the first.
+    pub fn latency(&self, percentiles: &[f64]) -> Option<Vec<Duration>> {
+        let mut sorted: Vec<u32> = self.shared.latencies.lock().expect("latency lock").iter().copied().collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_unstable();
+        let at = |percentile: f64| {
+            let rank = (percentile / 100.0 * (sorted.len() - 1) as f64).round() as usize;
+            Duration::from_micros(u64::from(sorted[rank.min(sorted.len() - 1)]))
+        };
+        Some(percentiles.iter().map(|&percentile| at(percentile)).collect())
+    }
+
+    /// Forgets the latencies measured so far (to measure a phase alone).
+    pub fn reset_latency(&self) {
+        self.shared.latencies.lock().expect("latency lock").clear();
     }
 
     /// The log's last lines (at most 10,000), oldest first.
@@ -368,10 +427,18 @@ struct Writer {
     identities: Vec<Identity>,
     up: Vec<bool>,
     counts: Vec<usize>,
+    /// UPDATEs received from each neighbour.
+    updates: Vec<u64>,
+    changes: Option<Sender<Vec<Update<IpPrefix>>>>,
 }
 
 impl Writer {
-    fn new(shared: Arc<Shared>, router4: Router<u32>, router6: Router<u128>) -> Self {
+    fn new(
+        shared: Arc<Shared>,
+        router4: Router<u32>,
+        router6: Router<u128>,
+        changes: Option<Sender<Vec<Update<IpPrefix>>>>,
+    ) -> Self {
         let count = shared.config.neighbours.len();
         let identities = shared
             .config
@@ -388,22 +455,31 @@ impl Writer {
             identities,
             up: vec![false; count],
             counts: vec![0; count],
+            updates: vec![0; count],
+            changes,
         }
     }
 
     fn run(mut self, events: &Receiver<Event>) -> (Router<u32>, Router<u128>) {
+        let mut receipts = Vec::new();
         while let Ok(first) = events.recv() {
             let (mut touched4, mut touched6) = (Touched::new(), Touched::new());
-            self.handle(first, &mut touched4, &mut touched6);
-            for _ in 1..BATCH_EVENTS {
-                match events.try_recv() {
-                    Ok(event) => self.handle(event, &mut touched4, &mut touched6),
-                    Err(_) => break,
+            for event in std::iter::once(first).chain(events.try_iter().take(BATCH_EVENTS - 1)) {
+                if let Event::Update { received, ref updates, .. } = event {
+                    receipts.push((received, updates.len()));
                 }
+                self.handle(event, &mut touched4, &mut touched6);
             }
             let decide = Decide { identities: &self.identities, choice: self.shared.config.value };
-            let applied4 = publish(&self.shared, &mut self.rib4, &mut self.router4, touched4, decide);
-            let applied6 = publish(&self.shared, &mut self.rib6, &mut self.router6, touched6, decide);
+            let mut changes = self.changes.as_ref().map(|_| Vec::new());
+            let applied4 = publish(&self.shared, &mut self.rib4, &mut self.router4, touched4, decide, &mut changes);
+            let applied6 = publish(&self.shared, &mut self.rib6, &mut self.router6, touched6, decide, &mut changes);
+            if let (Some(sender), Some(changes)) = (&self.changes, changes.filter(|changes| !changes.is_empty())) {
+                // A follower that went away stops getting them.
+                if sender.send(changes).is_err() {
+                    self.changes = None;
+                }
+            }
             let mut stats = self.shared.stats.lock().expect("stats lock");
             stats.routes4 = self.rib4.len();
             stats.routes6 = self.rib6.len();
@@ -413,9 +489,22 @@ impl Writer {
                 stats.batches += u64::from(updates > 0);
             }
             drop(stats);
+            let published = Instant::now();
+            let mut latencies = self.shared.latencies.lock().expect("latency lock");
+            for (received, count) in receipts.drain(..) {
+                let micros = published.saturating_duration_since(received).as_micros().min(u128::from(u32::MAX));
+                for _ in 0..count.min(LATENCIES) {
+                    if latencies.len() == LATENCIES {
+                        latencies.pop_front();
+                    }
+                    latencies.push_back(micros as u32);
+                }
+            }
+            drop(latencies);
             let mut status = self.shared.status.lock().expect("status lock");
-            for (status, &count) in status.iter_mut().zip(&self.counts) {
+            for ((status, &count), &updates) in status.iter_mut().zip(&self.counts).zip(&self.updates) {
                 status.prefixes = count;
+                status.updates = updates;
             }
         }
         (self.router4, self.router6)
@@ -432,22 +521,28 @@ impl Writer {
             Event::Down { neighbour } => self.drop_routes(neighbour, touched4, touched6),
             // Queued before its session ended: its routes are gone.
             Event::Update { neighbour, .. } if !self.up[neighbour] => {}
-            Event::Update { neighbour, withdrawn, announced, route } => {
-                self.shared.status.lock().expect("status lock")[neighbour].updates += 1;
+            Event::Update { neighbour, updates, received: _ } => {
+                self.updates[neighbour] += updates.len() as u64;
                 let id = neighbour as u16;
                 let decide = Decide { identities: &self.identities, choice: self.shared.config.value };
                 let count = &mut self.counts[neighbour];
-                for prefix in withdrawn {
-                    match prefix {
-                        IpPrefix::V4(prefix) => withdraw(&mut self.rib4, touched4, prefix, id, count, decide),
-                        IpPrefix::V6(prefix) => withdraw(&mut self.rib6, touched6, prefix, id, count, decide),
+                for Routes { withdrawn, announced, route } in updates {
+                    for prefix in withdrawn {
+                        match prefix {
+                            IpPrefix::V4(prefix) => withdraw(&mut self.rib4, touched4, prefix, id, count, decide),
+                            IpPrefix::V6(prefix) => withdraw(&mut self.rib6, touched6, prefix, id, count, decide),
+                        }
                     }
-                }
-                for prefix in route.as_ref().map_or(&[][..], |_| &announced[..]) {
-                    let route = route.as_ref().expect("announced with a route");
-                    match *prefix {
-                        IpPrefix::V4(prefix) => announce(&mut self.rib4, touched4, prefix, id, route, count, decide),
-                        IpPrefix::V6(prefix) => announce(&mut self.rib6, touched6, prefix, id, route, count, decide),
+                    let Some(route) = route else { continue };
+                    for prefix in announced {
+                        match prefix {
+                            IpPrefix::V4(prefix) => {
+                                announce(&mut self.rib4, touched4, prefix, id, &route, count, decide)
+                            }
+                            IpPrefix::V6(prefix) => {
+                                announce(&mut self.rib6, touched6, prefix, id, &route, count, decide)
+                            }
+                        }
                     }
                 }
                 self.limit(neighbour, touched4, touched6);
@@ -557,6 +652,7 @@ fn publish<A: Address>(
     router: &mut Router<A>,
     touched: Touched<A>,
     decide: Decide<'_>,
+    changes: &mut Option<Vec<Update<IpPrefix>>>,
 ) -> (u64, u64) {
     let mut batch = Vec::new();
     for (prefix, before) in touched {
@@ -577,6 +673,12 @@ fn publish<A: Address>(
     }
     if batch.is_empty() {
         return (0, 0);
+    }
+    if let Some(changes) = changes {
+        changes.extend(batch.iter().map(|update| match *update {
+            Update::Announce { prefix, value } => Update::Announce { prefix: prefix.into(), value },
+            Update::Withdraw { prefix } => Update::Withdraw { prefix: prefix.into() },
+        }));
     }
     let rejected = match router.apply(&batch) {
         Ok(published) => {

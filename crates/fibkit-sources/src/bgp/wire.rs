@@ -301,12 +301,25 @@ pub enum Message {
     RouteRefresh,
 }
 
+/// Bytes a [`MessageReader`] reads ahead at most: sixteen of the largest
+/// messages.
+const READ_AHEAD: usize = 16 * MAX_MESSAGE_LEN;
+
 /// Splits a byte stream into messages. Reads never wait past the stream's
-/// read timeout: a message arrives in as many reads as it takes, and the
-/// buffer never holds more than one message beyond what was read.
-#[derive(Default)]
+/// read timeout: a message arrives in as many reads as it takes. Each read
+/// takes what the socket has, up to 64 KiB, so that a busy session costs a
+/// system call per many messages.
 pub struct MessageReader {
-    buffer: Vec<u8>,
+    buffer: Box<[u8]>,
+    /// The bytes read and not yet taken: `buffer[start..end]`.
+    start: usize,
+    end: usize,
+}
+
+impl Default for MessageReader {
+    fn default() -> Self {
+        MessageReader { buffer: vec![0; READ_AHEAD].into_boxed_slice(), start: 0, end: 0 }
+    }
 }
 
 /// What [`MessageReader::next`] found.
@@ -332,11 +345,16 @@ impl MessageReader {
             if let Some(found) = self.take() {
                 return Ok(found);
             }
-            let mut chunk = [0u8; 8192];
-            let want = self.wanted().min(chunk.len());
-            match stream.read(&mut chunk[..want]) {
+            // Room for the rest of the message: what was read moves to the
+            // front (at most one message's worth).
+            if self.start > 0 {
+                self.buffer.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            match stream.read(&mut self.buffer[self.end..]) {
                 Ok(0) => return Ok(Received::Closed),
-                Ok(n) => self.buffer.extend_from_slice(&chunk[..n]),
+                Ok(n) => self.end += n,
                 Err(error) if matches!(error.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
                     return Ok(Received::Nothing);
                 }
@@ -346,26 +364,24 @@ impl MessageReader {
         }
     }
 
-    /// Bytes still missing from the message being read.
-    fn wanted(&self) -> usize {
-        if self.buffer.len() < HEADER_LEN {
-            return HEADER_LEN - self.buffer.len();
-        }
-        let length = usize::from(u16::from_be_bytes([self.buffer[16], self.buffer[17]]));
-        length.saturating_sub(self.buffer.len()).max(1)
+    /// The next message if the bytes already read hold it whole (no
+    /// read).
+    pub fn buffered(&mut self) -> Option<Received> {
+        self.take()
     }
 
     /// A message from the buffer, if it holds one whole.
     fn take(&mut self) -> Option<Received> {
-        if self.buffer.len() < HEADER_LEN {
+        let read = &self.buffer[self.start..self.end];
+        if read.len() < HEADER_LEN {
             return None;
         }
-        if self.buffer[..16].iter().any(|&byte| byte != 0xff) {
+        if read[..16].iter().any(|&byte| byte != 0xff) {
             return Some(Received::Invalid(Notification::new(code::HEADER, 1)));
         }
-        let length_bytes = [self.buffer[16], self.buffer[17]];
+        let length_bytes = [read[16], read[17]];
         let length = usize::from(u16::from_be_bytes(length_bytes));
-        let kind = self.buffer[18];
+        let kind = read[18];
         let bad_length = Received::Invalid(Notification::new(code::HEADER, 2).with_data(&length_bytes));
         let (min, max) = match kind {
             OPEN => (29, MAX_MESSAGE_LEN),
@@ -378,11 +394,11 @@ impl MessageReader {
         if length < min || length > max {
             return Some(bad_length);
         }
-        if self.buffer.len() < length {
+        if read.len() < length {
             return None;
         }
-        let body: Vec<u8> = self.buffer[HEADER_LEN..length].to_vec();
-        self.buffer.drain(..length);
+        let body: Vec<u8> = read[HEADER_LEN..length].to_vec();
+        self.start += length;
         Some(Received::Message(match kind {
             OPEN => Message::Open(body),
             UPDATE => Message::Update(body),
