@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::data::shared_data;
 use common::{check_answers, installed, speaker, wait_for, Bird, Keyed, Scratch, Table};
-use fibkit::load::{load_path, LoadOptions, ValueChoice};
+use fibkit::addr::IpPrefix;
+use fibkit::load::{load_path, load_updates, LoadOptions, Update, ValueChoice};
 use fibkit::nexthop::Label;
 use fibkit::{Address, Prefix, NO_ROUTE};
 use fibkit_sources::bgp::{NeighbourConfig, SessionState, Speaker};
@@ -83,6 +84,20 @@ fn churned<A: Address>(table: &Table<A>) -> Table<A> {
     next
 }
 
+/// Applies an update of the LINX trace to `table`: a next hop becomes
+/// the made-up origin AS of its address's number.
+fn apply_trace_update(table: &mut Table<u32>, update: &Update) {
+    match *update {
+        Update::Announce { prefix: IpPrefix::V4(prefix), value: Label::Addr(IpAddr::V4(next_hop)) } => {
+            table.insert(prefix, Label::Number(u64::from(u32::from(next_hop))));
+        }
+        Update::Withdraw { prefix: IpPrefix::V4(prefix) } => {
+            table.remove(&prefix);
+        }
+        ref other => panic!("not an IPv4 update of the trace: {other:?}"),
+    }
+}
+
 /// The values any state between `before` and `after` may give `addr`:
 /// those of every prefix covering it in either, or no route.
 fn possible<A: Address>(addr: A, before: &Table<A>, after: &Table<A>) -> HashSet<Option<Label>> {
@@ -145,34 +160,49 @@ fn a_full_table_from_bird_then_churn_then_the_session_drops() {
     let bird = Bird::start(&bird, &scratch, &bird_config(port, &table4, &table6));
     wait_for("the session", Duration::from_secs(120), || speaker.neighbours()[0].state == SessionState::Established);
     let established = Instant::now();
-    wait_for("the first UPDATE", Duration::from_secs(120), || speaker.neighbours()[0].updates > 0);
-    let first = Instant::now();
     settle(&speaker, table4.len(), table6.len());
     eprintln!(
-        "converged: {} IPv4 and {} IPv6 routes, {:.2} s from the first UPDATE ({:.2} s after the session came up)",
+        "converged: {} IPv4 and {} IPv6 routes within {:.1} s of the session coming up (a test, not a benchmark)",
         table4.len(),
         table6.len(),
-        first.elapsed().as_secs_f64() - 0.5,
         established.elapsed().as_secs_f64() - 0.5
     );
     let checked = check_answers(&speaker, &table4, 1_000_000) + check_answers(&speaker, &table6, 1_000_000);
     eprintln!("full tables: {checked} answers equal BIRD's table");
 
-    // 2. Churn, with readers looking up throughout.
-    let (next4, next6) = (churned(&table4), churned(&table6));
-    let samples4 = samples(&table4, &next4, 20_000);
-    let samples6 = samples(&table6, &next6, 20_000);
-    let stop = AtomicBool::new(false);
-    let lookups = std::thread::scope(|scope| {
-        let readers4 = scope.spawn(|| read_throughout(&speaker, &samples4, &stop));
-        let readers6 = scope.spawn(|| read_throughout(&speaker, &samples6, &stop));
-        bird.reconfigure(&bird_config(port, &next4, &next6));
-        settle(&speaker, next4.len(), next6.len());
-        stop.store(true, Ordering::Relaxed);
-        readers4.join().unwrap() + readers6.join().unwrap()
-    });
-    let checked = check_answers(&speaker, &next4, 1_000_000) + check_answers(&speaker, &next6, 1_000_000);
-    eprintln!("after churn: {checked} answers equal BIRD's table; {lookups} lookups during it, each from some state");
+    // 2. Churn, then the LINX trace in four parts (BIRD sends what each
+    // reconfiguration changed), with readers looking up throughout.
+    let mut stages = vec![("churn", churned(&table4), churned(&table6))];
+    if let Some(trace) = shared_data("linx-p52-2014-12-17.updates.gz") {
+        let trace = load_updates(&trace, &LoadOptions::default()).unwrap();
+        let mut current = stages[0].1.clone();
+        for (part, updates) in trace.updates.chunks(trace.updates.len().div_ceil(4)).enumerate() {
+            for timed in updates {
+                apply_trace_update(&mut current, &timed.update);
+            }
+            let name = ["LINX trace, part 1", "LINX trace, part 2", "LINX trace, part 3", "LINX trace, part 4"][part];
+            stages.push((name, current.clone(), stages[0].2.clone()));
+        }
+    }
+    let (mut before4, mut before6) = (table4.clone(), table6.clone());
+    for (stage, next4, next6) in stages {
+        let samples4 = samples(&before4, &next4, 20_000);
+        let samples6 = samples(&before6, &next6, 20_000);
+        let stop = AtomicBool::new(false);
+        let lookups = std::thread::scope(|scope| {
+            let readers4 = scope.spawn(|| read_throughout(&speaker, &samples4, &stop));
+            let readers6 = scope.spawn(|| read_throughout(&speaker, &samples6, &stop));
+            bird.reconfigure(&bird_config(port, &next4, &next6));
+            settle(&speaker, next4.len(), next6.len());
+            stop.store(true, Ordering::Relaxed);
+            readers4.join().unwrap() + readers6.join().unwrap()
+        });
+        let checked = check_answers(&speaker, &next4, 200_000) + check_answers(&speaker, &next6, 200_000);
+        eprintln!(
+            "after {stage}: {checked} answers equal BIRD's table; {lookups} lookups during it, each from some state"
+        );
+        (before4, before6) = (next4, next6);
+    }
 
     // 3. The session drops: every route goes, in one batch.
     let batches = speaker.stats().batches;
