@@ -53,6 +53,10 @@ setup:
 	@$(HAS_MODULES) pyspark || { echo "setup: pyspark for the README's Spark example (pip)"; \
 	  $(VENV)/bin/pip install -q pyspark; } || \
 	  echo "warning: pyspark did not install: the README's Spark example is skipped"
+	@{ test -x /usr/sbin/bird && command -v gobgpd >/dev/null; } || \
+	  { echo "setup: bird2 and gobgpd, the routing daemons fibkit's BGP tests peer with (apt-get)"; \
+	    $(call APT_INSTALL,bird2 gobgpd); } || \
+	  echo "warning: bird2 or gobgpd did not install: the BGP tests that need them say skipped"
 	@command -v $(CXX) >/dev/null || { echo "setup: g++, to check that fibkit.h compiles as C++ in make test-c (apt-get)"; \
 	  $(call APT_INSTALL,g++); } || \
 	  echo "warning: no C++ compiler: make test-c cannot check that fibkit.h compiles as C++"

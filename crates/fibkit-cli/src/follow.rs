@@ -157,7 +157,7 @@ pub fn run(args: &FollowArgs) -> Result<ExitCode> {
     let stats = speaker.stats();
     for neighbour in speaker.neighbours() {
         eprintln!(
-            "neighbour {} (AS {}): {}, {} prefixes, {} UPDATEs, {} sessions",
+            "neighbour {} (AS {}): {}, {} prefixes, {} UPDATEs, sessions established: {}",
             neighbour.address,
             neighbour.remote_as,
             neighbour.state,

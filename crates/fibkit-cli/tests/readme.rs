@@ -1,14 +1,15 @@
 //! The shell examples of the README and of every page in `docs/` run as
 //! written: every `$ ...` line of their `sh` and `console` blocks runs
 //! through `sh` with the built `fibkit` first on the `PATH`, in a scratch
-//! folder holding a link to the repository's `data/` (the small tables
-//! that ship with it) and where `../shared/data` links to the data folder
+//! folder holding links to the repository's `data/` (the small tables
+//! that ship with it) and `docs/` (the files the pages use), and where `../shared/data` links to the data folder
 //! (`FIBKIT_DATA`, else `../shared/data` beside the repository), and must
 //! succeed; the output a page shows under a command must be what it prints
 //! (times aside). The README runs first, then the pages in name order, all
 //! in one scratch folder. A command that names a file the data folder
 //! lacks is skipped, and so are the commands after it in its block (they
-//! may read what those wrote). Here the long ones
+//! may read what those wrote); so is one whose program (`bird`, say) is
+//! not installed. Here the long ones
 //! run shorter (`bench` for 0.01 s once, `verify` on 100,000 random
 //! addresses, `--exhaustive` and `reproduce` left out: `tests/reproduce.rs` runs
 //! that); `readme_examples_run_exactly_as_written`
@@ -100,6 +101,11 @@ fn shortened(command: &str) -> Option<String> {
     if command.contains("--exhaustive") || command.starts_with("fibkit reproduce") {
         return None;
     }
+    // Only `bench` and `verify` run shorter (`follow --seconds` is how
+    // long it follows, already short).
+    if !command.starts_with("fibkit bench") && !command.starts_with("fibkit verify") {
+        return Some(command.to_string());
+    }
     let words: Vec<&str> = command.split(' ').collect();
     let mut kept = Vec::new();
     let mut index = 0;
@@ -137,13 +143,24 @@ fn shows(shown: &str, printed: &str) -> bool {
     shown.ends_with("...") || rest.is_empty()
 }
 
+/// Whether the shell finds `program` (a plain name: anything else, an
+/// assignment or a path, counts as found).
+fn installed(program: &str) -> bool {
+    if !program.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return true;
+    }
+    Command::new("sh").args(["-c", "command -v \"$0\" >/dev/null", program]).status().is_ok_and(|s| s.success())
+}
+
 /// Runs every example (each through `adapt`) in one scratch folder;
 /// returns the failures.
 fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
     let scratch = tempfile::tempdir().unwrap();
     let work = scratch.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    std::os::unix::fs::symlink(repository().join("data").canonicalize().unwrap(), work.join("data")).unwrap();
+    for shipped in ["data", "docs"] {
+        std::os::unix::fs::symlink(repository().join(shipped).canonicalize().unwrap(), work.join(shipped)).unwrap();
+    }
     // `../shared/data` of the examples, seen from `work`: the data folder.
     let data = common::data_dir();
     if data.is_dir() {
@@ -169,6 +186,15 @@ fn run_examples(adapt: impl Fn(&str) -> Option<String>) -> Vec<String> {
         if let Some(name) = named.find(|name| !data.join(name).exists()) {
             eprintln!(
                 "skipped (no {name:?} in the data folder): {} line {}: {}",
+                example.page, example.line, example.command
+            );
+            cut_block = Some(example.block);
+            continue;
+        }
+        let program = example.command.split_whitespace().next().unwrap_or_default();
+        if program != "fibkit" && !installed(program) {
+            eprintln!(
+                "skipped ({program} is not installed): {} line {}: {}",
                 example.page, example.line, example.command
             );
             cut_block = Some(example.block);
@@ -233,12 +259,15 @@ fn readme_examples_run_exactly_as_written() {
 #[test]
 fn every_docs_page_runs_its_rust_examples_as_doc_tests() {
     // `fibkit`'s lib.rs includes each page of `docs/` in a doc-test-only
-    // module, so that a Rust example added to any page is compiled and run.
-    let lib = std::fs::read_to_string(repository().join("crates/fibkit/src/lib.rs")).unwrap();
+    // module, so that a Rust example added to any page is compiled and run;
+    // the pages about live sources are `fibkit-sources`' (their examples
+    // use that crate).
+    let libs = ["crates/fibkit/src/lib.rs", "crates/fibkit-sources/src/lib.rs"]
+        .map(|lib| std::fs::read_to_string(repository().join(lib)).unwrap());
     for page in pages() {
         assert!(
-            lib.contains(&format!("include_str!(\"../../../{page}\")")),
-            "crates/fibkit/src/lib.rs does not include {page} as doc tests"
+            libs.iter().any(|lib| lib.contains(&format!("include_str!(\"../../../{page}\")"))),
+            "neither crates/fibkit/src/lib.rs nor crates/fibkit-sources/src/lib.rs includes {page} as doc tests"
         );
     }
 }

@@ -5,5 +5,11 @@
 //!   neighbours.
 //!
 //! This crate sits above the core: `fibkit` itself holds no networking.
+//! The guide is `docs/sources.md`.
 
 pub mod bgp;
+
+/// The Rust examples of `docs/sources.md`, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/sources.md")]
+struct SourcesExamples;
