@@ -53,6 +53,9 @@ setup:
 	@$(HAS_MODULES) pyspark || { echo "setup: pyspark for the README's Spark example (pip)"; \
 	  $(VENV)/bin/pip install -q pyspark; } || \
 	  echo "warning: pyspark did not install: the README's Spark example is skipped"
+	@command -v ip >/dev/null || { echo "setup: iproute2, whose ip the kernel mirror's tests run in network namespaces (apt-get)"; \
+	  $(call APT_INSTALL,iproute2); } || \
+	  echo "warning: no ip: the kernel mirror's tests (fibkit-sources, tests/netlink.rs) are skipped"
 	@command -v $(CXX) >/dev/null || { echo "setup: g++, to check that fibkit.h compiles as C++ in make test-c (apt-get)"; \
 	  $(call APT_INSTALL,g++); } || \
 	  echo "warning: no C++ compiler: make test-c cannot check that fibkit.h compiles as C++"
