@@ -57,6 +57,9 @@ setup:
 	  { echo "setup: bird2 and gobgpd, the routing daemons fibkit's BGP tests peer with (apt-get)"; \
 	    $(call APT_INSTALL,bird2 gobgpd); } || \
 	  echo "warning: bird2 or gobgpd did not install: the BGP tests that need them say skipped"
+	@command -v ip >/dev/null || { echo "setup: iproute2, whose ip the kernel mirror's tests run in network namespaces (apt-get)"; \
+	  $(call APT_INSTALL,iproute2); } || \
+	  echo "warning: no ip: the kernel mirror's tests (fibkit-sources, tests/netlink.rs) are skipped"
 	@command -v $(CXX) >/dev/null || { echo "setup: g++, to check that fibkit.h compiles as C++ in make test-c (apt-get)"; \
 	  $(call APT_INSTALL,g++); } || \
 	  echo "warning: no C++ compiler: make test-c cannot check that fibkit.h compiles as C++"

@@ -260,8 +260,8 @@ fn readme_examples_run_exactly_as_written() {
 fn every_docs_page_runs_its_rust_examples_as_doc_tests() {
     // `fibkit`'s lib.rs includes each page of `docs/` in a doc-test-only
     // module, so that a Rust example added to any page is compiled and run;
-    // the pages about live sources are `fibkit-sources`' (their examples
-    // use that crate).
+    // a page whose examples use `fibkit-sources` is included by that
+    // crate's lib.rs instead.
     let libs = ["crates/fibkit/src/lib.rs", "crates/fibkit-sources/src/lib.rs"]
         .map(|lib| std::fs::read_to_string(repository().join(lib)).unwrap());
     for page in pages() {

@@ -3,11 +3,15 @@
 //!
 //! - [`bgp`]: a receive-only BGP-4 speaker peering with configured
 //!   neighbours.
+//! - [`netlink`] (Linux): a mirror of a kernel routing table, followed
+//!   over rtnetlink.
 //!
 //! This crate sits above the core: `fibkit` itself holds no networking.
 //! The guide is `docs/sources.md`.
 
 pub mod bgp;
+#[cfg(target_os = "linux")]
+pub mod netlink;
 
 /// The Rust examples of `docs/sources.md`, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -1,11 +1,13 @@
 //! Test support: routing daemons started on loopback addresses of their
-//! own, the speaker started beside them, and the checks of a live FIB
-//! against the table a daemon was given.
+//! own, the speaker started beside them, and the checks of a live FIB (the
+//! speaker's or the kernel mirror's) against the table it was given.
 
 #![allow(dead_code)]
 
 #[path = "../../../fibkit/tests/common/data.rs"]
 pub mod data;
+#[cfg(target_os = "linux")]
+pub mod kernel;
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -17,9 +19,11 @@ use fibkit::load::ValueChoice;
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
 use fibkit::random::XorShift64Pair;
 use fibkit::registry::{DEFAULT_IPV4, DEFAULT_IPV6};
-use fibkit::router::{Router, Window};
-use fibkit::{Address, Prefix, Rib, NO_ROUTE};
+use fibkit::router::{Reader, Router, Window};
+use fibkit::{Address, NextHop, Prefix, Rib, NO_ROUTE};
 use fibkit_sources::bgp::{BgpConfig, NeighbourConfig, Speaker};
+#[cfg(target_os = "linux")]
+use fibkit_sources::netlink::Mirror;
 
 /// The path of `program` if it is installed; otherwise says `skipped`
 /// with the command that installs it.
@@ -151,17 +155,56 @@ pub fn reference<A: Address>(table: &Table<A>) -> (Rib<A>, Vec<Label>) {
     (rib, labels)
 }
 
-/// Every answer of `speaker`'s family-`A` FIB equals `table`'s: at both
+/// A live FIB of both families whose next hops have labels: the BGP
+/// speaker or the kernel mirror.
+pub trait Source {
+    fn reader4(&self) -> Reader<u32>;
+    fn reader6(&self) -> Reader<u128>;
+    fn label<A: Address>(&self, hop: NextHop) -> Option<Label>;
+}
+
+impl Source for Speaker {
+    fn reader4(&self) -> Reader<u32> {
+        Speaker::reader4(self)
+    }
+    fn reader6(&self) -> Reader<u128> {
+        Speaker::reader6(self)
+    }
+    fn label<A: Address>(&self, hop: NextHop) -> Option<Label> {
+        Speaker::label::<A>(self, hop)
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Source for Mirror {
+    fn reader4(&self) -> Reader<u32> {
+        Mirror::reader4(self)
+    }
+    fn reader6(&self) -> Reader<u128> {
+        Mirror::reader6(self)
+    }
+    fn label<A: Address>(&self, hop: NextHop) -> Option<Label> {
+        Mirror::label::<A>(self, hop)
+    }
+}
+
+/// The value `source`'s family-`A` FIB gives `addr`.
+pub fn answer<A: Keyed, S: Source>(source: &S, addr: A) -> Option<Label> {
+    let hop = A::reader(source).lookup(addr);
+    (hop != NO_ROUTE).then(|| source.label::<A>(hop)).flatten()
+}
+
+/// Every answer of `source`'s family-`A` FIB equals `table`'s: at both
 /// ends of every range of the reference and on `randoms` random
 /// addresses. Returns the number of addresses checked.
-pub fn check_answers<A: Address + Keyed>(speaker: &Speaker, table: &Table<A>, randoms: usize) -> usize {
+pub fn check_answers<A: Address + Keyed, S: Source>(source: &S, table: &Table<A>, randoms: usize) -> usize {
     let (rib, labels) = reference(table);
-    let reader = A::reader(speaker);
+    let reader = A::reader(source);
     let expected = |hop: u32| (hop != NO_ROUTE).then(|| labels[hop as usize - 1]);
     let mut checked = 0;
     let mut check = |addr: A, want: u32| {
         let got = reader.lookup(addr);
-        let got_label = (got != NO_ROUTE).then(|| speaker.label::<A>(got)).flatten();
+        let got_label = (got != NO_ROUTE).then(|| source.label::<A>(got)).flatten();
         assert_eq!(got_label, expected(want), "{} at {addr:?}: the FIB answered #{got}", A::FAMILY);
         checked += 1;
     };
@@ -179,13 +222,13 @@ pub fn check_answers<A: Address + Keyed>(speaker: &Speaker, table: &Table<A>, ra
 
 /// What the checks need of a family.
 pub trait Keyed: Address {
-    fn reader(speaker: &Speaker) -> fibkit::router::Reader<Self>;
+    fn reader<S: Source>(source: &S) -> Reader<Self>;
     fn from_random(random: &mut XorShift64Pair) -> Self;
 }
 
 impl Keyed for u32 {
-    fn reader(speaker: &Speaker) -> fibkit::router::Reader<u32> {
-        speaker.reader4()
+    fn reader<S: Source>(source: &S) -> Reader<u32> {
+        source.reader4()
     }
     fn from_random(random: &mut XorShift64Pair) -> u32 {
         random.next() as u32
@@ -193,8 +236,8 @@ impl Keyed for u32 {
 }
 
 impl Keyed for u128 {
-    fn reader(speaker: &Speaker) -> fibkit::router::Reader<u128> {
-        speaker.reader6()
+    fn reader<S: Source>(source: &S) -> Reader<u128> {
+        source.reader6()
     }
     fn from_random(random: &mut XorShift64Pair) -> u128 {
         // Where routes are: 2000::/3.

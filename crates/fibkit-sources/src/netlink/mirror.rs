@@ -1,0 +1,701 @@
+//! The mirror: the netlink socket, and the one thread that owns it, the
+//! copies of the table and the routers.
+
+use std::collections::{HashSet, VecDeque};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use fibkit::addr::IpPrefix;
+use fibkit::nexthop::Label;
+use fibkit::router::{Reader, Router, Update};
+use fibkit::{Address, Family, NextHop, Prefix};
+use netlink_packet_core::{
+    NetlinkBuffer, NetlinkHeader, NetlinkMessage, NetlinkPayload, Parseable, NLMSG_DONE, NLMSG_ERROR, NLM_F_DUMP,
+    NLM_F_REPLACE, NLM_F_REQUEST,
+};
+use netlink_packet_route::link::LinkFlags;
+use netlink_packet_route::route::{RouteHeader, RouteMessage};
+use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+use netlink_sys::protocols::NETLINK_ROUTE;
+use netlink_sys::{Socket, SocketAddr};
+
+use super::route::{self, Key, Route, Rule};
+use super::table::Table;
+use super::{MirrorStats, NetlinkConfig};
+
+/// Lines the journal keeps.
+const JOURNAL_LINES: usize = 10_000;
+/// The longest a read waits: how soon a stop is seen.
+const TICK: Duration = Duration::from_millis(100);
+/// Messages read before the changes are published.
+const BATCH_MESSAGES: usize = 65_536;
+/// Room for one datagram (the kernel's are at most 32 KiB).
+const DATAGRAM: usize = 64 << 10;
+/// `rtm_table` of a route in a table numbered above 255.
+const RT_TABLE_COMPAT: u32 = 252;
+
+/// What the mirror's thread shares with its handle.
+struct Shared {
+    config: NetlinkConfig,
+    stopping: AtomicBool,
+    journal: Mutex<VecDeque<String>>,
+    stats: Mutex<MirrorStats>,
+    /// The label of each next-hop index of the IPv4 and IPv6 routers.
+    labels: [RwLock<Vec<Label>>; 2],
+}
+
+impl Shared {
+    fn log(&self, line: String) {
+        if self.config.echo_log {
+            eprintln!("{line}");
+        }
+        let mut journal = self.journal.lock().expect("journal lock");
+        if journal.len() == JOURNAL_LINES {
+            journal.pop_front();
+        }
+        journal.push_back(line);
+    }
+}
+
+/// A running mirror of a kernel routing table. Dropping it stops it
+/// ([`Mirror::stop`]).
+pub struct Mirror {
+    shared: Arc<Shared>,
+    readers: (Reader<u32>, Reader<u128>),
+    writer: Option<JoinHandle<(Router<u32>, Router<u128>)>>,
+}
+
+impl Mirror {
+    /// Opens the netlink socket (in the calling thread's network
+    /// namespace), joins the route groups, and starts the thread that dumps
+    /// the table and follows it, feeding `router4` and `router6`. Whatever
+    /// the routers hold that the table does not is withdrawn once the first
+    /// dump is in ([`Mirror::wait_for_dump`]).
+    ///
+    /// # Errors
+    /// `InvalidInput` for table 0; the socket's error when it cannot be
+    /// opened, bound or subscribed.
+    pub fn start(config: NetlinkConfig, router4: Router<u32>, router6: Router<u128>) -> io::Result<Mirror> {
+        if config.table == 0 {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "table 0 (RT_TABLE_UNSPEC) is not a table"));
+        }
+        let shared = Arc::new(Shared {
+            config,
+            stopping: AtomicBool::new(false),
+            journal: Mutex::new(VecDeque::new()),
+            stats: Mutex::new(MirrorStats::default()),
+            labels: [RwLock::new(Vec::new()), RwLock::new(Vec::new())],
+        });
+        let (socket, port) = open(&shared)?;
+        let readers = (router4.reader(), router6.reader());
+        let config = &shared.config;
+        let writer = Writer {
+            rule: Rule { value: config.value, reject: config.reject },
+            shared: Arc::clone(&shared),
+            socket,
+            port,
+            v4: Side::new(router4),
+            v6: Side::new(router6),
+            dump: None,
+            wanted: None,
+            sequence: 0,
+            messages: 0,
+        };
+        let writer = thread::Builder::new().name("fibkit-netlink".into()).spawn(move || writer.run())?;
+        Ok(Mirror { shared, readers, writer: Some(writer) })
+    }
+
+    /// A reader of the IPv4 FIB.
+    pub fn reader4(&self) -> Reader<u32> {
+        self.readers.0.clone()
+    }
+
+    /// A reader of the IPv6 FIB.
+    pub fn reader6(&self) -> Reader<u128> {
+        self.readers.1.clone()
+    }
+
+    /// The value that next-hop index `hop` of family `A` stands for.
+    pub fn label<A: Address>(&self, hop: NextHop) -> Option<Label> {
+        let labels = self.shared.labels[family_slot(A::FAMILY)].read().expect("labels lock");
+        hop.checked_sub(1).and_then(|index| labels.get(index as usize).copied())
+    }
+
+    /// The mirror's counts.
+    pub fn stats(&self) -> MirrorStats {
+        self.shared.stats.lock().expect("stats lock").clone()
+    }
+
+    /// The log's last lines (at most 10,000), oldest first.
+    pub fn journal(&self) -> Vec<String> {
+        self.shared.journal.lock().expect("journal lock").iter().cloned().collect()
+    }
+
+    /// Waits until the first dump is applied, at most `limit`; whether it
+    /// is.
+    pub fn wait_for_dump(&self, limit: Duration) -> bool {
+        let start = Instant::now();
+        loop {
+            if self.stats().dumps > 0 {
+                return true;
+            }
+            if start.elapsed() >= limit {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Stops and hands the routers back as they are. The thread's reads
+    /// wait at most 100 ms; it stops once it has applied what it was
+    /// applying (a large dump's reconciliation takes a second or so).
+    pub fn stop(mut self) -> (Router<u32>, Router<u128>) {
+        self.halt().expect("the mirror's thread ended")
+    }
+
+    fn halt(&mut self) -> Option<(Router<u32>, Router<u128>)> {
+        self.shared.stopping.store(true, Ordering::Relaxed);
+        self.writer.take().and_then(|writer| writer.join().ok())
+    }
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// The socket: bound, its receive buffer set, in the groups, nonblocking.
+fn open(shared: &Shared) -> io::Result<(Socket, u32)> {
+    let context = |what: &'static str| move |error: io::Error| io::Error::new(error.kind(), format!("{what}: {error}"));
+    let mut socket = Socket::new(NETLINK_ROUTE).map_err(context("opening a NETLINK_ROUTE socket"))?;
+    let address = socket.bind_auto().map_err(context("binding the netlink socket"))?;
+    let (size, how) = receive_buffer(&socket, shared.config.receive_buffer).map_err(context("setting SO_RCVBUF"))?;
+    shared.log(format!("mirroring table {}: receive buffer {size} bytes ({how})", shared.config.table));
+    // The route groups first, then the dump: no change falls between.
+    for group in [libc::RTNLGRP_IPV4_ROUTE, libc::RTNLGRP_IPV6_ROUTE, libc::RTNLGRP_LINK, libc::RTNLGRP_IPV4_IFADDR] {
+        socket.add_membership(group).map_err(context("joining a route notification group"))?;
+    }
+    socket.set_non_blocking(true)?;
+    Ok((socket, address.port_number()))
+}
+
+/// Sets the receive buffer, past `net.core.rmem_max` when the process may
+/// (`SO_RCVBUFFORCE`, CAP_NET_ADMIN); returns the size the kernel took.
+fn receive_buffer(socket: &Socket, bytes: usize) -> io::Result<(usize, &'static str)> {
+    let size = libc::c_int::try_from(bytes / 2).unwrap_or(libc::c_int::MAX / 2).max(1);
+    // SAFETY: setsockopt reads `optlen` bytes from `&size`, a live c_int
+    // of that size, for the duration of the call; the descriptor is the
+    // socket's own.
+    let forced = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&raw const size).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    } == 0;
+    if !forced {
+        socket.set_rx_buf_sz(size)?;
+    }
+    let how = if forced { "SO_RCVBUFFORCE" } else { "SO_RCVBUF, at most net.core.rmem_max" };
+    Ok((socket.get_rx_buf_sz()?, how))
+}
+
+/// Waits at most `timeout` for the socket to be readable (or in error).
+fn readable(socket: &Socket, timeout: Duration) -> io::Result<bool> {
+    let mut poll = libc::pollfd { fd: socket.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `poll` points to one live pollfd for the duration of the
+    // call, and the count says one.
+    let ready = unsafe { libc::poll(&mut poll, 1, millis) };
+    if ready >= 0 {
+        return Ok(ready > 0);
+    }
+    match io::Error::last_os_error() {
+        error if error.kind() == io::ErrorKind::Interrupted => Ok(false),
+        error => Err(error),
+    }
+}
+
+fn family_slot(family: Family) -> usize {
+    match family {
+        Family::Ipv4 => 0,
+        Family::Ipv6 => 1,
+    }
+}
+
+/// One family's router, copy of the table, and prefixes changed since the
+/// last batch.
+struct Side<A: Address> {
+    router: Router<A>,
+    table: Table<A>,
+    changed: HashSet<Prefix<A>>,
+}
+
+impl<A: Address> Side<A> {
+    fn new(router: Router<A>) -> Self {
+        Side { router, table: Table::default(), changed: HashSet::new() }
+    }
+}
+
+/// One family's part of a dump in progress: the new copy of the table, and
+/// the prefixes and keys notifications set during the dump (newer than
+/// the dump's word on them).
+struct DumpSide<A: Address> {
+    table: Table<A>,
+    noted: HashSet<(Prefix<A>, Key)>,
+}
+
+impl<A: Address> Default for DumpSide<A> {
+    fn default() -> Self {
+        DumpSide { table: Table::default(), noted: HashSet::new() }
+    }
+}
+
+/// A dump in progress.
+struct Dump {
+    sequence: u32,
+    reason: String,
+    started: Instant,
+    v4: DumpSide<u32>,
+    v6: DumpSide<u128>,
+    /// Why another dump must follow (notifications lost during this one).
+    again: Option<String>,
+}
+
+/// How a route message came.
+#[derive(Clone, Copy)]
+enum Came {
+    /// A reply to the dump in progress.
+    Dump,
+    /// A notification: `RTM_NEWROUTE` (`replace`: with `NLM_F_REPLACE`).
+    New { replace: bool },
+    /// A notification: `RTM_DELROUTE`.
+    Del,
+}
+
+/// The mirror's thread.
+struct Writer {
+    shared: Arc<Shared>,
+    socket: Socket,
+    port: u32,
+    rule: Rule,
+    v4: Side<u32>,
+    v6: Side<u128>,
+    dump: Option<Dump>,
+    /// A dump to start when none is running, and why.
+    wanted: Option<String>,
+    sequence: u32,
+    /// Route messages of the table read.
+    messages: u64,
+}
+
+impl Writer {
+    fn run(mut self) -> (Router<u32>, Router<u128>) {
+        self.wanted = Some("the first dump".into());
+        let mut datagram = Vec::with_capacity(DATAGRAM);
+        while !self.shared.stopping.load(Ordering::Relaxed) {
+            if self.dump.is_none() {
+                if let Some(reason) = self.wanted.take() {
+                    self.start_dump(reason);
+                }
+            }
+            match readable(&self.socket, TICK) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(error) => {
+                    self.shared.log(format!("waiting on the netlink socket: {error}"));
+                    thread::sleep(TICK);
+                    continue;
+                }
+            }
+            let mut read = 0;
+            while read < BATCH_MESSAGES {
+                datagram.clear();
+                match self.socket.recv(&mut datagram, libc::MSG_TRUNC) {
+                    Ok(length) if length > datagram.len() => {
+                        self.shared.log(format!("a {length}-byte datagram was cut to {}", datagram.len()));
+                        self.lost("a datagram was cut".into());
+                    }
+                    Ok(_) => read += self.datagram(&datagram),
+                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    Err(error) if error.raw_os_error() == Some(libc::ENOBUFS) => {
+                        self.shared.stats.lock().expect("stats lock").overruns += 1;
+                        self.lost("socket overrun (ENOBUFS): the kernel dropped route notifications".into());
+                    }
+                    Err(error) => {
+                        self.shared.log(format!("reading the netlink socket: {error}"));
+                        break;
+                    }
+                }
+            }
+            self.publish();
+        }
+        (self.v4.router, self.v6.router)
+    }
+
+    /// Notifications were lost: the table is dumped again (after the dump
+    /// in progress, if one is).
+    fn lost(&mut self, why: String) {
+        match self.dump.as_mut() {
+            Some(dump) => {
+                self.shared.log(format!("{why} during a dump: another dump follows it to reconcile"));
+                dump.again = Some(why);
+            }
+            None => {
+                self.shared.log(format!("{why}: dumping the table again to reconcile"));
+                self.wanted = Some(why);
+            }
+        }
+    }
+
+    /// Asks for a dump of every family's routes.
+    fn start_dump(&mut self, reason: String) {
+        self.sequence = self.sequence.wrapping_add(1).max(1);
+        let request = RouteNetlinkMessage::GetRoute(RouteMessage::default());
+        let mut packet = NetlinkMessage::new(NetlinkHeader::default(), NetlinkPayload::InnerMessage(request));
+        packet.header.flags = NLM_F_REQUEST | NLM_F_DUMP;
+        packet.header.sequence_number = self.sequence;
+        packet.finalize();
+        let mut bytes = vec![0; packet.buffer_len()];
+        packet.serialize(&mut bytes);
+        match self.socket.send_to(&bytes, &SocketAddr::new(0, 0), 0) {
+            Ok(_) => {
+                self.dump = Some(Dump {
+                    sequence: self.sequence,
+                    reason,
+                    started: Instant::now(),
+                    v4: DumpSide::default(),
+                    v6: DumpSide::default(),
+                    again: None,
+                });
+            }
+            Err(error) => {
+                self.shared.log(format!("asking for a dump: {error}; asking again"));
+                self.wanted = Some(reason);
+                thread::sleep(TICK);
+            }
+        }
+    }
+
+    /// Handles the messages of a datagram; returns how many it held.
+    fn datagram(&mut self, mut bytes: &[u8]) -> usize {
+        let mut count = 0;
+        while !bytes.is_empty() {
+            let buffer = match NetlinkBuffer::new_checked(bytes) {
+                Ok(buffer) => buffer,
+                Err(error) => {
+                    self.undecodable(format!("a netlink message: {error}"));
+                    break;
+                }
+            };
+            let length = buffer.length() as usize;
+            let (kind, flags) = (buffer.message_type(), buffer.flags());
+            let ours = buffer.port_number() == self.port;
+            let current = self.dump.as_ref().is_some_and(|dump| dump.sequence == buffer.sequence_number());
+            let payload = buffer.payload();
+            let message = &bytes[..length];
+            bytes = &bytes[length.next_multiple_of(4).min(bytes.len())..];
+            count += 1;
+            match kind {
+                // The replies to an abandoned dump.
+                _ if ours && !current => {}
+                NLMSG_DONE if ours => self.finish_dump(message),
+                NLMSG_ERROR if ours => {
+                    let why = match NetlinkMessage::<RouteNetlinkMessage>::deserialize(message).map(|m| m.payload) {
+                        Ok(NetlinkPayload::Error(error)) => error.to_io().to_string(),
+                        _ => "an error message that could not be decoded".into(),
+                    };
+                    self.shared.log(format!("the dump failed: {why}; dumping again"));
+                    self.dump = None;
+                    self.wanted = Some(format!("the last dump failed ({why})"));
+                }
+                libc::RTM_NEWROUTE | libc::RTM_DELROUTE => {
+                    let came = match (ours, kind) {
+                        (true, _) => Came::Dump,
+                        (false, libc::RTM_NEWROUTE) => Came::New { replace: flags & NLM_F_REPLACE != 0 },
+                        _ => Came::Del,
+                    };
+                    self.route(payload, came);
+                }
+                libc::RTM_NEWLINK | libc::RTM_DELLINK | libc::RTM_DELADDR => self.link_event(message),
+                _ => {}
+            }
+        }
+        count
+    }
+
+    fn undecodable(&self, what: String) {
+        self.shared.stats.lock().expect("stats lock").undecodable += 1;
+        self.shared.log(format!("skipped {what}"));
+    }
+
+    /// A route message: into the dump's copy of the table while a dump
+    /// runs, else into the table and the next batch.
+    fn route(&mut self, payload: &[u8], came: Came) {
+        // The fixed header first: other families and tables are skipped
+        // without decoding their attributes (`rtm_table` is the table's id
+        // below 256, RT_TABLE_COMPAT above).
+        let table = self.shared.config.table;
+        match RouteHeader::parse(payload) {
+            Ok(header) if matches!(header.address_family, AddressFamily::Inet | AddressFamily::Inet6) => {
+                if u32::from(header.table) != if table < 256 { table } else { RT_TABLE_COMPAT } {
+                    return;
+                }
+            }
+            Ok(_) => return,
+            Err(error) => return self.undecodable(format!("a route message: {error}")),
+        }
+        let read = match RouteMessage::parse(payload) {
+            Ok(route) => route::read(&route, self.rule),
+            Err(error) => Err(error.to_string()),
+        };
+        let read = match read {
+            Ok(Some(read)) if read.table == table => read,
+            Ok(_) => return,
+            Err(error) => return self.undecodable(format!("a route message: {error}")),
+        };
+        self.messages += 1;
+        let rule = self.rule;
+        match read.prefix {
+            IpPrefix::V4(prefix) => {
+                apply(&mut self.v4, self.dump.as_mut().map(|dump| &mut dump.v4), prefix, read.route, came, rule);
+            }
+            IpPrefix::V6(prefix) => {
+                apply(&mut self.v6, self.dump.as_mut().map(|dump| &mut dump.v6), prefix, read.route, came, rule);
+            }
+        }
+    }
+
+    /// An interface went down or away, or lost an IPv4 address: the kernel
+    /// flushes the IPv4 routes through it without notifications.
+    fn link_event(&mut self, message: &[u8]) {
+        let why = match NetlinkMessage::<RouteNetlinkMessage>::deserialize(message).map(|m| m.payload) {
+            Ok(NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(link))) => {
+                (!link.header.flags.contains(LinkFlags::Up)).then(|| format!("interface {} is down", link.header.index))
+            }
+            Ok(NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelLink(link))) => {
+                Some(format!("interface {} was removed", link.header.index))
+            }
+            Ok(NetlinkPayload::InnerMessage(RouteNetlinkMessage::DelAddress(address))) => (address.header.family
+                == AddressFamily::Inet)
+                .then(|| format!("interface {} lost an IPv4 address", address.header.index)),
+            Ok(_) => None,
+            Err(_) => Some("a link or address event that could not be decoded".into()),
+        };
+        let Some(why) = why else { return };
+        let unannounced = "the kernel flushes the IPv4 routes through it without notifications";
+        match self.dump.as_mut() {
+            Some(dump) => dump.again = Some(why),
+            None if self.wanted.is_none() => {
+                self.shared.log(format!("{why}: {unannounced}; dumping the table again"));
+                self.wanted = Some(why);
+            }
+            None => {}
+        }
+    }
+
+    /// The dump ended: its copy of the table replaces the old, and every
+    /// prefix of either the table or the routers is reconciled.
+    fn finish_dump(&mut self, message: &[u8]) {
+        let Some(dump) = self.dump.take() else { return };
+        if let Ok(NetlinkPayload::Done(done)) =
+            NetlinkMessage::<RouteNetlinkMessage>::deserialize(message).map(|m| m.payload)
+        {
+            if done.code != 0 {
+                let error = io::Error::from_raw_os_error(-done.code);
+                self.shared.log(format!("the dump ended with an error: {error}; dumping again"));
+                self.wanted = Some(format!("the last dump ended with an error ({error})"));
+                return;
+            }
+        }
+        let seconds = dump.started.elapsed().as_secs_f64();
+        let (routes4, routes6) = (dump.v4.table.len(), dump.v6.table.len());
+        self.v4.table = dump.v4.table;
+        self.v6.table = dump.v6.table;
+        reconcile(&mut self.v4);
+        reconcile(&mut self.v6);
+        let (announced, withdrawn) = self.publish();
+        let dumps = {
+            let mut stats = self.shared.stats.lock().expect("stats lock");
+            stats.dumps += 1;
+            stats.dumps
+        };
+        self.shared.log(format!(
+            "dump {dumps} ({}): {routes4} IPv4 and {routes6} IPv6 routes in {seconds:.2} s; \
+             reconciled: {announced} prefixes announced or changed, {withdrawn} withdrawn",
+            dump.reason
+        ));
+        if let Some(why) = dump.again {
+            self.shared.log(format!("dumping again: {why} during the dump"));
+            self.wanted = Some(why);
+        }
+    }
+
+    /// Applies the changed prefixes to the routers; returns the updates
+    /// announcing and withdrawing.
+    fn publish(&mut self) -> (usize, usize) {
+        let one = publish(&self.shared, &mut self.v4);
+        let two = publish(&self.shared, &mut self.v6);
+        let mut stats = self.shared.stats.lock().expect("stats lock");
+        stats.routes4 = self.v4.router.rib().len();
+        stats.routes6 = self.v6.router.rib().len();
+        stats.kernel_routes = self.v4.table.len() + self.v6.table.len();
+        stats.messages = self.messages;
+        for counts in [one, two] {
+            stats.updates_applied += counts.applied;
+            stats.updates_rejected += counts.rejected;
+            stats.batches += u64::from(counts.applied > 0);
+        }
+        (one.announced + two.announced, one.withdrawn + two.withdrawn)
+    }
+}
+
+/// Applies a route message of one family.
+fn apply<A: Address>(
+    side: &mut Side<A>,
+    dump: Option<&mut DumpSide<A>>,
+    prefix: Prefix<A>,
+    route: Route,
+    came: Came,
+    rule: Rule,
+) {
+    let table = match (came, dump) {
+        (Came::Dump, Some(dump)) => {
+            if !dump.noted.contains(&(prefix, route.key)) {
+                dump.table.add(prefix, route, false);
+            }
+            return;
+        }
+        (Came::Dump, None) => return,
+        (_, Some(dump)) => {
+            dump.noted.insert((prefix, route.key));
+            &mut dump.table
+        }
+        (_, None) => {
+            side.changed.insert(prefix);
+            &mut side.table
+        }
+    };
+    match came {
+        Came::New { replace } => table.add(prefix, route, replace),
+        Came::Del => table.remove(prefix, &route, rule),
+        Came::Dump => {}
+    }
+}
+
+/// Marks every prefix of the table and of the router changed.
+fn reconcile<A: Address>(side: &mut Side<A>) {
+    side.changed.extend(side.router.rib().iter().map(|(prefix, _)| prefix));
+    side.changed.extend(side.table.prefixes());
+}
+
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    announced: usize,
+    withdrawn: usize,
+    applied: u64,
+    rejected: u64,
+}
+
+/// Applies the prefixes whose value changed to the router as one batch.
+fn publish<A: Address>(shared: &Shared, side: &mut Side<A>) -> Counts {
+    let mut batch = Vec::new();
+    let mut counts = Counts::default();
+    for prefix in side.changed.drain() {
+        let value = side.table.value(prefix);
+        let serving = side.router.rib().get(prefix).and_then(|hop| side.router.next_hops().label(hop));
+        if value != serving {
+            batch.push(match value {
+                Some(value) => {
+                    counts.announced += 1;
+                    Update::Announce { prefix, value }
+                }
+                None => {
+                    counts.withdrawn += 1;
+                    Update::Withdraw { prefix }
+                }
+            });
+        }
+    }
+    if batch.is_empty() {
+        return counts;
+    }
+    let rejected = match side.router.apply(&batch) {
+        Ok(published) => {
+            for error in &published.rejected {
+                shared.log(format!("the {} FIB rejected {error}", A::FAMILY));
+            }
+            published.rejected.len()
+        }
+        Err(error) => {
+            shared.log(format!("the {} FIB rejected the batch: {error}", A::FAMILY));
+            batch.len()
+        }
+    };
+    let table = side.router.next_hops();
+    let mut labels = shared.labels[family_slot(A::FAMILY)].write().expect("labels lock");
+    while labels.len() < table.len() {
+        match table.label(labels.len() as NextHop + 1) {
+            Some(label) => labels.push(label),
+            None => break,
+        }
+    }
+    counts.applied = (batch.len() - rejected) as u64;
+    counts.rejected = rejected as u64;
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use fibkit::nexthop::{Mapping, NextHopTable};
+    use fibkit::registry::DEFAULT_IPV4;
+    use fibkit::router::Window;
+    use fibkit::Rib;
+    use netlink_packet_route::route::RouteType;
+
+    use super::super::route::Hop;
+    use super::super::RouteValue;
+    use super::*;
+
+    const RULE: Rule = Rule { value: RouteValue::Gateway, reject: Some(Label::Number(0)) };
+
+    fn route(gateway: &str) -> Route {
+        let key = Key { tos: 0, source_len: 0, source: 0, priority: 0 };
+        let hop = Hop { gateway: Some(gateway.parse().unwrap()), interface: 2, dead: false };
+        Route::new(key, RouteType::Unicast.into(), [hop].into_iter().collect(), RULE)
+    }
+
+    #[test]
+    fn during_a_dump_a_notification_outranks_what_the_dump_says_of_its_prefix_and_key() {
+        let router = Router::new(DEFAULT_IPV4, Rib::new(), NextHopTable::new(Mapping::Distinct), Window::Count(1));
+        let mut side = Side::new(router.unwrap());
+        let mut dump = DumpSide::default();
+        let prefix = |second: u32| Prefix::<u32>::new(0x0a00_0000 | second << 16, 16).unwrap();
+        let (one, two, three) = (prefix(1), prefix(2), prefix(3));
+        // Deleted, then a dump reply made before the delete still shows it.
+        apply(&mut side, Some(&mut dump), one, route("10.0.0.1"), Came::Del, RULE);
+        apply(&mut side, Some(&mut dump), one, route("10.0.0.1"), Came::Dump, RULE);
+        assert_eq!(dump.table.value(one), None);
+        // Replaced, then the dump shows the old route.
+        apply(&mut side, Some(&mut dump), two, route("10.0.0.2"), Came::New { replace: true }, RULE);
+        apply(&mut side, Some(&mut dump), two, route("10.0.0.1"), Came::Dump, RULE);
+        assert_eq!(dump.table.value(two), Some(Label::Addr("10.0.0.2".parse().unwrap())));
+        // Added, then the dump shows it too: kept once.
+        apply(&mut side, Some(&mut dump), three, route("10.0.0.3"), Came::New { replace: false }, RULE);
+        apply(&mut side, Some(&mut dump), three, route("10.0.0.3"), Came::Dump, RULE);
+        assert_eq!(dump.table.len(), 2);
+        // The serving copy waits for the dump's end.
+        assert_eq!((side.table.len(), side.changed.len()), (0, 0));
+        // Without a dump, a notification changes the serving copy.
+        apply(&mut side, None, one, route("10.0.0.4"), Came::New { replace: false }, RULE);
+        assert_eq!((side.table.value(one), side.changed.len()), (Some(Label::Addr("10.0.0.4".parse().unwrap())), 1));
+    }
+}
