@@ -280,9 +280,12 @@ fn the_rules_in_table_1000_multipath_metrics_rejects_and_no_gateway() {
 
     // d1 goes down: the kernel flushes the IPv4 routes through it without
     // a word, and the mirror dumps again.
-    let dumps = by_gateway.stats().dumps;
+    let dumps = (by_gateway.stats().dumps, by_interface.stats().dumps);
     ns.ip("link set d1 down");
-    wait_for("a dump after the link went down", Duration::from_secs(60), || by_gateway.stats().dumps > dumps);
+    // Each mirror dumps again on its own: wait for both.
+    wait_for("a dump after the link went down", Duration::from_secs(60), || {
+        by_gateway.stats().dumps > dumps.0 && by_interface.stats().dumps > dumps.1
+    });
     ns.sync("1000", 4, &both);
     assert!(by_gateway.journal().iter().any(|line| line.contains("is down")), "{:#?}", by_gateway.journal());
     assert_eq!(at(&by_gateway, "10.8.0.1"), gateway("10.255.0.6"), "the route through d1 is gone");
