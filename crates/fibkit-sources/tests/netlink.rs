@@ -30,6 +30,15 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn check_table(ns: &Netns, mirror: &Mirror, table: &str, value: RouteValue, reject: Option<Label>) -> usize {
     let want4: Table<u32> = ns.kernel_table(table, value, reject);
     let want6: Table<u128> = ns.kernel_table(table, value, reject);
+    // The kernel is still now; a mirror may be finishing a dump.
+    let caught_up = || {
+        let stats = mirror.stats();
+        (stats.routes4, stats.routes6) == (want4.len(), want6.len())
+    };
+    let start = Instant::now();
+    while !caught_up() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let stats = mirror.stats();
     assert_eq!((stats.routes4, stats.routes6), (want4.len(), want6.len()), "prefixes in the FIBs");
     assert_eq!((stats.undecodable, stats.updates_rejected), (0, 0), "{:#?}", mirror.journal());
