@@ -224,15 +224,6 @@ fn nlri(prefix: Prefix4) -> Vec<u8> {
     out
 }
 
-fn update(withdrawn: &[u8], attributes: &[u8], nlri: &[u8]) -> Vec<u8> {
-    let mut body = (withdrawn.len() as u16).to_be_bytes().to_vec();
-    body.extend(withdrawn);
-    body.extend((attributes.len() as u16).to_be_bytes());
-    body.extend(attributes);
-    body.extend(nlri);
-    wire::message(wire::UPDATE, &body)
-}
-
 fn table_updates(routes: &[(Prefix4, Ipv4Addr)]) -> Vec<u8> {
     let mut by_next_hop: std::collections::BTreeMap<Ipv4Addr, Vec<Prefix4>> = Default::default();
     for &(prefix, next_hop) in routes {
@@ -246,12 +237,12 @@ fn table_updates(routes: &[(Prefix4, Ipv4Addr)]) -> Vec<u8> {
         for prefix in prefixes {
             let entry = nlri(prefix);
             if packed.len() + entry.len() > room {
-                out.extend(update(&[], &attributes, &packed));
+                out.extend(wire::update(&[], &attributes, &packed));
                 packed.clear();
             }
             packed.extend(entry);
         }
-        out.extend(update(&[], &attributes, &packed));
+        out.extend(wire::update(&[], &attributes, &packed));
     }
     out
 }
@@ -259,9 +250,9 @@ fn table_updates(routes: &[(Prefix4, Ipv4Addr)]) -> Vec<u8> {
 fn trace_update(change: &Update) -> Vec<u8> {
     match *change {
         Update::Announce { prefix: fibkit::addr::IpPrefix::V4(prefix), value: Label::Addr(IpAddr::V4(next_hop)) } => {
-            update(&[], &attributes(next_hop), &nlri(prefix))
+            wire::update(&[], &attributes(next_hop), &nlri(prefix))
         }
-        Update::Withdraw { prefix: fibkit::addr::IpPrefix::V4(prefix) } => update(&nlri(prefix), &[], &[]),
+        Update::Withdraw { prefix: fibkit::addr::IpPrefix::V4(prefix) } => wire::update(&nlri(prefix), &[], &[]),
         ref other => panic!("not an IPv4 update with a next hop: {other:?}"),
     }
 }

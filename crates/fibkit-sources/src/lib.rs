@@ -12,6 +12,7 @@
 pub mod bgp;
 #[cfg(target_os = "linux")]
 pub mod netlink;
+mod published;
 
 /// The Rust examples of `docs/sources.md`, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -107,15 +107,6 @@ fn attributes(origin: u32) -> Vec<u8> {
     out
 }
 
-fn update(withdrawn: &[u8], attributes: &[u8], nlri: &[u8]) -> Vec<u8> {
-    let mut body = (withdrawn.len() as u16).to_be_bytes().to_vec();
-    body.extend(withdrawn);
-    body.extend((attributes.len() as u16).to_be_bytes());
-    body.extend(attributes);
-    body.extend(nlri);
-    wire::message(wire::UPDATE, &body)
-}
-
 fn routed(speaker: &Speaker, addr: [u8; 4]) -> bool {
     speaker.reader4().lookup(u32::from_be_bytes(addr)) != NO_ROUTE
 }
@@ -146,18 +137,18 @@ fn ended_with(speaker: &Speaker, peer: &mut Peer, notification: Notification, wh
 fn lengths_that_lie() {
     let (speaker, listener) = setup(21, |_| {});
     let mut peer = Peer::establish(&listener, 90);
-    peer.send(&update(&[], &attributes(1), &[8, 10]));
+    peer.send(&wire::update(&[], &attributes(1), &[8, 10]));
     wait_for("10/8", Duration::from_secs(5), || routed(&speaker, [10, 0, 0, 1]));
     // An attribute that runs past the attributes: treat-as-withdraw, the
     // session stays.
     let mut overrun = attributes(2);
     overrun.extend([0x40, 5, 9, 0, 0]);
-    peer.send(&update(&[], &overrun, &[8, 10]));
+    peer.send(&wire::update(&[], &overrun, &[8, 10]));
     wait_for("10/8 withdrawn", Duration::from_secs(5), || !routed(&speaker, [10, 0, 0, 1]));
     assert!(logged(&speaker, "its 1 routes treated as withdrawn"), "{:?}", speaker.journal());
     assert_eq!(speaker.neighbours()[0].state, SessionState::Established);
     // A message longer than BGP allows: Bad Message Length.
-    peer.send(&update(&[], &attributes(1), &[8, 10]));
+    peer.send(&wire::update(&[], &attributes(1), &[8, 10]));
     wait_for("10/8 again", Duration::from_secs(5), || routed(&speaker, [10, 0, 0, 1]));
     let mut long = wire::message(wire::UPDATE, &[0; 8]);
     long[16..18].copy_from_slice(&5000u16.to_be_bytes());
@@ -167,16 +158,16 @@ fn lengths_that_lie() {
 
     // A total attribute length past the message: Malformed Attribute List.
     let mut peer = Peer::establish(&listener, 90);
-    peer.send(&update(&[], &attributes(1), &[8, 10]));
+    peer.send(&wire::update(&[], &attributes(1), &[8, 10]));
     wait_for("10/8", Duration::from_secs(5), || routed(&speaker, [10, 0, 0, 1]));
-    let mut lying = update(&[], &attributes(1), &[8, 11]);
+    let mut lying = wire::update(&[], &attributes(1), &[8, 11]);
     lying[22] += 50;
     peer.send(&lying);
     ended_with(&speaker, &mut peer, Notification::new(3, 1), "path attributes needs 74 bytes, but only 26 are left");
 
     // An NLRI prefix cut off: Invalid Network Field.
     let mut peer = Peer::establish(&listener, 90);
-    peer.send(&update(&[], &attributes(1), &[8, 10, 24, 1, 2]));
+    peer.send(&wire::update(&[], &attributes(1), &[8, 10, 24, 1, 2]));
     ended_with(&speaker, &mut peer, Notification::new(3, 10), "NLRI prefix needs 3 bytes");
 }
 
@@ -184,7 +175,7 @@ fn lengths_that_lie() {
 fn prefix_lengths_past_the_family() {
     let (speaker, listener) = setup(22, |_| {});
     let mut peer = Peer::establish(&listener, 90);
-    peer.send(&update(&[], &attributes(1), &[33, 10, 0, 0, 0, 0]));
+    peer.send(&wire::update(&[], &attributes(1), &[33, 10, 0, 0, 0, 0]));
     ended_with(&speaker, &mut peer, Notification::new(3, 10), "prefix length 33 exceeds 32");
     // IPv6: 129 bits in MP_REACH_NLRI.
     let mut peer = Peer::establish(&listener, 90);
@@ -193,7 +184,7 @@ fn prefix_lengths_past_the_family() {
     reach.extend([0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 129]);
     reach.extend([0xff; 17]);
     attribute(&mut with_mp, 0x80, 14, &reach);
-    peer.send(&update(&[], &with_mp, &[]));
+    peer.send(&wire::update(&[], &with_mp, &[]));
     ended_with(&speaker, &mut peer, Notification::new(3, 10), "prefix length 129 exceeds 128");
 }
 
@@ -203,7 +194,7 @@ fn an_unknown_well_known_attribute() {
     let mut peer = Peer::establish(&listener, 90);
     let mut unknown = attributes(1);
     attribute(&mut unknown, 0x40, 99, &[1, 2]);
-    peer.send(&update(&[], &unknown, &[8, 10]));
+    peer.send(&wire::update(&[], &unknown, &[8, 10]));
     ended_with(&speaker, &mut peer, Notification::new(3, 2), "unrecognized well-known attribute of type 99");
 }
 
@@ -211,7 +202,7 @@ fn an_unknown_well_known_attribute() {
 fn an_as_set_in_the_path_is_treated_as_withdraw() {
     let (speaker, listener) = setup(24, |_| {});
     let mut peer = Peer::establish(&listener, 90);
-    peer.send(&update(&[], &attributes(1), &[8, 10]));
+    peer.send(&wire::update(&[], &attributes(1), &[8, 10]));
     wait_for("10/8", Duration::from_secs(5), || routed(&speaker, [10, 0, 0, 1]));
     let mut with_set = Vec::new();
     attribute(&mut with_set, 0x40, 1, &[0]);
@@ -220,11 +211,11 @@ fn an_as_set_in_the_path_is_treated_as_withdraw() {
     path.extend([1, 2, 0, 0, 0, 7, 0, 0, 0, 8]);
     attribute(&mut with_set, 0x40, 2, &path);
     attribute(&mut with_set, 0x40, 3, &[192, 0, 2, 9]);
-    peer.send(&update(&[], &with_set, &[8, 10]));
+    peer.send(&wire::update(&[], &with_set, &[8, 10]));
     wait_for("10/8 withdrawn", Duration::from_secs(5), || !routed(&speaker, [10, 0, 0, 1]));
     assert!(logged(&speaker, "AS_SET in the AS_PATH (RFC 9774): its 1 routes treated as withdrawn"));
     // The session goes on: a later UPDATE lands.
-    peer.send(&update(&[], &attributes(3), &[8, 11]));
+    peer.send(&wire::update(&[], &attributes(3), &[8, 11]));
     wait_for("11/8", Duration::from_secs(5), || routed(&speaker, [11, 0, 0, 1]));
     assert_eq!(speaker.neighbours()[0].state, SessionState::Established);
 }
@@ -254,7 +245,7 @@ fn a_flood_past_the_maximum_prefix_count() {
             let n = block * 20 + at;
             nlri.extend([24, 10, (n >> 8) as u8, n as u8]);
         }
-        peer.send(&update(&[], &attributes(1), &nlri));
+        peer.send(&wire::update(&[], &attributes(1), &nlri));
     }
     let mut data = vec![0, 1, 1];
     data.extend(1000u32.to_be_bytes());
@@ -271,7 +262,7 @@ fn a_flood_past_the_maximum_prefix_count() {
 fn a_neighbour_that_stops_sending_keepalives() {
     let (speaker, listener) = setup(27, |_| {});
     let mut peer = Peer::establish(&listener, 3);
-    peer.send(&update(&[], &attributes(1), &[8, 10]));
+    peer.send(&wire::update(&[], &attributes(1), &[8, 10]));
     wait_for("10/8", Duration::from_secs(5), || routed(&speaker, [10, 0, 0, 1]));
     // Silence: fibkit's keepalives come every second, then the hold timer
     // (3 s) expires.

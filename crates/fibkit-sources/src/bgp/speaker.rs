@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -20,13 +20,12 @@ use super::decision::{best, Candidates, Identity, Route};
 use super::session::{self, peer_address, reject, TICK};
 use super::wire::{self, cease, code, Notification};
 use super::{BgpConfig, NeighbourStatus, SessionState, SpeakerStats};
+use crate::published::{self, Journal, Labels};
 
 /// How many events the sessions may queue ahead of the speaker's thread
 /// (each an UPDATE at most 4 KiB on the wire): a neighbour that sends
 /// faster than the routers apply waits on its socket, as TCP makes it.
 const QUEUE: usize = 16;
-/// Lines the journal keeps.
-const JOURNAL_LINES: usize = 10_000;
 /// Events taken into one batch at most.
 const BATCH_EVENTS: usize = 64;
 /// UPDATE latencies kept (the last ones).
@@ -60,10 +59,9 @@ pub struct Shared {
     /// Whether a neighbour has a connection (at most one each).
     busy: Vec<AtomicBool>,
     pub status: Mutex<Vec<NeighbourStatus>>,
-    journal: Mutex<VecDeque<String>>,
+    journal: Journal,
     stats: Mutex<SpeakerStats>,
-    /// The label of each next-hop index of the IPv4 and IPv6 routers.
-    labels: [RwLock<Vec<Label>>; 2],
+    labels: Labels,
     sessions: Mutex<Vec<JoinHandle<()>>>,
     /// The last UPDATEs' times from receipt to publication, in µs.
     latencies: Mutex<VecDeque<u32>>,
@@ -77,14 +75,7 @@ impl Shared {
     }
 
     fn log_line(&self, line: String) {
-        if self.config.echo_log {
-            eprintln!("{line}");
-        }
-        let mut journal = self.journal.lock().expect("journal lock");
-        if journal.len() == JOURNAL_LINES {
-            journal.pop_front();
-        }
-        journal.push_back(line);
+        self.journal.log(line);
     }
 
     /// Ends `neighbour`'s session with `notification` (from the speaker's
@@ -184,15 +175,16 @@ impl Speaker {
                 last_error: None,
             })
             .collect();
+        let echo_log = config.echo_log;
         let shared = Arc::new(Shared {
             config,
             stopping: AtomicBool::new(false),
             writers: (0..count).map(|_| Mutex::new(None)).collect(),
             busy: (0..count).map(|_| AtomicBool::new(false)).collect(),
             status: Mutex::new(status),
-            journal: Mutex::new(VecDeque::new()),
+            journal: Journal::new(echo_log),
             stats: Mutex::new(SpeakerStats::default()),
-            labels: [RwLock::new(Vec::new()), RwLock::new(Vec::new())],
+            labels: Labels::new(),
             sessions: Mutex::new(Vec::new()),
             latencies: Mutex::new(VecDeque::with_capacity(LATENCIES)),
         });
@@ -230,8 +222,7 @@ impl Speaker {
 
     /// The value that next-hop index `hop` of family `A` stands for.
     pub fn label<A: Address>(&self, hop: NextHop) -> Option<Label> {
-        let labels = self.shared.labels[family_slot(A::FAMILY)].read().expect("labels lock");
-        hop.checked_sub(1).and_then(|index| labels.get(index as usize).copied())
+        self.shared.labels.get::<A>(hop)
     }
 
     /// The addresses connections are accepted on.
@@ -274,7 +265,7 @@ impl Speaker {
 
     /// The log's last lines (at most 10,000), oldest first.
     pub fn journal(&self) -> Vec<String> {
-        self.shared.journal.lock().expect("journal lock").iter().cloned().collect()
+        self.shared.journal.lines()
     }
 
     /// Asks neighbour `neighbour` (its position in the configuration) to
@@ -330,13 +321,6 @@ fn check(config: &BgpConfig) -> Result<(), StartError> {
         return Err(StartError::Config("more than 65,535 neighbours".to_string()));
     }
     Ok(())
-}
-
-fn family_slot(family: Family) -> usize {
-    match family {
-        Family::Ipv4 => 0,
-        Family::Ipv6 => 1,
-    }
 }
 
 /// Accepts connections until the speaker stops.
@@ -680,25 +664,5 @@ fn publish<A: Address>(
             Update::Withdraw { prefix } => Update::Withdraw { prefix: prefix.into() },
         }));
     }
-    let rejected = match router.apply(&batch) {
-        Ok(published) => {
-            for error in &published.rejected {
-                shared.log_line(format!("the {} FIB rejected {error}", A::FAMILY));
-            }
-            published.rejected.len()
-        }
-        Err(error) => {
-            shared.log_line(format!("the {} FIB rejected the batch: {error}", A::FAMILY));
-            batch.len()
-        }
-    };
-    let table = router.next_hops();
-    let mut labels = shared.labels[family_slot(A::FAMILY)].write().expect("labels lock");
-    while labels.len() < table.len() {
-        match table.label(labels.len() as NextHop + 1) {
-            Some(label) => labels.push(label),
-            None => break,
-        }
-    }
-    ((batch.len() - rejected) as u64, rejected as u64)
+    published::apply(router, &batch, &shared.labels, &shared.journal)
 }

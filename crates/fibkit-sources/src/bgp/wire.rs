@@ -269,6 +269,17 @@ pub fn message(kind: u8, body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// An UPDATE of encoded withdrawn routes, path attributes and NLRI (for
+/// senders and tests: fibkit itself never announces).
+pub fn update(withdrawn: &[u8], attributes: &[u8], nlri: &[u8]) -> Vec<u8> {
+    let mut body = (withdrawn.len() as u16).to_be_bytes().to_vec();
+    body.extend(withdrawn);
+    body.extend((attributes.len() as u16).to_be_bytes());
+    body.extend(attributes);
+    body.extend(nlri);
+    message(UPDATE, &body)
+}
+
 /// A KEEPALIVE.
 pub fn keepalive() -> Vec<u8> {
     message(KEEPALIVE, &[])

@@ -1,18 +1,18 @@
 //! The mirror: the netlink socket, and the one thread that owns it, the
 //! copies of the table and the routers.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use fibkit::addr::IpPrefix;
 use fibkit::nexthop::Label;
 use fibkit::router::{Reader, Router, Update};
-use fibkit::{Address, Family, NextHop, Prefix};
+use fibkit::{Address, NextHop, Prefix};
 use netlink_packet_core::{
     NetlinkBuffer, NetlinkHeader, NetlinkMessage, NetlinkPayload, Parseable, NLMSG_DONE, NLMSG_ERROR, NLM_F_DUMP,
     NLM_F_REPLACE, NLM_F_REQUEST,
@@ -26,9 +26,8 @@ use netlink_sys::{Socket, SocketAddr};
 use super::route::{self, Key, Route, Rule};
 use super::table::Table;
 use super::{MirrorStats, NetlinkConfig};
+use crate::published::{self, Journal, Labels};
 
-/// Lines the journal keeps.
-const JOURNAL_LINES: usize = 10_000;
 /// The longest a read waits: how soon a stop is seen.
 const TICK: Duration = Duration::from_millis(100);
 /// Messages read before the changes are published.
@@ -42,22 +41,14 @@ const RT_TABLE_COMPAT: u32 = 252;
 struct Shared {
     config: NetlinkConfig,
     stopping: AtomicBool,
-    journal: Mutex<VecDeque<String>>,
+    journal: Journal,
     stats: Mutex<MirrorStats>,
-    /// The label of each next-hop index of the IPv4 and IPv6 routers.
-    labels: [RwLock<Vec<Label>>; 2],
+    labels: Labels,
 }
 
 impl Shared {
     fn log(&self, line: String) {
-        if self.config.echo_log {
-            eprintln!("{line}");
-        }
-        let mut journal = self.journal.lock().expect("journal lock");
-        if journal.len() == JOURNAL_LINES {
-            journal.pop_front();
-        }
-        journal.push_back(line);
+        self.journal.log(line);
     }
 }
 
@@ -83,12 +74,13 @@ impl Mirror {
         if config.table == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "table 0 (RT_TABLE_UNSPEC) is not a table"));
         }
+        let echo_log = config.echo_log;
         let shared = Arc::new(Shared {
             config,
             stopping: AtomicBool::new(false),
-            journal: Mutex::new(VecDeque::new()),
+            journal: Journal::new(echo_log),
             stats: Mutex::new(MirrorStats::default()),
-            labels: [RwLock::new(Vec::new()), RwLock::new(Vec::new())],
+            labels: Labels::new(),
         });
         let (socket, port) = open(&shared)?;
         let readers = (router4.reader(), router6.reader());
@@ -121,8 +113,7 @@ impl Mirror {
 
     /// The value that next-hop index `hop` of family `A` stands for.
     pub fn label<A: Address>(&self, hop: NextHop) -> Option<Label> {
-        let labels = self.shared.labels[family_slot(A::FAMILY)].read().expect("labels lock");
-        hop.checked_sub(1).and_then(|index| labels.get(index as usize).copied())
+        self.shared.labels.get::<A>(hop)
     }
 
     /// The mirror's counts.
@@ -132,7 +123,7 @@ impl Mirror {
 
     /// The log's last lines (at most 10,000), oldest first.
     pub fn journal(&self) -> Vec<String> {
-        self.shared.journal.lock().expect("journal lock").iter().cloned().collect()
+        self.shared.journal.lines()
     }
 
     /// Waits until the first dump is applied, at most `limit`; whether it
@@ -220,13 +211,6 @@ fn readable(socket: &Socket, timeout: Duration) -> io::Result<bool> {
     match io::Error::last_os_error() {
         error if error.kind() == io::ErrorKind::Interrupted => Ok(false),
         error => Err(error),
-    }
-}
-
-fn family_slot(family: Family) -> usize {
-    match family {
-        Family::Ipv4 => 0,
-        Family::Ipv6 => 1,
     }
 }
 
@@ -628,28 +612,9 @@ fn publish<A: Address>(shared: &Shared, side: &mut Side<A>) -> Counts {
     if batch.is_empty() {
         return counts;
     }
-    let rejected = match side.router.apply(&batch) {
-        Ok(published) => {
-            for error in &published.rejected {
-                shared.log(format!("the {} FIB rejected {error}", A::FAMILY));
-            }
-            published.rejected.len()
-        }
-        Err(error) => {
-            shared.log(format!("the {} FIB rejected the batch: {error}", A::FAMILY));
-            batch.len()
-        }
-    };
-    let table = side.router.next_hops();
-    let mut labels = shared.labels[family_slot(A::FAMILY)].write().expect("labels lock");
-    while labels.len() < table.len() {
-        match table.label(labels.len() as NextHop + 1) {
-            Some(label) => labels.push(label),
-            None => break,
-        }
-    }
-    counts.applied = (batch.len() - rejected) as u64;
-    counts.rejected = rejected as u64;
+    let (applied, rejected) = published::apply(&mut side.router, &batch, &shared.labels, &shared.journal);
+    counts.applied = applied;
+    counts.rejected = rejected;
     counts
 }
 
