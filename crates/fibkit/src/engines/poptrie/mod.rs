@@ -66,9 +66,11 @@
 //! - `stats`: the figures of the paper's Table 2, counted in the live
 //!   arrays (after live updates: of the updated trie; the allocated sizes
 //!   include the updater's free space).
-//! - `update`: incremental updates under concurrent lookups (section
-//!   3.5): the subtree of every `direct` entry an update touches is built
-//!   anew into free space and the entry swapped ([`PoptrieUpdater`]).
+//! - `live`: incremental updates under concurrent lookups (section 3.5),
+//!   IPv4 and IPv6: below every `direct` entry an update touches, the path
+//!   to the changes is copied on write into free space, and the entry
+//!   swapped ([`PoptrieUpdater`]); `live_expanded`: the same below the
+//!   blocks of `poptrie16x12` ([`ExpandedUpdater`]), its second stage.
 //!
 //! The arrays ([`Poptrie`]) hold nothing but what lookups read: the
 //! children of one node form one contiguous block at `base1`, its leaves one
@@ -88,6 +90,7 @@ mod build;
 mod expanded;
 mod file;
 mod live;
+mod live_expanded;
 mod lookup;
 mod stats;
 
@@ -99,7 +102,8 @@ use crate::rib::Rib;
 use build::Prepared;
 pub use expanded::{build_expanded, Expanded, MAX_BLOCK_ENTRIES};
 pub use file::{open, open_expanded};
-pub use live::{updater, PoptrieUpdater};
+pub use live::{updater, LeafWidth, PoptrieUpdater, Widening, WideningUpdater};
+pub use live_expanded::{updater_expanded, ExpandedUpdater};
 
 /// Bits of the key each trie level consumes (k in the paper).
 pub const K: u32 = 6;
