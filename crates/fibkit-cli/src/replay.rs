@@ -65,9 +65,9 @@ use crate::table::TableArgs;
 /// Arguments of `fibkit replay`.
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// Engine serving the FIB (incremental for DXR; others rebuild per batch).
-    #[arg(long, default_value = "d16r")]
-    engine: String,
+    /// Engine serving the FIB [default: d16r for IPv4, poptrie18 for IPv6].
+    #[arg(long)]
+    engine: Option<String>,
     /// Publish every N updates as one batch.
     #[arg(long, value_name = "N", conflicts_with = "window", value_parser = numbers::count)]
     batch: Option<usize>,
@@ -467,7 +467,12 @@ fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> 
     let rib = table.rib::<A>().clone();
     let (table_name, prefixes, mapping) = (table.name.clone(), rib.len(), table.next_hops.mapping());
     let start = Instant::now();
-    let mut router = Router::new(&args.engine, rib, table.next_hops, window)?;
+    let engine = match (&args.engine, A::FAMILY) {
+        (Some(engine), _) => engine.as_str(),
+        (None, Family::Ipv4) => "d16r",
+        (None, Family::Ipv6) => fibkit::registry::default_engine(Family::Ipv6),
+    };
+    let mut router = Router::new(engine, rib, table.next_hops, window)?;
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let pool = (args.readers > 0).then(|| ReaderPool::start(&router.reader(), args.readers));
@@ -624,7 +629,7 @@ fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> 
             })
         });
         let object = json!({
-            "engine": args.engine,
+            "engine": engine,
             "incremental": router.incremental(),
             "table": table_name,
             "prefixes": prefixes,
@@ -671,7 +676,7 @@ fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> 
     } else {
         out!(
             "{}: {} of {} on {table_name} ({prefixes} prefixes, next hops: {mapping}); built in {build_ms:.1} ms",
-            args.engine,
+            engine,
             if router.incremental() { "incremental updates" } else { "full rebuild per batch" },
             source
         );

@@ -331,7 +331,8 @@ fn random_batches(count: usize, seed: u64) -> Vec<Vec<Update<Prefix6>>> {
             (0..1 + rng.next() % 4)
                 .map(|index| {
                     let anchor = ANCHORS[rng.next() as usize % ANCHORS.len()];
-                    let prefix_len = [0, 12, 16, 17, 20, 28, 32, 40, 48, 48, 56, 64, 100, 128][rng.next() as usize % 14];
+                    let prefix_len =
+                        [0, 12, 16, 17, 20, 28, 32, 40, 48, 48, 56, 64, 100, 128][rng.next() as usize % 14];
                     let noise = u128::from(rng.next()) << 96 | u128::from(rng.next()) << 64 | u128::from(rng.next());
                     let prefix = Prefix6::truncating(anchor ^ (noise >> (18 + rng.next() % 60)), prefix_len);
                     if index > 0 && rng.next().is_multiple_of(3) {
@@ -448,7 +449,8 @@ fn ipv6_long_churn_with_readers_on_the_2026_table() {
     let Some(table) = common::ipdb_2026_ipv6(Mapping::Distinct) else { return };
     let updates = churn(&table.v6, 200_000, 17);
     real_table("the 2026 IPv6 table", &table, &updates, 50);
-    let batches: Vec<Vec<Update<Prefix6>>> = churn(&table.v6, 50_000, 19).into_iter().map(|update| vec![update]).collect();
+    let batches: Vec<Vec<Update<Prefix6>>> =
+        churn(&table.v6, 50_000, 19).into_iter().map(|update| vec![update]).collect();
     for (engine, _) in incremental_engines() {
         let lookups = stress(engine, table.v6.clone(), table.next_hops.clone(), &batches, 2);
         eprintln!("{engine}: {lookups} racing lookups on the 2026 table checked");

@@ -208,7 +208,8 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     /// The entries of the blocks in use (those `first` names) that hold a
     /// next hop.
     fn block_leaves(&self) -> usize {
-        let blocks = self.first.iter().map(|entry| entry.load(Ordering::Acquire)).filter(|entry| entry & DIRECT_LEAF == 0);
+        let blocks =
+            self.first.iter().map(|entry| entry.load(Ordering::Acquire)).filter(|entry| entry & DIRECT_LEAF == 0);
         blocks
             .map(|block| {
                 let entries = &self.blocks[(block as usize) << X..(block as usize + 1) << X];

@@ -338,7 +338,6 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
         })
     }
 
-
     /// What node `node` (of the region starting at `first`, `offset` bits
     /// down) becomes under `spans`: `None` if no answer below it changes;
     /// else a leaf (its blocks and its subtree's retired), or a new record

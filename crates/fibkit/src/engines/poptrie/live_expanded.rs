@@ -237,9 +237,10 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
             let now = self.cell_pending[0].1;
             let mut changed = self.cell_pending.iter().map(|&(cell, _)| cell as usize).peekable();
             let uniform = self.cell_pending.iter().all(|&(_, other)| other == now)
-                && block.iter().enumerate().all(|(cell, entry)| {
-                    changed.next_if_eq(&cell).is_some() || entry.load(Ordering::Relaxed) == now
-                });
+                && block
+                    .iter()
+                    .enumerate()
+                    .all(|(cell, entry)| changed.next_if_eq(&cell).is_some() || entry.load(Ordering::Relaxed) == now);
             if uniform {
                 rewritten.dropped = Some(entry);
                 rewritten.first = Some(now);
@@ -406,7 +407,8 @@ mod tests {
     /// generations released, they go on in place.
     #[test]
     fn held_generations_make_the_updaters_relocate() {
-        let updaters: Vec<fn(&Rib<u128>) -> Box<dyn Updater<u128>>> = vec![
+        type New = fn(&Rib<u128>) -> Box<dyn Updater<u128>>;
+        let updaters: [New; 3] = [
             |rib| Box::new(PoptrieUpdater::<u128, u16, 16>::new(rib).unwrap()),
             |rib| Box::new(PoptrieUpdater::<u128, u32, 18>::new(rib).unwrap()),
             |rib| Box::new(ExpandedUpdater::<u128, u16, 16, 12>::new(rib).unwrap()),
