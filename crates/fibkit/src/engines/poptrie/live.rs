@@ -80,6 +80,21 @@ impl Segment {
     }
 }
 
+/// Which base of a record an in-place store sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Base {
+    /// `base0`, the leaves.
+    Leaves,
+    /// `base1`, the children.
+    Children,
+}
+
+/// Whether two records have the same slots and runs (`vector` and
+/// `leafvec`): one turns into the other by new bases alone.
+fn same_shape(one: &Node, other: &Node) -> bool {
+    one.vector == other.vector && one.leafvec == other.leafvec
+}
+
 /// Why rewriting an entry stopped.
 #[derive(Debug)]
 pub(super) enum Failure {
@@ -164,6 +179,10 @@ pub(super) struct SubtreeWriter<A: Address, L: Leaf> {
     allocated: Vec<Segment>,
     /// Blocks replaced since `begin`.
     replaced: Vec<Segment>,
+    /// Bases to store in place once the batch is written (record index,
+    /// base, value), and how many there were at `begin`.
+    bases: Vec<(usize, Base, u32)>,
+    bases_at_begin: usize,
     scratch_nodes: Vec<Node>,
     scratch_leaves: Vec<L>,
     points: Boundaries<A>,
@@ -183,6 +202,8 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
             limbo: Limbo::default(),
             allocated: Vec::new(),
             replaced: Vec::new(),
+            bases: Vec::new(),
+            bases_at_begin: 0,
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
             points: Boundaries::default(),
@@ -234,6 +255,7 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
     pub(super) fn begin(&mut self) {
         self.allocated.clear();
         self.replaced.clear();
+        self.bases_at_begin = self.bases.len();
     }
 
     /// Ends a rewrite whose new entries will be stored while `published`
@@ -256,6 +278,7 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
         self.allocated = allocated;
         self.allocated.clear();
         self.replaced.clear();
+        self.bases.truncate(self.bases_at_begin);
     }
 
     /// `len` free nodes and `leaves` free leaves (`Failure::Full` if either
@@ -301,7 +324,9 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
     /// root node's index) of the region starting at `first`, `offset` bits
     /// down, whose answers the intervals `spans` (sorted, disjoint, their
     /// next hops the answers now; they may reach beyond the region) change:
-    /// the new entry, or `None` if no answer changed.
+    /// the new entry, or `None` if it stays (no answer changed, or the
+    /// root's record keeps its shape and only its bases change: those wait
+    /// in [`SubtreeWriter::store_bases`]).
     pub(super) fn rewrite_entry<const S: u32>(
         &mut self,
         trie: &Poptrie<A, L, S>,
@@ -314,11 +339,17 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
             self.split_leaf(trie, entry & DIRECT_MAX, first, offset, spans)?
         } else {
             let root = trie.nodes[entry as usize].get();
-            let slot = self.rewrite_node(trie, &root, first, offset, spans)?;
-            if slot.is_some() {
-                self.replaced.push(Segment::root(entry));
+            match self.rewrite_node(trie, &root, first, offset, spans)? {
+                Some(Slot::Node(record)) if same_shape(&record, &root) => {
+                    self.queue_bases(entry as usize, &root, &record);
+                    return Ok(None);
+                }
+                Some(slot) => {
+                    self.replaced.push(Segment::root(entry));
+                    Some(slot)
+                }
+                None => None,
             }
-            slot
         };
         Ok(match slot {
             None => None,
@@ -338,11 +369,38 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
         })
     }
 
+    /// Queues the stores that turn the record at `index`, `old`, into
+    /// `new` (the same shape: new bases only).
+    fn queue_bases(&mut self, index: usize, old: &Node, new: &Node) {
+        if new.base0 != old.base0 {
+            self.bases.push((index, Base::Leaves, new.base0));
+        }
+        if new.base1 != old.base1 {
+            self.bases.push((index, Base::Children, new.base1));
+        }
+    }
+
+    /// Stores the bases queued by the rewrites since the batch began into
+    /// `trie`'s records, with `Release` (after every block they name is
+    /// written); returns the bytes written.
+    pub(super) fn store_bases<const S: u32>(&mut self, trie: &Poptrie<A, L, S>) -> u64 {
+        for &(index, base, value) in &self.bases {
+            trie.nodes[index].store_base(base, value);
+        }
+        let stored = 4 * self.bases.len() as u64;
+        self.bases.clear();
+        stored
+    }
+
     /// What node `node` (of the region starting at `first`, `offset` bits
     /// down) becomes under `spans`: `None` if no answer below it changes;
-    /// else a leaf (its blocks and its subtree's retired), or a new record
-    /// whose blocks are written (its kept children's records copied, the
-    /// touched ones rewritten) and its old blocks retired.
+    /// else a leaf (its blocks retired, and its subtree's), or its record
+    /// now. Only the slots an interval touches are read; a touched child
+    /// is rewritten the same way. A child whose record keeps its shape
+    /// (`vector` and `leafvec`) gets its new bases in place (queued);
+    /// otherwise, or when a slot turns from leaf to node or back, the node
+    /// gets a new block of children (the others' records copied). Its leaves
+    /// are written anew when a leaf slot's next hop changes.
     fn rewrite_node<const S: u32>(
         &mut self,
         trie: &Poptrie<A, L, S>,
@@ -357,16 +415,20 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
         // address, as the build lays them out.
         let (pad, span_bits) = if remaining >= K { (0, remaining - K) } else { (K - remaining, 0) };
         let span_mask = !A::mask((bits - span_bits) as u8);
-        let groups = FANOUT >> pad;
-        let mut slots = [Slot::Leaf(0); FANOUT];
-        let mut changed = false;
-        let (mut cursor, mut slot_first) = (0, first);
-        for (group, slot) in slots.iter_mut().enumerate().take(groups) {
-            let v = (group << pad) as u32;
-            let slot_last = slot_first | span_mask;
-            while cursor < spans.len() && spans[cursor].last < slot_first {
+        let (groups, last) = (FANOUT >> pad, region_last(first, offset));
+        let group_first = |group: usize| first | small::<A>(group as u32) << span_bits;
+        let mut changes = [(0usize, Slot::Leaf(0)); FANOUT];
+        let mut count = 0;
+        let (mut vector, mut children_changed, mut leaves_changed) = (node.vector, false, false);
+        let (mut cursor, mut group) = (0, 0);
+        while group < groups {
+            while cursor < spans.len() && spans[cursor].last < group_first(group) {
                 cursor += 1;
             }
+            let Some(span) = spans.get(cursor).filter(|span| span.first <= last) else { break };
+            group = ((span.first.max(group_first(group)) ^ first) >> span_bits).to_u128() as usize;
+            let (slot_first, v) = (group_first(group), (group << pad) as u32);
+            let slot_last = slot_first | span_mask;
             let end = cursor + spans[cursor..].iter().take_while(|span| span.first <= slot_last).count();
             let old = if node.is_internal(v) {
                 Slot::Node(trie.nodes[node.child_index(v)].get())
@@ -374,7 +436,6 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
                 Slot::Leaf(L::load(&trie.leaves[node.leaf_index(v)]).next_hop())
             };
             let new = match (&spans[cursor..end], old) {
-                ([], _) => None,
                 ([whole], old) if whole.first <= slot_first && whole.last >= slot_last => match old {
                     Slot::Leaf(next_hop) if next_hop == whole.next_hop => None,
                     Slot::Leaf(_) => Some(Slot::Leaf(whole.next_hop)),
@@ -386,59 +447,85 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
                 (here, Slot::Node(child)) => self.rewrite_node(trie, &child, slot_first, offset + K, here)?,
                 (here, Slot::Leaf(next_hop)) => self.split_leaf(trie, next_hop, slot_first, offset + K, here)?,
             };
-            changed |= new.is_some();
-            *slot = new.unwrap_or(old);
-            if let Some(next) = slot_last.checked_next() {
-                slot_first = next;
+            if let Some(new) = new {
+                match (old, new) {
+                    (Slot::Leaf(_), Slot::Leaf(_)) => leaves_changed = true,
+                    (Slot::Leaf(_), Slot::Node(_)) | (Slot::Node(_), Slot::Leaf(_)) => {
+                        vector ^= 1 << group;
+                        (leaves_changed, children_changed) = (true, true);
+                    }
+                    (Slot::Node(was), Slot::Node(now)) => children_changed |= !same_shape(&was, &now),
+                }
+                changes[count] = (group, new);
+                count += 1;
             }
+            group += 1;
         }
-        if !changed {
+        let changes = &changes[..count];
+        if changes.is_empty() {
             return Ok(None);
         }
-        self.replaced.push(Segment::of(node));
-        let slots = &slots[..groups];
-        if let Slot::Leaf(next_hop) = slots[0] {
-            if slots.iter().all(|slot| matches!(*slot, Slot::Leaf(other) if other == next_hop)) {
-                return Ok(Some(Slot::Leaf(next_hop)));
-            }
-        }
-        // The record as the build makes it: a leaf per run of equal next
-        // hops among the leaf slots, internal slots skipped.
-        let (mut vector, mut leafvec, mut children, mut leaves) = (0u64, 0u64, 0u32, 0u32);
-        let mut previous = None;
-        for (group, slot) in slots.iter().enumerate() {
-            match *slot {
-                Slot::Node(_) => {
-                    vector |= 1 << group;
-                    children += 1;
-                }
-                Slot::Leaf(next_hop) if previous != Some(next_hop) => {
-                    leafvec |= 1 << (group << pad);
+        let mut record = *node;
+        record.vector = vector;
+        if leaves_changed {
+            // The leaf slots' next hops now, a leaf per run as the build
+            // makes them (internal slots skipped).
+            let (mut leafvec, mut hops, mut leaves) = (0u64, [0 as NextHop; FANOUT], 0);
+            let mut changed = changes.iter().peekable();
+            for group in 0..groups {
+                let v = (group << pad) as u32;
+                let now = match changed.next_if(|&&(at, _)| at == group) {
+                    Some(&(_, Slot::Leaf(next_hop))) => next_hop,
+                    Some(&(_, Slot::Node(_))) => continue,
+                    None if vector & 1 << group != 0 => continue,
+                    None => L::load(&trie.leaves[node.leaf_index(v)]).next_hop(),
+                };
+                if leaves == 0 || hops[leaves - 1] != now {
+                    leafvec |= 1 << v;
+                    hops[leaves] = now;
                     leaves += 1;
-                    previous = Some(next_hop);
                 }
-                Slot::Leaf(_) => {}
+            }
+            if vector == 0 && leaves == 1 {
+                self.replaced.push(Segment::of(node));
+                return Ok(Some(Slot::Leaf(hops[0])));
+            }
+            let segment = self.allocate(0, leaves as u32)?;
+            for (offset, &next_hop) in hops[..leaves].iter().enumerate() {
+                L::store(&trie.leaves[segment.leaves.0 as usize + offset], leaf_of::<L>(next_hop)?);
+            }
+            self.bytes_written += (leaves as u64) * u64::from(L::BITS / 8);
+            self.replaced.push(Segment { nodes: (0, 0), leaves: (node.base0, node.leaves() as u32) });
+            (record.leafvec, record.base0) = (leafvec, segment.leaves.0);
+        }
+        if children_changed {
+            let children = vector.count_ones();
+            let segment = self.allocate(children, 0)?;
+            let (mut next, mut child) = (0, segment.nodes.0 as usize);
+            for group in (0..groups).filter(|&group| vector & 1 << group != 0) {
+                while changes.get(next).is_some_and(|&(at, _)| at < group) {
+                    next += 1;
+                }
+                let now = match changes.get(next) {
+                    Some(&(at, Slot::Node(now))) if at == group => now,
+                    _ => trie.nodes[node.child_index(group as u32)].get(),
+                };
+                trie.nodes[child].set(now);
+                child += 1;
+            }
+            self.bytes_written += u64::from(children) * size_of::<NodeCell>() as u64;
+            self.replaced.push(Segment { nodes: (node.base1, node.children() as u32), leaves: (0, 0) });
+            record.base1 = segment.nodes.0;
+        } else {
+            for &(group, new) in changes {
+                if let Slot::Node(now) = new {
+                    let index = node.child_index(group as u32);
+                    let was = trie.nodes[index].get();
+                    self.queue_bases(index, &was, &now);
+                }
             }
         }
-        let segment = self.allocate(children, leaves)?;
-        let (mut child, mut leaf) = (segment.nodes.0 as usize, segment.leaves.0 as usize);
-        let mut previous = None;
-        for slot in slots {
-            match *slot {
-                Slot::Node(record) => {
-                    trie.nodes[child].set(record);
-                    child += 1;
-                }
-                Slot::Leaf(next_hop) if previous != Some(next_hop) => {
-                    L::store(&trie.leaves[leaf], leaf_of::<L>(next_hop)?);
-                    leaf += 1;
-                    previous = Some(next_hop);
-                }
-                Slot::Leaf(_) => {}
-            }
-        }
-        self.bytes_written += u64::from(children) * size_of::<NodeCell>() as u64 + u64::from(leaves * L::BITS / 8);
-        Ok(Some(Slot::Node(Node { vector, leafvec, base0: segment.leaves.0, base1: segment.nodes.0 })))
+        Ok(Some(Slot::Node(record)))
     }
 
     /// What a slot whose addresses all had `next_hop` becomes under
@@ -656,6 +743,7 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
             }
         }
         self.slots = slots;
+        bytes_written += self.writer.store_bases(&self.fib);
         for &(slot, entry) in &self.pending {
             self.fib.direct[slot as usize].store(entry, Ordering::Release);
         }

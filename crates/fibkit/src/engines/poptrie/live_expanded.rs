@@ -334,6 +334,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Updater<A> for ExpandedUpd
         }
         self.slots = slots;
         let fib = &*self.fib;
+        bytes_written += self.writer.store_bases(&fib.trie);
         for &(index, entry) in &self.pending_blocks {
             fib.blocks[index].store(entry, Ordering::Release);
         }
