@@ -36,7 +36,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::build::{direct_limit, Prepared};
-use super::live::{group_by_slot, grown, region_last, slot_first, Failure, LeafWidth, SubtreeWriter, Widening};
+use super::live::{grown, LeafWidth, Widening};
+use super::live_subtree::{group_by_slot, region_last, slot_first, Failure, SubtreeWriter};
 use super::{Expanded, Leaf, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX, MAX_BLOCK_ENTRIES};
 use crate::addr::{Address, Prefix};
 use crate::error::{BuildError, Limit};

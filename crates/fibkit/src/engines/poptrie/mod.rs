@@ -67,10 +67,11 @@
 //!   arrays (after live updates: of the updated trie; the allocated sizes
 //!   include the updater's free space).
 //! - `live`: incremental updates under concurrent lookups (section 3.5),
-//!   IPv4 and IPv6: below every `direct` entry an update touches, the path
-//!   to the changes is copied on write into free space, and the entry
-//!   swapped ([`PoptrieUpdater`]); `live_expanded`: the same below the
-//!   blocks of `poptrie16x12` ([`ExpandedUpdater`]), its second stage.
+//!   IPv4 and IPv6 ([`PoptrieUpdater`]); `live_expanded`: the same below
+//!   the blocks of `poptrie16x12` ([`ExpandedUpdater`]), its second stage;
+//!   `live_subtree`: what both write below an entry that an update touches
+//!   (new blocks in free space, the bases of a record that keeps its shape
+//!   stored in place, the entry stored when its root's record changes).
 //!
 //! The arrays ([`Poptrie`]) hold nothing but what lookups read: the
 //! children of one node form one contiguous block at `base1`, its leaves one
@@ -91,6 +92,7 @@ mod expanded;
 mod file;
 mod live;
 mod live_expanded;
+mod live_subtree;
 mod lookup;
 mod stats;
 
@@ -242,10 +244,10 @@ impl NodeCell {
 
     /// Stores a base of a live record with `Release` (the updater, once
     /// the block it names is written; the record keeps its shape).
-    fn store_base(&self, base: live::Base, value: u32) {
+    fn store_base(&self, base: live_subtree::Base, value: u32) {
         match base {
-            live::Base::Leaves => self.base0.store(value, Ordering::Release),
-            live::Base::Children => self.base1.store(value, Ordering::Release),
+            live_subtree::Base::Leaves => self.base0.store(value, Ordering::Release),
+            live_subtree::Base::Children => self.base1.store(value, Ordering::Release),
         }
     }
 
