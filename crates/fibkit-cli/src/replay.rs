@@ -681,8 +681,7 @@ fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> 
             source
         );
         out!(
-            "{applied} {} updates ({announces} announces, {} withdraws, {skipped} {other} skipped, {} rejected) in {seconds:.4} s: {updates_per_s:.0} updates/s",
-            A::FAMILY,
+            "{applied} updates ({announces} announces, {} withdraws, {skipped} {other} skipped, {} rejected) in {seconds:.4} s: {updates_per_s:.0} updates/s",
             trace.len() - announces,
             stats.rejected
         );
