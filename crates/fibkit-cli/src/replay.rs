@@ -1,9 +1,14 @@
 //! `fibkit replay`: apply an update trace to a live FIB while readers look
 //! up, and measure both sides.
 //!
-//! The table is loaded and served through a [`Router`]; the trace's IPv4
-//! updates are applied in batches (`--batch N` updates, or the updates of
-//! each `--window MS` of trace time), each published as one generation.
+//! The table's routes of one family (`--family`, IPv4 unless the table has
+//! IPv6 routes only) are loaded and served through a [`Router`]; the
+//! trace's updates of that family are applied in batches (`--batch N`
+//! updates, or the updates of each `--window MS` of trace time), each
+//! published as one generation. Instead of a trace, `--churn N` makes N
+//! updates from the table itself ([`churn`]: random routes withdrawn and
+//! announced back, or announced with another of the table's values,
+//! seeded by `--seed`), for a family or a table without a trace (IPv6).
 //! Figures:
 //!
 //! - `updates_per_s`: updates applied over the wall time of the replay loop
@@ -32,8 +37,8 @@
 //!   with `--rate N` (N updates per second of wall time) or `--realtime`.
 //!
 //! The trace is read by [`load::load_updates`] (text `UNIXTIME a|w PREFIX
-//! NEXTHOP` lines or MRT BGP4MP records, compressed or not); its IPv4
-//! updates are replayed, IPv6 ones counted and skipped.
+//! NEXTHOP` lines or MRT BGP4MP records, compressed or not); its updates of
+//! the family are replayed, the other family's counted and skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -44,23 +49,25 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use clap::Args;
-use fibkit::addr::{Address, Prefix4};
-use fibkit::load::{self, LoadOptions, PeerSelector, ValueChoice};
+use fibkit::addr::{Address, Prefix};
+use fibkit::load::{self, LoadOptions, PeerSelector, RouteTable, ValueChoice};
 use fibkit::measure::verify::{self, Space};
-use fibkit::nexthop::{Label, Mapping};
+use fibkit::nexthop::{Label, Mapping, NextHopTable};
 use fibkit::random::XorShift32;
+use fibkit::rib::Rib;
 use fibkit::router::{Published, Reader, Router, Update, UpdateError, Window};
 use serde_json::json;
 
+use crate::family::{self, Family, FamilyArgs};
 use crate::numbers;
 use crate::table::TableArgs;
 
 /// Arguments of `fibkit replay`.
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// Engine serving the FIB (incremental for DXR; others rebuild per batch).
-    #[arg(long, default_value = "d16r")]
-    engine: String,
+    /// Engine serving the FIB [default: d16r for IPv4, poptrie18 for IPv6].
+    #[arg(long)]
+    engine: Option<String>,
     /// Publish every N updates as one batch.
     #[arg(long, value_name = "N", conflicts_with = "window", value_parser = numbers::count)]
     batch: Option<usize>,
@@ -102,11 +109,24 @@ pub struct ReplayArgs {
     /// flaps).
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = numbers::flaps)]
     flaps: usize,
+    /// Instead of a trace, N updates made from the table: each picks one of
+    /// its routes at random (`--seed`) and withdraws it (two times in
+    /// three) or announces it with another of the table's values; a
+    /// withdrawn route is announced back with another value. Trace time:
+    /// one update a microsecond.
+    #[arg(long, value_name = "N", value_parser = numbers::count, conflicts_with_all = ["updates", "realtime"])]
+    churn: Option<usize>,
+    /// Seed of --churn.
+    #[arg(long, default_value_t = 1, value_name = "S", requires = "churn")]
+    seed: u64,
+    #[command(flatten)]
+    family: FamilyArgs,
     /// Routing table file.
     table: PathBuf,
     /// Update trace: `UNIXTIME a|w PREFIX NEXTHOP` lines or MRT BGP4MP
-    /// records, plain, gzip or bzip2.
-    updates: PathBuf,
+    /// records, plain, gzip or bzip2 (none with --churn).
+    #[arg(required_unless_present = "churn")]
+    updates: Option<PathBuf>,
     /// Map route values onto N next hops as `value % N + 1`.
     #[arg(long, value_name = "N", value_parser = numbers::nexthops)]
     nexthops: Option<u32>,
@@ -124,32 +144,34 @@ pub struct ReplayArgs {
 
 /// One line of the trace.
 #[derive(Clone, Copy, Debug)]
-struct TraceUpdate {
+struct TraceUpdate<A: Address> {
     /// Trace time in microseconds.
     micros: u64,
-    update: Update<Prefix4>,
-    /// Its place in the trace file's updates (from 1, IPv6 ones counted).
+    update: Update<Prefix<A>>,
+    /// Its place in the trace file's updates (from 1, the other family's
+    /// counted).
     number: usize,
 }
 
 /// `error`, one of `batch`'s, naming its update by its place in the trace
 /// rather than in the batch.
-fn trace_rejection(error: &UpdateError, batch: &[TraceUpdate]) -> String {
+fn trace_rejection<A: Address>(error: &UpdateError, batch: &[TraceUpdate<A>]) -> String {
     match batch.get(error.index()) {
         Some(traced) => error.named(format_args!("update {} of the trace", traced.number)),
         None => error.to_string(),
     }
 }
 
-/// The trace's IPv4 updates (read by [`load::load_updates`]: text or MRT,
-/// compressed or not) and the number of IPv6 updates skipped.
-fn read_trace(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate>, usize)> {
+/// The trace's updates of family `A` (read by [`load::load_updates`]:
+/// text or MRT, compressed or not) and the number of the other family's
+/// updates skipped.
+fn read_trace<A: Address>(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate<A>>, usize)> {
     let stream = load::load_updates(path, options)?;
     for warning in stream.warnings.iter().take(10) {
         eprintln!("warning: {warning}");
     }
     let mut updates = Vec::with_capacity(stream.updates.len());
-    let mut skipped_v6 = 0;
+    let mut skipped = 0;
     // Trace time never runs backwards here: an update stamped before the
     // one before it is due with it (the pacing and the windows take the
     // clock as monotonic).
@@ -162,7 +184,7 @@ fn read_trace(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate>, u
         }
         latest = latest.max(stamped);
         let Some(update) = timed.update.of() else {
-            skipped_v6 += 1;
+            skipped += 1;
             continue;
         };
         updates.push(TraceUpdate { micros: latest, update, number: index + 1 });
@@ -174,15 +196,58 @@ fn read_trace(path: &Path, options: &LoadOptions) -> Result<(Vec<TraceUpdate>, u
         );
     }
     if updates.is_empty() {
-        bail!("{}: no IPv4 update", path.display());
+        bail!("{}: no {} update", path.display(), A::FAMILY);
     }
-    Ok((updates, skipped_v6))
+    Ok((updates, skipped))
+}
+
+/// `count` updates made from `rib`'s routes (`--churn`), seeded by `seed`:
+/// each picks a route at random; an announced one is withdrawn two times in
+/// three, else announced with another value; a withdrawn one is announced
+/// back with another value. The values are those of other routes of the
+/// table (its labels in `next_hops`), so the churn brings no new next hop.
+/// Trace time: one update a microsecond.
+fn churn<A: Address>(rib: &Rib<A>, next_hops: &NextHopTable, count: usize, seed: u64) -> Result<Vec<TraceUpdate<A>>> {
+    let routes: Vec<(Prefix<A>, fibkit::NextHop)> = rib.iter().collect();
+    if routes.is_empty() {
+        bail!("--churn: the table has no {} route to make updates from", A::FAMILY);
+    }
+    let mut current: Vec<Option<fibkit::NextHop>> = routes.iter().map(|&(_, hop)| Some(hop)).collect();
+    let mut rng = XorShift32::new(seed);
+    let pick = |rng: &mut XorShift32| rng.next() as usize % routes.len();
+    let mut updates = Vec::with_capacity(count);
+    for index in 0..count {
+        let route = pick(&mut rng);
+        let prefix = routes[route].0;
+        let update = match current[route] {
+            Some(_) if !rng.next().is_multiple_of(3) => {
+                current[route] = None;
+                Update::Withdraw { prefix }
+            }
+            now => {
+                // Another route's value, different from the route's own
+                // where the table has another (a few tries).
+                let mut hop = routes[pick(&mut rng)].1;
+                for _ in 0..8 {
+                    if Some(hop) != now {
+                        break;
+                    }
+                    hop = routes[pick(&mut rng)].1;
+                }
+                current[route] = Some(hop);
+                let value = next_hops.label_for(hop).expect("a route's next hop has a label");
+                Update::Announce { prefix, value }
+            }
+        };
+        updates.push(TraceUpdate { micros: index as u64, update, number: index + 1 });
+    }
+    Ok(updates)
 }
 
 /// Says which update of `trace` follows the one before it by the longest
 /// pause, when that is over an hour of trace time: `--realtime` waits
 /// through it (divided by `speedup`), which would otherwise look like a hang.
-fn warn_of_long_gaps(path: &Path, trace: &[TraceUpdate], speedup: f64) {
+fn warn_of_long_gaps<A: Address>(path: &Path, trace: &[TraceUpdate<A>], speedup: f64) {
     let longest = trace.windows(2).map(|pair| (pair[1].micros - pair[0].micros, pair[1].number)).max();
     if let Some((gap, number)) = longest.filter(|&(gap, _)| gap > 3_600_000_000) {
         eprintln!(
@@ -209,7 +274,7 @@ struct ReaderPool {
 impl ReaderPool {
     const BATCH: usize = 256;
 
-    fn start(reader: &Reader, count: usize) -> ReaderPool {
+    fn start<A: Address>(reader: &Reader<A>, count: usize) -> ReaderPool {
         let stop = Arc::new(AtomicBool::new(false));
         let counters: Arc<Vec<Counter>> = Arc::new((0..count).map(|_| Counter::default()).collect());
         let threads = (0..count)
@@ -217,12 +282,12 @@ impl ReaderPool {
                 let (reader, stop, counters) = (reader.clone(), stop.clone(), counters.clone());
                 thread::spawn(move || {
                     let mut rng = XorShift32::new(0x5eed + index as u64);
-                    let mut keys = [0u32; ReaderPool::BATCH];
+                    let mut keys = [A::ZERO; ReaderPool::BATCH];
                     let mut out = [0; ReaderPool::BATCH];
                     let mut checksum = 0u64;
                     while !stop.load(Ordering::Relaxed) {
                         for key in &mut keys {
-                            *key = rng.next();
+                            *key = A::from_words(|| rng.next());
                         }
                         reader.lookup_batch(&keys, &mut out);
                         checksum = out.iter().fold(checksum, |sum, &hop| sum.wrapping_add(u64::from(hop)));
@@ -260,11 +325,11 @@ fn percentiles(values: &mut [f64]) -> (f64, f64, f64) {
 
 /// Checks the serving FIB against the RIB around the prefixes of `batch`
 /// and at `random` random addresses; returns the number of wrong answers.
-fn verify_batch(router: &Router, batch: &[TraceUpdate], rng: &mut XorShift32, random: usize) -> u64 {
+fn verify_batch<A: Address>(router: &Router<A>, batch: &[TraceUpdate<A>], rng: &mut XorShift32, random: usize) -> u64 {
     let snapshot = router.reader().snapshot();
     let rib = router.rib();
     let mut wrong = 0;
-    let mut check = |addr: u32| {
+    let mut check = |addr: A| {
         let (got, expected) = (snapshot.fib().lookup(addr), rib.lookup(addr));
         if got != expected {
             if wrong < 10 {
@@ -279,15 +344,15 @@ fn verify_batch(router: &Router, batch: &[TraceUpdate], rng: &mut XorShift32, ra
             check(range.first);
             check(range.last);
         });
-        if let Some(before) = prefix.first().checked_sub(1) {
+        if let Some(before) = prefix.first().checked_prev() {
             check(before);
         }
-        if let Some(after) = prefix.last().checked_add(1) {
+        if let Some(after) = prefix.last().checked_next() {
             check(after);
         }
     }
     for _ in 0..random {
-        check(rng.next());
+        check(A::from_words(|| rng.next()));
     }
     wrong
 }
@@ -306,15 +371,15 @@ struct FlapFigures {
 /// Flaps the default route `count` times (module docs), after the trace,
 /// with each update published alone; records wrong answers (with
 /// `--verify`) and rejected updates as the replay does.
-fn flap_default_route(
-    router: &mut Router,
+fn flap_default_route<A: Address>(
+    router: &mut Router<A>,
     count: usize,
     verify: Option<&mut XorShift32>,
     mismatches: &mut u64,
     rejected: &mut Vec<String>,
 ) -> FlapFigures {
     let before = router.stats();
-    let default = Prefix4::default_route();
+    let default = Prefix::<A>::default_route();
     let withdraw = Update::Withdraw { prefix: default };
     let (first, second) = match router.rib().get(default) {
         // The table's own default route, withdrawn and announced back.
@@ -359,7 +424,7 @@ fn flap_default_route(
 
 /// Runs `fibkit replay`.
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
-    if crate::is_stdio(&args.table) && crate::is_stdio(&args.updates) {
+    if args.updates.as_ref().is_some_and(|updates| crate::is_stdio(&args.table) && crate::is_stdio(updates)) {
         bail!("the table and the update trace cannot both be read from standard input (-)");
     }
     let table = TableArgs {
@@ -369,19 +434,45 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         peer: args.peer,
         value: args.value,
         peers: false,
+    };
+    let (table, family) = family::load_table(&table, &args.family, None)?;
+    match family {
+        Family::Ipv4 => replay::<u32>(args, table),
+        Family::Ipv6 => replay::<u128>(args, table),
     }
-    .load()?;
+}
+
+/// Replays the trace (or the churn) of family `A` on `table`'s routes of
+/// that family (module docs).
+fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> {
     let mapping = args.nexthops.map_or(Mapping::Distinct, Mapping::Modulo);
     let trace_options =
         LoadOptions { mapping, strict: args.strict, peer: args.peer.unwrap_or_default(), value: args.value };
-    let (trace, skipped_v6) = read_trace(&args.updates, &trace_options)?;
+    let (trace, skipped, source) = match (&args.updates, args.churn) {
+        (Some(path), _) => {
+            let (trace, skipped) = read_trace::<A>(path, &trace_options)?;
+            (trace, skipped, path.display().to_string())
+        }
+        (None, Some(count)) => {
+            let trace = churn(table.rib::<A>(), &table.next_hops, count, args.seed)?;
+            (trace, 0, format!("a churn of {count} updates from the table (seed {})", args.seed))
+        }
+        (None, None) => bail!("an update trace or --churn N is needed"),
+    };
+    let other = A::FAMILY.other();
     let window = match args.window {
         Some(ms) => Window::Time(Duration::from_secs_f64(ms / 1e3)),
         None => Window::Count(args.batch.unwrap_or(1)),
     };
-    let (table_name, prefixes, mapping) = (table.name.clone(), table.v4.len(), table.next_hops.mapping());
+    let rib = table.rib::<A>().clone();
+    let (table_name, prefixes, mapping) = (table.name.clone(), rib.len(), table.next_hops.mapping());
     let start = Instant::now();
-    let mut router = Router::new(&args.engine, table.v4, table.next_hops, window)?;
+    let engine = match (&args.engine, A::FAMILY) {
+        (Some(engine), _) => engine.as_str(),
+        (None, Family::Ipv4) => "d16r",
+        (None, Family::Ipv6) => fibkit::registry::default_engine(Family::Ipv6),
+    };
+    let mut router = Router::new(engine, rib, table.next_hops, window)?;
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let pool = (args.readers > 0).then(|| ReaderPool::start(&router.reader(), args.readers));
@@ -402,7 +493,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     // left out of the readers' figure "during updates".
     let (mut verify_time, mut verify_lookups) = (Duration::ZERO, 0u64);
     let mut record =
-        |outcome: Result<Option<Published>, UpdateError>, micros: f64, router: &Router, batch: &[TraceUpdate]| {
+        |outcome: Result<Option<Published>, UpdateError>, micros: f64, router: &Router<A>, batch: &[TraceUpdate<A>]| {
             if let Ok(Some(published)) = &outcome {
                 rejected.extend(published.rejected.iter().map(|error| trace_rejection(error, batch)));
             }
@@ -425,9 +516,11 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let replay_start = Instant::now();
     let mut busy = Duration::ZERO;
     if args.realtime {
-        warn_of_long_gaps(&args.updates, &trace, args.speedup);
+        if let Some(path) = &args.updates {
+            warn_of_long_gaps(path, &trace, args.speedup);
+        }
         let first_micros = trace[0].micros;
-        let mut pending: Vec<TraceUpdate> = Vec::new();
+        let mut pending: Vec<TraceUpdate<A>> = Vec::new();
         for traced in &trace {
             let due = Duration::from_secs_f64((traced.micros - first_micros) as f64 / 1e6 / args.speedup);
             while replay_start.elapsed() < due {
@@ -458,7 +551,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         busy += start.elapsed();
         record(outcome, start.elapsed().as_secs_f64() * 1e6, &router, &pending);
     } else {
-        let mut batch_updates: Vec<Update<Prefix4>> = Vec::new();
+        let mut batch_updates: Vec<Update<Prefix<A>>> = Vec::new();
         let mut first = 0;
         while first < trace.len() {
             let end = match window {
@@ -536,16 +629,18 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             })
         });
         let object = json!({
-            "engine": args.engine,
+            "engine": engine,
             "incremental": router.incremental(),
             "table": table_name,
             "prefixes": prefixes,
             "mapping": mapping.to_string(),
-            "updates_file": args.updates.file_name().map(|name| name.to_string_lossy().into_owned()),
+            "family": A::FAMILY.key(),
+            "updates_file": args.updates.as_ref().and_then(|path| path.file_name()).map(|name| name.to_string_lossy().into_owned()),
+            "churn": args.churn,
+            "seed": args.churn.map(|_| args.seed),
             "updates": applied,
             "announces": announces,
             "withdraws": trace.len() - announces,
-            "ipv6_skipped": skipped_v6,
             "rejected": stats.rejected,
             "changes": stats.changes,
             "batch": args.batch.unwrap_or(if args.window.is_some() { 0 } else { 1 }),
@@ -575,16 +670,18 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             "verified": args.verify.then_some(mismatches == 0),
             "mismatches": args.verify.then_some(mismatches),
         });
+        let mut object = object;
+        object[format!("{}_skipped", other.key())] = json!(skipped);
         out!("{}", serde_json::to_string_pretty(&object)?);
     } else {
         out!(
             "{}: {} of {} on {table_name} ({prefixes} prefixes, next hops: {mapping}); built in {build_ms:.1} ms",
-            args.engine,
+            engine,
             if router.incremental() { "incremental updates" } else { "full rebuild per batch" },
-            args.updates.display()
+            source
         );
         out!(
-            "{applied} updates ({announces} announces, {} withdraws, {skipped_v6} IPv6 skipped, {} rejected) in {seconds:.4} s: {updates_per_s:.0} updates/s",
+            "{applied} updates ({announces} announces, {} withdraws, {skipped} {other} skipped, {} rejected) in {seconds:.4} s: {updates_per_s:.0} updates/s",
             trace.len() - announces,
             stats.rejected
         );

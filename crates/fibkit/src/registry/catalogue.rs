@@ -210,14 +210,14 @@ pub static ENGINES: &[Engine] = &[
         .ipv6(poptrie::build::<u128, 0>, None)
         .opens_ipv6(poptrie::open::<u128, 0>),
     Engine::new("poptrie16", "Poptrie, s = 16")
-        .ipv4(poptrie::build::<u32, 16>, Some(poptrie::updater::<16>))
+        .ipv4(poptrie::build::<u32, 16>, Some(poptrie::updater::<u32, 16>))
         .opens_ipv4(poptrie::open::<u32, 16>)
-        .ipv6(poptrie::build::<u128, 16>, None)
+        .ipv6(poptrie::build::<u128, 16>, Some(poptrie::updater::<u128, 16>))
         .opens_ipv6(poptrie::open::<u128, 16>),
     Engine::new("poptrie18", "Poptrie, s = 18")
-        .ipv4(poptrie::build::<u32, 18>, Some(poptrie::updater::<18>))
+        .ipv4(poptrie::build::<u32, 18>, Some(poptrie::updater::<u32, 18>))
         .opens_ipv4(poptrie::open::<u32, 18>)
-        .ipv6(poptrie::build::<u128, 18>, None)
+        .ipv6(poptrie::build::<u128, 18>, Some(poptrie::updater::<u128, 18>))
         .opens_ipv6(poptrie::open::<u128, 18>),
     poptrie_variant::<0, NodeCell>(
         "poptrie0-leafvec",
@@ -253,7 +253,7 @@ pub static ENGINES: &[Engine] = &[
         "poptrie16x12",
         "Poptrie with two-stage direct pointing: 16 bits, then 12 more where the trie goes on (IPv6)",
     )
-    .ipv6(poptrie::build_expanded::<u128, 16, 12>, None)
+    .ipv6(poptrie::build_expanded::<u128, 16, 12>, Some(poptrie::updater_expanded::<u128, 16, 12>))
     .opens_ipv6(poptrie::open_expanded::<u128, 16, 12>),
     Engine::new("d16r6", "DXR for IPv6, K = 16").ipv6(dxr6::build::<16>, None),
     Engine::new("d18r6", "DXR for IPv6, K = 18").ipv6(dxr6::build::<18>, None),
@@ -289,9 +289,9 @@ pub static ENGINES: &[Engine] = &[
 /// The engines `auto` chooses among, for the families they serve: every
 /// DXR split, Poptrie with direct pointing, SAIL and SAIL-R for IPv4, and for IPv6
 /// Poptrie with direct and with two-stage direct pointing. Each has a file
-/// format, and for IPv4 an incremental updater, so a FIB `auto` builds can
-/// be saved and updated (IPv6 FIBs are rebuilt per batch; DXR for IPv6 has
-/// no file format yet, and is not among them). The engine chosen keeps its
+/// format and an incremental updater, so a FIB `auto` builds can be saved
+/// and updated in place (DXR for IPv6 has neither yet, and is not among
+/// them). The engine chosen keeps its
 /// limits for later updates: `sail` and `sail-runs` take next hops up to
 /// 32,767, DXR up to 2^22 - 1.
 pub const AUTO_CANDIDATES: &[&str] = &[

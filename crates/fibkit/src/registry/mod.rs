@@ -116,7 +116,8 @@ mod tests {
         assert_eq!(names.len(), ENGINES.len());
         assert!(ENGINES.iter().all(|engine| !engine.families().is_empty() && engine.peer.is_none()));
         assert!(resolve::<u32>("d16r").unwrap().incremental::<u32>());
-        assert!(!resolve::<u128>("poptrie18").unwrap().incremental::<u128>());
+        assert!(resolve::<u128>("poptrie18").unwrap().incremental::<u128>());
+        assert!(!resolve::<u128>("d16r6").unwrap().incremental::<u128>());
         assert!(resolve::<u128>("d16r6").is_ok() && resolve::<u32>("d16r6").is_err());
         // `auto` resolves for both families, is listed by none, and its
         // candidates are engines.
@@ -125,7 +126,7 @@ mod tests {
         for name in AUTO_CANDIDATES {
             let engine = ENGINES.iter().find(|engine| engine.name == *name).unwrap();
             assert!(!engine.serves(Family::Ipv4) || engine.savable::<u32>() && engine.incremental::<u32>(), "{name}");
-            assert!(!engine.serves(Family::Ipv6) || engine.savable::<u128>(), "{name}");
+            assert!(!engine.serves(Family::Ipv6) || engine.savable::<u128>() && engine.incremental::<u128>(), "{name}");
         }
         // A variant's engine exists and serves what the variant does.
         for engine in ENGINES.iter().filter(|engine| engine.variant_of.is_some()) {

@@ -36,8 +36,11 @@
 //! cost 2^X × 4 bytes each (16 KiB), so an IPv4 table (a block for almost
 //! every /16) would need hundreds of MiB: the engine serves IPv6, and a
 //! table needing more than [`MAX_BLOCK_ENTRIES`] block entries is refused.
-//! No incremental updater: the router rebuilds it per batch. Its file
-//! format is in [`super::file`].
+//! The `first` and block entries are atomic words, loaded with `Acquire`
+//! (plain loads on x86-64): the updater (`live_expanded.rs`) rewrites the
+//! subtrees below block entries, and blocks themselves, while readers
+//! search, and publishes each with one `Release` store of its entry. Its
+//! file format is in [`super::file`].
 
 use crate::addr::Address;
 use crate::error::{BuildError, Limit, LimitExceeded};
@@ -47,7 +50,7 @@ use crate::rib::Rib;
 use crate::simd::{self, GROUP};
 use crate::NextHop;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::build::Prepared;
 use super::lookup::take_leaf_flags;
@@ -62,11 +65,10 @@ pub struct Expanded<A: Address, L: Leaf, const S: u32, const X: u32> {
     /// The nodes and leaves (its direct array empty).
     pub(super) trie: Poptrie<A, L, S>,
     /// 2^S entries: a next hop or a block number.
-    pub(super) first: LookupArray<u32>,
-    /// Blocks of 2^X entries: a next hop or a node index.
-    pub(super) blocks: LookupArray<u32>,
-    /// Blocks built.
-    pub(super) block_count: usize,
+    pub(super) first: LookupArray<AtomicU32>,
+    /// Blocks of 2^X entries: a next hop or a node index (for the
+    /// updater's structure, free blocks past those in use too).
+    pub(super) blocks: LookupArray<AtomicU32>,
     /// Registry name.
     pub(super) name: String,
 }
@@ -83,8 +85,21 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     /// The Poptrie's limits ([`BuildError`]), and [`Limit::Chunks`] when the
     /// blocks would exceed [`MAX_BLOCK_ENTRIES`] entries.
     fn assemble(prepared: Prepared<A>, name: String) -> Result<Self, BuildError> {
+        Self::assemble_with_slack(prepared, name, false).map(|(expanded, _, _)| expanded)
+    }
+
+    /// Builds the structure from `prepared`; with `slack`, with free space
+    /// for the updater: a quarter more nodes and leaves (at least 4,096 of
+    /// each, [`Poptrie::assemble_with_slack`]) and a quarter more blocks
+    /// (at least 4, within [`MAX_BLOCK_ENTRIES`]). Also returns the nodes
+    /// and leaves in use and the blocks in use (the first ones).
+    pub(super) fn assemble_with_slack(
+        prepared: Prepared<A>,
+        name: String,
+        slack: bool,
+    ) -> Result<(Self, [usize; 2], usize), BuildError> {
         const { assert!(X.is_multiple_of(K) && X > 0 && S > 0 && S + X < 64, "X is whole levels below S") };
-        let mut trie = Poptrie::<A, L, S>::assemble(prepared)?;
+        let (mut trie, used) = Poptrie::<A, L, S>::assemble_with_slack(prepared, slack)?;
         let direct: Vec<u32> = trie.direct.iter().map(|entry| entry.load(Ordering::Relaxed)).collect();
         let pointing = direct.iter().filter(|&&entry| entry & DIRECT_LEAF == 0).count();
         if pointing << X > MAX_BLOCK_ENTRIES {
@@ -93,26 +108,22 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
                 LimitExceeded::new(name, Limit::Chunks, field, (pointing as u64) << X, MAX_BLOCK_ENTRIES as u64);
             return Err(refused.into());
         }
-        let mut blocks = Vec::with_capacity(pointing << X);
-        let first: Vec<u32> = direct
+        let capacity = if slack { (pointing + pointing / 4 + 4).min(MAX_BLOCK_ENTRIES >> X) } else { pointing };
+        let mut blocks = Vec::with_capacity(capacity << X);
+        let first: LookupArray<AtomicU32> = direct
             .iter()
             .map(|&entry| {
                 if entry & DIRECT_LEAF != 0 {
-                    return entry;
+                    return AtomicU32::new(entry);
                 }
                 let block = (blocks.len() >> X) as u32;
-                blocks.extend((0..1u32 << X).map(|bits| trie.descend::<X>(entry as usize, bits)));
-                block
+                blocks.extend((0..1u32 << X).map(|bits| AtomicU32::new(trie.descend::<X>(entry as usize, bits))));
+                AtomicU32::new(block)
             })
             .collect();
+        blocks.resize_with(capacity << X, || AtomicU32::new(DIRECT_LEAF));
         trie.direct = LookupArray::from(Vec::new());
-        Ok(Expanded {
-            trie,
-            first: LookupArray::from(first),
-            blocks: LookupArray::from(blocks),
-            block_count: pointing,
-            name,
-        })
+        Ok((Expanded { trie, first, blocks: LookupArray::from(blocks), name }, used, pointing))
     }
 
     /// Longest-prefix match for `addr`.
@@ -135,7 +146,8 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
         let index = (addr >> (u32::from(A::BITS) - S)).to_u128() as usize;
         debug_assert!(index < self.first.len());
         // SAFETY: `first` has 2^S entries and `index < 2^S`.
-        unsafe { *self.first.get_unchecked(index) }
+        // `Acquire`: the block an updater stored before this entry is seen.
+        unsafe { self.first.get_unchecked(index) }.load(Ordering::Acquire)
     }
 
     /// Where block `block`'s entry for `addr` is.
@@ -149,7 +161,8 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
         debug_assert!(index < self.blocks.len());
         // SAFETY: `index` is a block number (below the blocks built, each
         // of 2^X entries) times 2^X plus X bits.
-        unsafe { *self.blocks.get_unchecked(index) }
+        // `Acquire`: the subtree an updater stored before this entry is seen.
+        unsafe { self.blocks.get_unchecked(index) }.load(Ordering::Acquire)
     }
 
     /// Looks up every key; `out[i]` gets the next hop of `keys[i]`.
@@ -189,7 +202,20 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
 
     /// The `first` entries that hold a next hop (the rest name a block).
     pub(super) fn first_leaves(&self) -> usize {
-        self.first.iter().filter(|&&entry| entry & DIRECT_LEAF != 0).count()
+        self.first.iter().filter(|entry| entry.load(Ordering::Relaxed) & DIRECT_LEAF != 0).count()
+    }
+
+    /// The entries of the blocks in use (those `first` names) that hold a
+    /// next hop.
+    fn block_leaves(&self) -> usize {
+        let blocks =
+            self.first.iter().map(|entry| entry.load(Ordering::Acquire)).filter(|entry| entry & DIRECT_LEAF == 0);
+        blocks
+            .map(|block| {
+                let entries = &self.blocks[(block as usize) << X..(block as usize + 1) << X];
+                entries.iter().filter(|entry| entry.load(Ordering::Relaxed) & DIRECT_LEAF != 0).count()
+            })
+            .sum()
     }
 
     /// Bytes of the lookup structure: `first`, blocks, nodes and leaves.
@@ -203,7 +229,8 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     pub fn report(&self) -> Stats {
         let trie = self.trie.summary();
         let first_leaves = self.first_leaves();
-        let block_leaves = self.blocks.iter().filter(|&&entry| entry & DIRECT_LEAF != 0).count();
+        let block_count = self.first.len() - first_leaves;
+        let block_leaves = self.block_leaves();
         let bytes = |count: usize, size: usize| (count * size) as u64;
         let (first, blocks) = (bytes(self.first.len(), 4), bytes(self.blocks.len(), 4));
         let nodes = bytes(self.trie.nodes.len(), std::mem::size_of::<NodeCell>());
@@ -211,11 +238,11 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
         let mut stats = Stats::default();
         stats
             .text("engine", self.name.as_str())
-            .count("prefixes", trie.prefixes as u64)
+            .count("prefixes", self.trie.routes.load(Ordering::Relaxed) as u64)
             .count("s", u64::from(S))
             .count("x", u64::from(X))
             .count("first_leaves", first_leaves as u64)
-            .count("blocks", self.block_count as u64)
+            .count("blocks", block_count as u64)
             .count("block_leaves", block_leaves as u64)
             .count("nodes", self.trie.nodes.len() as u64)
             .count("leaves", self.trie.leaves.len() as u64)
@@ -232,11 +259,11 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
              \x20 Mem.         {:>10} B = {:.2} MiB",
             self.name,
             L::BITS,
-            trie.prefixes,
+            self.trie.routes.load(Ordering::Relaxed),
             trie.prefixes_aggregated,
             self.first.len(),
             kib(first),
-            self.block_count,
+            block_count,
             self.blocks.len(),
             kib(blocks),
             S + X,

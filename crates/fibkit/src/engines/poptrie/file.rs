@@ -18,7 +18,7 @@
 //! is inside its array.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::{BuildSummary, Expanded, Leaf, Node, NodeLayout, Poptrie, DIRECT_LEAF};
 use crate::addr::Address;
@@ -152,18 +152,18 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
                 bad.problem,
             ));
         }
-        let first = family.array::<u32>("first")?;
+        let mut first = family.array::<AtomicU32>("first")?;
         if first.len() != 1 << S {
             return Err(family.bad::<u32>("first", 0, first.len() as u64, "the first array does not have 2^s entries"));
         }
-        let blocks = family.array::<u32>("blocks")?;
+        let mut blocks = family.array::<AtomicU32>("blocks")?;
         if !blocks.len().is_multiple_of(1 << X) {
             return Err(family.bad::<u32>("blocks", 0, blocks.len() as u64, "not whole blocks of 2^x entries"));
         }
         let block_count = blocks.len() >> X;
         for (section, entries, bound, problem) in [
-            ("first", &first, block_count, "block number out of range"),
-            ("blocks", &blocks, trie.nodes.len(), "node index out of range"),
+            ("first", first.words(), block_count, "block number out of range"),
+            ("blocks", blocks.words(), trie.nodes.len(), "node index out of range"),
         ] {
             // A branch-free pass first (vectorised), the position on failure.
             let wrong = |entry: u32| {
@@ -177,7 +177,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
                 return Err(family.bad::<u32>(section, index, entries[index].into(), problem));
             }
         }
-        Ok(Expanded { trie, first, blocks, block_count, name })
+        Ok(Expanded { trie, first, blocks, name })
     }
 }
 

@@ -47,6 +47,18 @@ pub(super) fn take_leaf_flags(entries: &mut [u32]) -> u32 {
     !leaves & u32::MAX >> (GROUP - entries.len())
 }
 
+/// Node `index` of the node array `nodes`.
+#[inline(always)]
+fn node_in<N>(nodes: &[N], index: usize) -> &N {
+    debug_assert!(index < nodes.len());
+    // SAFETY: node indexes come from a `direct` or block entry, `base1`
+    // plus a count of at most the node's children, or 0 for S = 0;
+    // `check_indexes` asserted at build time that all of these lie inside
+    // `nodes`; the updater only publishes blocks it allocated inside the
+    // arrays, with the build's records (`SubtreeWriter` in `live.rs`).
+    unsafe { nodes.get_unchecked(index) }
+}
+
 impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// Longest-prefix match for `addr`: its next hop, or [`crate::NO_ROUTE`].
     #[inline]
@@ -68,10 +80,14 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// `key` shifted past the bits read above it.
     #[inline(always)]
     pub(super) fn walk(&self, index: usize, mut key: A) -> NextHop {
-        let mut node = self.node(index);
+        // The node array's address in a register: through `self`, the
+        // `Acquire` loads of the bases made the compiler load it again at
+        // every level.
+        let nodes: &[N] = &self.nodes;
+        let mut node = node_in(nodes, index);
         let mut v = chunk(key);
         while node.is_internal(v) {
-            node = self.node(node.child_index(v));
+            node = node_in(nodes, node.child_index(v));
             key = key << K;
             v = chunk(key);
         }
@@ -89,13 +105,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
 
     #[inline(always)]
     pub(super) fn node(&self, index: usize) -> &N {
-        debug_assert!(index < self.nodes.len());
-        // SAFETY: node indexes come from a `direct` entry, `base1` plus a
-        // count of at most the node's children, or 0 for S = 0;
-        // `check_indexes` asserted at build time that all of these lie
-        // inside `nodes`; the updater only publishes subtrees it checked the
-        // same way (`PoptrieUpdater::write_subtree`).
-        unsafe { self.nodes.get_unchecked(index) }
+        node_in(&self.nodes, index)
     }
 
     #[inline(always)]
@@ -218,10 +228,11 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         // With the step written as an `if`, LLVM branches on each lane's
         // `internal`, mispredicted at the end of every walk, and the
         // rounds ran slower than walks one by one.
+        let nodes: &[N] = &self.nodes;
         loop {
             let mut descending = false;
             for lane in 0..W {
-                let node = self.node(index[lane]);
+                let node = node_in(nodes, index[lane]);
                 let v = chunk(key[lane]);
                 let internal = node.is_internal(v);
                 descending |= internal;
@@ -234,7 +245,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
                 break;
             }
         }
-        std::array::from_fn(|lane| self.leaf(self.node(index[lane]).leaf_index(chunk(key[lane]))).next_hop())
+        std::array::from_fn(|lane| self.leaf(node_in(nodes, index[lane]).leaf_index(chunk(key[lane]))).next_hop())
     }
 
     /// The direct stage of up to 32 keys. IPv4: writes each key's `direct`

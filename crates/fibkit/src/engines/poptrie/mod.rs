@@ -66,9 +66,12 @@
 //! - `stats`: the figures of the paper's Table 2, counted in the live
 //!   arrays (after live updates: of the updated trie; the allocated sizes
 //!   include the updater's free space).
-//! - `update`: incremental updates under concurrent lookups (section
-//!   3.5): the subtree of every `direct` entry an update touches is built
-//!   anew into free space and the entry swapped ([`PoptrieUpdater`]).
+//! - `live`: incremental updates under concurrent lookups (section 3.5),
+//!   IPv4 and IPv6 ([`PoptrieUpdater`]); `live_expanded`: the same below
+//!   the blocks of `poptrie16x12` ([`ExpandedUpdater`]), its second stage;
+//!   `live_subtree`: what both write below an entry that an update touches
+//!   (new blocks in free space, the bases of a record that keeps its shape
+//!   stored in place, the entry stored when its root's record changes).
 //!
 //! The arrays ([`Poptrie`]) hold nothing but what lookups read: the
 //! children of one node form one contiguous block at `base1`, its leaves one
@@ -88,6 +91,8 @@ mod build;
 mod expanded;
 mod file;
 mod live;
+mod live_expanded;
+mod live_subtree;
 mod lookup;
 mod stats;
 
@@ -99,7 +104,8 @@ use crate::rib::Rib;
 use build::Prepared;
 pub use expanded::{build_expanded, Expanded, MAX_BLOCK_ENTRIES};
 pub use file::{open, open_expanded};
-pub use live::{updater, PoptrieUpdater};
+pub use live::{updater, LeafWidth, PoptrieUpdater, Widening, WideningUpdater};
+pub use live_expanded::{updater_expanded, ExpandedUpdater};
 
 /// Bits of the key each trie level consumes (k in the paper).
 pub const K: u32 = 6;
@@ -179,12 +185,16 @@ impl Node {
     }
 }
 
-/// A [`Node`] as the node array stores it: four atomic words, read with
-/// `Relaxed` loads (plain loads on x86-64), so that the updater
-/// (`update`) can write new subtrees into free space of an array that
-/// readers are searching. A reader reaches a node only through a `direct`
-/// entry loaded with `Acquire` after the updater stored it with `Release`,
-/// so it sees the node as written. Its fields are in the order of
+/// A [`Node`] as the node array stores it: four atomic words, so that the
+/// updater (`live`) can write new subtrees into free space of an array that
+/// readers are searching. `vector` and `leafvec` are read with `Relaxed`
+/// loads, `base0` and `base1` with `Acquire` (all plain loads on x86-64). A
+/// reader reaches a new node through a `direct` entry, or a base of a
+/// record that keeps its shape, loaded with `Acquire` after the updater
+/// stored it with `Release`, so it sees the blocks it points to as
+/// written; a record changes in place only in its bases, and a reader that
+/// reads one base old and the other new finds both blocks valid (the old
+/// ones are retired until no reader can hold them). Its fields are in the order of
 /// [`Node`]'s (`repr(C)`, no padding), as compiled FIB files store them.
 #[repr(C)]
 #[derive(Debug, Default)]
@@ -227,8 +237,17 @@ impl NodeCell {
         Node {
             vector: self.vector.load(Ordering::Relaxed),
             leafvec: self.leafvec.load(Ordering::Relaxed),
-            base0: self.base0.load(Ordering::Relaxed),
-            base1: self.base1.load(Ordering::Relaxed),
+            base0: self.base0.load(Ordering::Acquire),
+            base1: self.base1.load(Ordering::Acquire),
+        }
+    }
+
+    /// Stores a base of a live record with `Release` (the updater, once
+    /// the block it names is written; the record keeps its shape).
+    fn store_base(&self, base: live_subtree::Base, value: u32) {
+        match base {
+            live_subtree::Base::Leaves => self.base0.store(value, Ordering::Release),
+            live_subtree::Base::Children => self.base1.store(value, Ordering::Release),
         }
     }
 
@@ -249,13 +268,13 @@ impl NodeCell {
     /// [`Node::child_index`], reading only `vector` and `base1`.
     #[inline(always)]
     pub fn child_index(&self, v: u32) -> usize {
-        child_at(self.base1.load(Ordering::Relaxed), self.vector.load(Ordering::Relaxed), v)
+        child_at(self.base1.load(Ordering::Acquire), self.vector.load(Ordering::Relaxed), v)
     }
 
     /// [`Node::leaf_index`], reading only `leafvec` and `base0`.
     #[inline(always)]
     pub fn leaf_index(&self, v: u32) -> usize {
-        self.base0.load(Ordering::Relaxed) as usize + ones_through(self.leafvec.load(Ordering::Relaxed), v) as usize - 1
+        self.base0.load(Ordering::Acquire) as usize + ones_through(self.leafvec.load(Ordering::Relaxed), v) as usize - 1
     }
 }
 

@@ -23,7 +23,7 @@ pub(crate) struct Census {
 }
 
 /// `value` (below 2^32) as an address.
-fn small<A: Address>(value: u32) -> A {
+pub(super) fn small<A: Address>(value: u32) -> A {
     let mut out = A::ZERO;
     let mut bits = value;
     while bits != 0 {
