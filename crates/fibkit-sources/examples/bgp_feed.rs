@@ -137,8 +137,10 @@ fn main() {
                 Some(rate) => {
                     for (at, message) in messages.iter().cycle().take(messages.len() * repeat).enumerate() {
                         let due = start + Duration::from_secs_f64(at as f64 / rate);
+                        // Yielding, so that a waiting sender leaves the CPU to
+                        // the session and the speaker.
                         while Instant::now() < due {
-                            std::hint::spin_loop();
+                            std::thread::yield_now();
                         }
                         sender.write_all(message).unwrap();
                     }

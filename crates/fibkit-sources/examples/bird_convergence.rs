@@ -77,9 +77,10 @@ fn main() {
     wait(|| speaker.stats().routes4 == routes);
     println!(
         "fibkit over BGP: {:.2} s from the session's establishment to the last route in the FIB \
-         ({:.2} s after BIRD's start)",
+         ({:.2} s after BIRD's start; {} UPDATEs)",
         established.elapsed().as_secs_f64(),
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
+        speaker.neighbours()[0].updates
     );
     drop(speaker);
 
