@@ -8,9 +8,8 @@
 //! SIGINT or SIGTERM.
 
 use std::io::Write;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -41,7 +40,7 @@ pub struct FollowArgs {
     /// connect to it), `,max-prefixes=N` (end its session past N prefixes).
     /// Repeat for several.
     #[arg(long = "neighbor", value_name = "SPEC", required = true)]
-    neighbours: Vec<Neighbour>,
+    neighbours: Vec<NeighbourConfig>,
     /// What a route's value is.
     #[arg(long, default_value = "next-hop", value_name = "next-hop|origin-as")]
     value: ValueChoice,
@@ -62,37 +61,6 @@ pub struct FollowArgs {
     quiet: bool,
 }
 
-/// A `--neighbor` specification.
-#[derive(Clone, Debug)]
-struct Neighbour(NeighbourConfig);
-
-impl FromStr for Neighbour {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let mut parts = text.split(',');
-        let address = parts.next().unwrap_or_default();
-        let address: IpAddr = address.parse().map_err(|_| format!("{address:?} is not an IP address"))?;
-        let mut config = NeighbourConfig::new(address, 0);
-        let mut asn = None;
-        for part in parts {
-            let (key, value) = part.split_once('=').ok_or_else(|| format!("{part:?}: expected KEY=VALUE"))?;
-            let number = |what: &str| value.parse::<u64>().map_err(|_| format!("{key}={value:?}: {what}"));
-            match key {
-                "as" => asn = Some(u32::try_from(number("an AS number")?).map_err(|_| format!("AS {value} > 2^32-1"))?),
-                "connect" => {
-                    let port = u16::try_from(number("a TCP port")?).ok().filter(|&port| port > 0);
-                    config.connect_port = Some(port.ok_or_else(|| format!("connect={value}: a port 1 to 65535"))?);
-                }
-                "max-prefixes" => config.max_prefixes = Some(number("a count")? as usize),
-                _ => return Err(format!("unknown key {key:?} (as, connect, max-prefixes)")),
-            }
-        }
-        config.remote_as = asn.ok_or_else(|| format!("{text:?}: no as=ASN"))?;
-        Ok(Neighbour(config))
-    }
-}
-
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
@@ -108,14 +76,14 @@ pub fn run(args: &FollowArgs) -> Result<ExitCode> {
     if args.hold_time == 1 || args.hold_time == 2 {
         bail!("--hold-time {}: 0, or 3 to 65535", args.hold_time);
     }
-    if args.listen.is_empty() && args.neighbours.iter().all(|Neighbour(config)| config.connect_port.is_none()) {
+    if args.listen.is_empty() && args.neighbours.iter().all(|neighbour| neighbour.connect_port.is_none()) {
         bail!("no --listen address and no neighbour to connect to: no session could start");
     }
     let mut config = BgpConfig::new(args.local_as, args.router_id);
     config.listen.clone_from(&args.listen);
     config.hold_time = args.hold_time;
     config.value = args.value;
-    config.neighbours = args.neighbours.iter().map(|Neighbour(config)| config.clone()).collect();
+    config.neighbours.clone_from(&args.neighbours);
     config.echo_log = true;
     let table = || NextHopTable::new(Mapping::Distinct);
     let engine4 = registered::resolve::<u32>(&args.engine)?.name;

@@ -20,6 +20,7 @@
 mod arrays;
 mod convert;
 mod files;
+mod live;
 mod table;
 mod text;
 
@@ -633,6 +634,7 @@ fn _fibkit(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyFib>()?;
     module.add_class::<PyFib6>()?;
     module.add_class::<table::PyTable>()?;
+    module.add_class::<live::PyBgpSpeaker>()?;
     module.add_function(wrap_pyfunction!(engines, module)?)?;
     module.add_function(wrap_pyfunction!(engines6, module)?)?;
     module.add_function(wrap_pyfunction!(text::parse_addresses, module)?)?;

@@ -30,10 +30,10 @@ import threading
 
 import numpy as np
 
-from ._fibkit import Fib, Fib6, Table, __version__, engines, engines6, open, parse_addresses
+from ._fibkit import BgpSpeaker, Fib, Fib6, Table, __version__, engines, engines6, open, parse_addresses
 
 __all__ = [
-    "Fib", "Fib6", "Table", "enrich", "engines", "engines6", "ipv4_array", "ipv6_array", "open", "open_once",
+    "BgpSpeaker", "Fib", "Fib6", "Table", "enrich", "engines", "engines6", "ipv4_array", "ipv6_array", "open", "open_once",
     "parse_addresses", "__version__",
 ]
 

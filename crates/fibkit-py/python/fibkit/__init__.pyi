@@ -118,6 +118,40 @@ class Fib6(_Compiled):
         ``values[hops]`` maps them to the routes' values.
         """
 
+class BgpSpeaker:
+    """A receive-only BGP speaker and the live FIBs (IPv4 and IPv6) it feeds: the best route per prefix of the
+    neighbours' routes, looked up while the sessions run on threads of their own (docs/sources.md)."""
+
+    def __init__(
+        self,
+        local_as: int,
+        router_id: str,
+        neighbors: Sequence[str],
+        listen: Sequence[str] = ...,
+        value: str = "next-hop",
+        hold_time: int = 90,
+        engine: Optional[str] = None,
+        engine6: Optional[str] = None,
+    ) -> None:
+        """``neighbors``: ``"ADDRESS,as=ASN"`` (with ``,connect=PORT`` and ``,max-prefixes=N``); ``listen``:
+        ``"ADDRESS:PORT"``s to accept them on; ``value``: ``"next-hop"`` or ``"origin-as"``."""
+    def lookup(self, addr: Union[Address, Sequence[Address]]) -> Any:
+        """The route value of an address (a string of either family, or an int: IPv4), or a list of them for a
+        list; None: no route."""
+    @property
+    def local_addresses(self) -> list[str]:
+        """The ``"ADDRESS:PORT"``s connections are accepted on."""
+    def neighbors(self) -> list[dict[str, Any]]:
+        """Each neighbour's address, remote_as, state, prefixes, updates, sessions and last_error."""
+    def stats(self) -> dict[str, int]:
+        """routes4, routes6, updates_applied, updates_rejected, batches."""
+    def journal(self) -> list[str]:
+        """The sessions' log, oldest line first (each names its neighbour)."""
+    def stop(self) -> None:
+        """Ends every session (a Cease, Administrative Shutdown) and the speaker; stopping twice is allowed."""
+    def __enter__(self) -> "BgpSpeaker": ...
+    def __exit__(self, *exc: object) -> bool: ...
+
 class Table:
     """A routing table of both families, for columns that mix IPv4 and IPv6 addresses."""
 

@@ -109,6 +109,36 @@ impl NeighbourConfig {
     }
 }
 
+impl std::str::FromStr for NeighbourConfig {
+    type Err = String;
+
+    /// `ADDRESS,as=ASN`, then optionally `,connect=PORT` (fibkit connects
+    /// to it too) and `,max-prefixes=N`: the form `fibkit follow
+    /// --neighbor` and Python take.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut parts = text.split(',');
+        let address = parts.next().unwrap_or_default();
+        let address: IpAddr = address.parse().map_err(|_| format!("{address:?} is not an IP address"))?;
+        let mut config = NeighbourConfig::new(address, 0);
+        let mut asn = None;
+        for part in parts {
+            let (key, value) = part.split_once('=').ok_or_else(|| format!("{part:?}: expected KEY=VALUE"))?;
+            let number = |what: &str| value.parse::<u64>().map_err(|_| format!("{key}={value:?}: {what}"));
+            match key {
+                "as" => asn = Some(u32::try_from(number("an AS number")?).map_err(|_| format!("AS {value} > 2^32-1"))?),
+                "connect" => {
+                    let port = u16::try_from(number("a TCP port")?).ok().filter(|&port| port > 0);
+                    config.connect_port = Some(port.ok_or_else(|| format!("connect={value}: a port 1 to 65535"))?);
+                }
+                "max-prefixes" => config.max_prefixes = Some(number("a count")? as usize),
+                _ => return Err(format!("unknown key {key:?} (as, connect, max-prefixes)")),
+            }
+        }
+        config.remote_as = asn.ok_or_else(|| format!("{text:?}: no as=ASN"))?;
+        Ok(config)
+    }
+}
+
 /// A session's state (RFC 4271 8.2.2; Idle covers Connect and Active).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SessionState {
@@ -168,4 +198,30 @@ pub struct SpeakerStats {
     pub updates_rejected: u64,
     /// Batches applied.
     pub batches: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_neighbour_spec_reads_its_keys_and_names_what_is_wrong() {
+        let neighbour: NeighbourConfig = "2001:db8::2,as=4200000001,connect=1790,max-prefixes=5".parse().unwrap();
+        assert_eq!(neighbour.address, "2001:db8::2".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            (neighbour.remote_as, neighbour.connect_port, neighbour.max_prefixes),
+            (4_200_000_001, Some(1790), Some(5))
+        );
+        for (spec, problem) in [
+            ("127.0.0.2", "no as=ASN"),
+            ("localhost,as=1", "is not an IP address"),
+            ("127.0.0.2,as=4294967296", "> 2^32-1"),
+            ("127.0.0.2,as=1,connect=0", "a port 1 to 65535"),
+            ("127.0.0.2,as=1,passive", "expected KEY=VALUE"),
+            ("127.0.0.2,as=1,hold=3", "unknown key"),
+        ] {
+            let error = spec.parse::<NeighbourConfig>().unwrap_err();
+            assert!(error.contains(problem), "{spec}: {error}");
+        }
+    }
 }
