@@ -63,7 +63,7 @@ fn follow_prints_what_bird_announces_and_withdraws() {
          protocol static s4 {{ ipv4; route 10.1.0.0/16 blackhole {{ bgp_path.prepend(64501); }}; \
          route 10.2.0.0/16 blackhole {{ bgp_path.prepend(64502); }}; }}\n\
          protocol static s6 {{ ipv6; route 2001:db8::/32 blackhole {{ bgp_path.prepend(64503); }}; }}\n\
-         protocol bgp fib {{ local 127.0.0.2 as 65001; neighbor 127.0.0.1 port {port} as 65000; multihop;\n\
+         protocol bgp fib {{ local 127.0.0.2 port {port} as 65001; neighbor 127.0.0.1 port {port} as 65000; multihop; strict bind on;\n\
          ipv4 {{ import none; export all; }}; ipv6 {{ import none; export all; next hop address 2001:db8::2; }}; }}\n"
     );
     std::fs::write(dir.join("bird.conf"), config).unwrap();

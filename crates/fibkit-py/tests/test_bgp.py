@@ -37,7 +37,7 @@ protocol static s4 {{ ipv4;
   route 10.1.2.0/24 blackhole {{ bgp_path.prepend(64502); }};
 }}
 protocol static s6 {{ ipv6; route 2001:db8::/32 blackhole {{ bgp_path.prepend(64503); }}; }}
-protocol bgp fib {{ local 127.0.0.2 as 65001; neighbor 127.0.0.1 port {port} as 65000; multihop;
+protocol bgp fib {{ local 127.0.0.2 port {port} as 65001; neighbor 127.0.0.1 port {port} as 65000; multihop; strict bind on;
   connect delay time 1; connect retry time 1;
   ipv4 {{ import none; export all; }}; ipv6 {{ import none; export all; next hop address 2001:db8::2; }}; }}
 """

@@ -65,8 +65,8 @@ fn main() {
     let speaker = Speaker::start(config, router4, router6).unwrap();
     let port = speaker.local_addrs()[0].port();
     let bgp = format!(
-        "router id 10.0.0.2;\nprotocol device {{}}\n{statics}protocol bgp fib {{\n  local 127.0.0.2 as 65001;\n  \
-         neighbor 127.0.0.1 port {port} as 65000;\n  multihop;\n  connect delay time 1;\n  \
+        "router id 10.0.0.2;\nprotocol device {{}}\n{statics}protocol bgp fib {{\n  local 127.0.0.2 port {port} as 65001;\n  \
+         neighbor 127.0.0.1 port {port} as 65000;\n  multihop;\n  strict bind on;\n  connect delay time 1;\n  \
          ipv4 {{ import none; export all; }};\n}}\n"
     );
     std::fs::write(dir.join("bgp.conf"), bgp).unwrap();

@@ -58,7 +58,7 @@ fn statics<A: Address>(name: &str, channel: &str, table: &Table<A>) -> String {
 fn bird_config(port: u16, table4: &Table<u32>, table6: &Table<u128>) -> String {
     format!(
         "router id 10.0.0.2;\nprotocol device {{}}\n{}{}\
-         protocol bgp fib {{\n  local 127.0.0.2 as 65001;\n  neighbor 127.0.0.1 port {port} as 65000;\n  multihop;\n  \
+         protocol bgp fib {{\n  local 127.0.0.2 port {port} as 65001;\n  neighbor 127.0.0.1 port {port} as 65000;\n  multihop;\n  strict bind on;\n  \
          ipv4 {{ import none; export all; }};\n  \
          ipv6 {{ import none; export all; next hop address 2001:db8::2; }};\n}}\n",
         statics("s4", "ipv4", table4),

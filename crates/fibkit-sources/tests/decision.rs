@@ -27,7 +27,7 @@ fn bird_config(port: u16) -> String {
     // second listening address.
     let session = |name: &str, local: &str, neighbour: &str, filter: &str| {
         format!(
-            "protocol bgp {name} {{\n  local {local} as 65001;\n  neighbor {neighbour} port {port} as 65000;\n  multihop;\n  \
+            "protocol bgp {name} {{\n  local {local} port {port} as 65001;\n  neighbor {neighbour} port {port} as 65000;\n  multihop;\n  strict bind on;\n  \
              ipv4 {{ import none; export filter {{ {filter} accept; }}; }};\n  \
              ipv6 {{ import none; export all; next hop address 2001:db8::2; }};\n}}\n"
         )
