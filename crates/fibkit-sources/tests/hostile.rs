@@ -271,3 +271,18 @@ fn a_neighbour_that_stops_sending_keepalives() {
     let waited = start.elapsed();
     assert!(waited >= Duration::from_millis(2500) && waited < Duration::from_secs(8), "{waited:?}");
 }
+
+#[test]
+fn an_update_before_the_open() {
+    let (speaker, listener) = setup(28, |_| {});
+    let (stream, _) = listener.accept().unwrap();
+    stream.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    let mut peer = Peer { stream, reader: MessageReader::default() };
+    assert!(matches!(peer.next(), Message::Open(_)));
+    peer.send(&wire::update(&[], &attributes(1), &[8, 10]));
+    assert_eq!(peer.notification(), Notification::new(5, 1));
+    let line = "neighbour 127.0.0.28 (AS 64999): session down: sent NOTIFICATION 5/1 (Finite State Machine Error): \
+                UPDATE before OPEN";
+    wait_for("the log line", Duration::from_secs(5), || logged(&speaker, line));
+    assert!(!routed(&speaker, [10, 0, 0, 1]));
+}

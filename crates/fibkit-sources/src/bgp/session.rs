@@ -97,7 +97,7 @@ impl Session<'_> {
         // OpenSent: their OPEN.
         let theirs = match self.wait(OPEN_WAIT, "OPEN") {
             Ok(Message::Open(body)) => body,
-            Ok(other) => return self.notify(Notification::new(code::FSM, 1), &format!("{other:?} before OPEN")),
+            Ok(other) => return self.notify(Notification::new(code::FSM, 1), &format!("{} before OPEN", other.name())),
             Err(ended) => return ended,
         };
         let theirs = match Open::decode(&theirs) {
@@ -118,7 +118,9 @@ impl Session<'_> {
         let wait = if hold == 0 { OPEN_WAIT } else { self.hold_time };
         match self.wait(wait, "KEEPALIVE") {
             Ok(Message::Keepalive) => {}
-            Ok(other) => return self.notify(Notification::new(code::FSM, 2), &format!("{other:?} in OpenConfirm")),
+            Ok(other) => {
+                return self.notify(Notification::new(code::FSM, 2), &format!("{} in OpenConfirm", other.name()))
+            }
             Err(ended) => return ended,
         }
         let families = theirs.families.clone().unwrap_or_else(|| vec![Family::Ipv4]);

@@ -316,6 +316,19 @@ pub enum Message {
 /// messages.
 const READ_AHEAD: usize = 16 * MAX_MESSAGE_LEN;
 
+impl Message {
+    /// The message's type, as RFC 4271 names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Message::Open(_) => "OPEN",
+            Message::Update(_) => "UPDATE",
+            Message::Notification(_) => "NOTIFICATION",
+            Message::Keepalive => "KEEPALIVE",
+            Message::RouteRefresh => "ROUTE-REFRESH",
+        }
+    }
+}
+
 /// Splits a byte stream into messages. Reads never wait past the stream's
 /// read timeout: a message arrives in as many reads as it takes. Each read
 /// takes what the socket has, up to 64 KiB, so that a busy session costs a
