@@ -120,7 +120,7 @@ impl PyBgpSpeaker {
                 return Ok(PyList::new(py, answers)?.into_any());
             }
             if addr.is_instance_of::<PyString>() || addr.extract::<u128>().is_ok() {
-                return Ok(one(addr)?.map_or_else(|| py.None().into_bound(py), |value| value));
+                return Ok(one(addr)?.unwrap_or_else(|| py.None().into_bound(py)));
             }
             Err(PyTypeError::new_err("lookup takes an address (a string or an int) or a list of them"))
         })
