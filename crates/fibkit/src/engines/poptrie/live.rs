@@ -147,11 +147,7 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
     }
 
     fn max_next_hop(&self) -> NextHop {
-        if L::BITS == 16 {
-            NextHop::from(u16::MAX)
-        } else {
-            DIRECT_MAX
-        }
+        leaf_max::<L>()
     }
 
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
@@ -205,6 +201,16 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
 
 /// The largest next hop a 16-bit leaf holds.
 const NARROW_MAX: NextHop = u16::MAX as NextHop;
+
+/// The largest next hop leaves of type `L` hold (a direct entry holds 31
+/// bits).
+pub(super) fn leaf_max<L: Leaf>() -> NextHop {
+    if L::BITS == 16 {
+        NARROW_MAX
+    } else {
+        DIRECT_MAX
+    }
+}
 
 /// An in-place updater of one leaf width ([`Widening`]'s halves).
 pub trait LeafWidth<A: Address>: Updater<A> + Sized {

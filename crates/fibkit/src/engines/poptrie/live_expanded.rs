@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use super::build::{direct_limit, Prepared};
-use super::live::{grown, LeafWidth, Widening};
+use super::live::{grown, leaf_max, LeafWidth, Widening};
 use super::live_subtree::{group_by_slot, region_last, slot_first, Failure, SubtreeWriter};
 use super::{Expanded, Leaf, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX, MAX_BLOCK_ENTRIES};
 use crate::addr::{Address, Prefix};
@@ -281,11 +281,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Updater<A> for ExpandedUpd
     }
 
     fn max_next_hop(&self) -> NextHop {
-        if L::BITS == 16 {
-            NextHop::from(u16::MAX)
-        } else {
-            DIRECT_MAX
-        }
+        leaf_max::<L>()
     }
 
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
