@@ -5,7 +5,9 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use common::racing::stress;
+
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use fibkit::addr::Prefix4;
@@ -335,142 +337,6 @@ fn submitted_updates_publish_when_the_window_closes() {
     assert_eq!(timed.reader().lookup(0x0a00_0000), 4);
 }
 
-/// For each probe address, the generations at which its answer changes:
-/// `(generation, answer)`, the first at generation 0.
-struct Expected {
-    probes: Vec<u32>,
-    changes: Vec<Vec<(u64, NextHop)>>,
-}
-
-impl Expected {
-    /// Replays `batches` on a copy of `rib`, recording the answers of
-    /// addresses inside (and just around) every changed prefix.
-    fn record(rib: &Rib4, batches: &[Vec<Update<Prefix4>>], hops: &NextHopTable) -> Expected {
-        let mut probes: Vec<u32> = batches
-            .iter()
-            .flatten()
-            .flat_map(|update| {
-                let prefix = update.prefix();
-                let middle = prefix.first() + (prefix.last() - prefix.first()) / 2;
-                [prefix.first(), middle, prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)]
-            })
-            .collect();
-        probes.sort_unstable();
-        probes.dedup();
-        let mut rib = rib.clone();
-        let mut hops = hops.clone();
-        let mut changes: Vec<Vec<(u64, NextHop)>> = probes.iter().map(|&addr| vec![(0, rib.lookup(addr))]).collect();
-        for (index, batch) in batches.iter().enumerate() {
-            for update in batch {
-                match *update {
-                    Update::Announce { prefix, value } => {
-                        rib.insert(prefix, hops.intern(value));
-                    }
-                    Update::Withdraw { prefix } => {
-                        rib.remove(prefix);
-                    }
-                }
-            }
-            let generation = index as u64 + 1;
-            for update in batch {
-                let prefix = update.prefix();
-                let from = probes.partition_point(|&addr| addr < prefix.first());
-                let to = probes.partition_point(|&addr| addr <= prefix.last());
-                for probe in from..to {
-                    let answer = rib.lookup(probes[probe]);
-                    let history = &mut changes[probe];
-                    if history.last().unwrap().1 != answer {
-                        history.push((generation, answer));
-                    }
-                }
-            }
-        }
-        Expected { probes, changes }
-    }
-
-    /// Whether `answer` for probe `index` is the RIB's answer at some
-    /// generation in `first..=last`.
-    fn allows(&self, index: usize, first: u64, last: u64, answer: NextHop) -> bool {
-        let history = &self.changes[index];
-        let start = history.partition_point(|&(generation, _)| generation <= first) - 1;
-        history[start..].iter().take_while(|&&(generation, _)| generation <= last).any(|&(_, hop)| hop == answer)
-    }
-}
-
-/// Readers look up addresses inside the prefixes being changed while the
-/// writer applies `batches`; every answer must be the RIB's answer before
-/// or after a batch in flight during the lookup. Returns the lookups done.
-fn stress(engine: &str, rib: Rib4, hops: NextHopTable, batches: Vec<Vec<Update<Prefix4>>>, readers: usize) -> u64 {
-    let expected = Arc::new(Expected::record(&rib, &batches, &hops));
-    let mut router = Router::new(engine, rib, hops, Window::Count(1)).unwrap();
-    // `started`: the generation the batch being applied will publish;
-    // `done`: the last generation published.
-    let started = Arc::new(AtomicU64::new(0));
-    let done = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    // Readers that have done their first lookups: the writer starts after all.
-    let ready = Arc::new(AtomicU64::new(0));
-    // One snapshot held by the test all along: the writer must not wait for it.
-    let held = router.reader().snapshot();
-    let threads: Vec<_> = (0..readers)
-        .map(|seed| {
-            let (reader, expected, started, done, stop, ready) =
-                (router.reader(), expected.clone(), started.clone(), done.clone(), stop.clone(), ready.clone());
-            std::thread::spawn(move || {
-                let mut rng = XorShift32::new(seed as u64 + 1);
-                let (mut lookups, mut wrong) = (0u64, Vec::new());
-                let mut keys = [0u32; 8];
-                let mut indexes = [0usize; 8];
-                let mut out = [0; 8];
-                while !stop.load(Ordering::Acquire) {
-                    for (key, index) in keys.iter_mut().zip(&mut indexes) {
-                        *index = rng.next() as usize % expected.probes.len();
-                        *key = expected.probes[*index];
-                    }
-                    let first = done.load(Ordering::Acquire);
-                    if seed % 2 == 0 {
-                        reader.lookup_batch(&keys, &mut out);
-                    } else {
-                        for (slot, &key) in out.iter_mut().zip(&keys) {
-                            *slot = reader.lookup(key);
-                        }
-                    }
-                    let last = started.load(Ordering::Acquire);
-                    for ((&key, &index), &answer) in keys.iter().zip(&indexes).zip(&out) {
-                        if !expected.allows(index, first, last, answer) && wrong.len() < 10 {
-                            wrong.push((key, first, last, answer));
-                        }
-                    }
-                    if lookups == 0 {
-                        ready.fetch_add(1, Ordering::Release);
-                    }
-                    lookups += keys.len() as u64;
-                }
-                (lookups, wrong)
-            })
-        })
-        .collect();
-    while ready.load(Ordering::Acquire) < readers as u64 {
-        std::thread::yield_now();
-    }
-    for (index, batch) in batches.iter().enumerate() {
-        let generation = index as u64 + 1;
-        started.store(generation, Ordering::Release);
-        router.apply(batch).unwrap();
-        done.store(generation, Ordering::Release);
-    }
-    stop.store(true, Ordering::Release);
-    let mut total = 0;
-    for thread in threads {
-        let (lookups, wrong) = thread.join().unwrap();
-        assert!(wrong.is_empty(), "{engine}: wrong answers (addr, first, last generation, answer): {wrong:x?}");
-        assert!(lookups > 0, "{engine}: a reader made no progress");
-        total += lookups;
-    }
-    assert_eq!(held.generation(), 0, "the held snapshot stayed valid while the writer went on");
-    total
-}
-
 /// Random batches of updates near the anchors of [`prefix`].
 fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update<Prefix4>>> {
     let mut rng = XorShift32::new(u64::from(seed));
@@ -498,7 +364,7 @@ fn readers_see_the_rib_before_or_after_the_batch_in_flight() {
     let initial: Vec<Update<Prefix4>> = random_batches(400, 5).into_iter().flatten().collect();
     for (engine, hops) in incremental_engines().into_iter().chain([("radix", HOPS)]) {
         let batches = random_batches(if engine == "radix" { 300 } else { 1500 }, 17);
-        let lookups = stress(engine, rib_from(&initial, hops), next_hops(hops), batches, 2);
+        let (lookups, _) = stress(engine, rib_from(&initial, hops), next_hops(hops), &batches, 2);
         eprintln!("{engine}: {lookups} racing lookups checked");
     }
 }
@@ -512,7 +378,7 @@ fn readers_racing_the_real_trace_on_the_2014_table() {
     };
     for engine in ["d16r", "d20r", "poptrie18", "dir24-8", "sail-runs"] {
         let batches: Vec<Vec<Update<Prefix4>>> = updates.chunks(4).map(<[Update<Prefix4>]>::to_vec).collect();
-        let lookups = stress(engine, table.v4.clone(), table.next_hops.clone(), batches, 1);
+        let (lookups, _) = stress(engine, table.v4.clone(), table.next_hops.clone(), &batches, 1);
         eprintln!("{engine}: {lookups} racing lookups on the 2014 table checked");
     }
 }

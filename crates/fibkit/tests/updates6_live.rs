@@ -8,9 +8,6 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-
 use fibkit::addr::Prefix6;
 use fibkit::fib::{BuildOptions, Fib};
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
@@ -202,125 +199,13 @@ proptest! {
     }
 }
 
-/// For each probe address, the generations at which its answer changes:
-/// `(generation, answer)`, the first at generation 0.
-struct Expected {
-    probes: Vec<u128>,
-    changes: Vec<Vec<(u64, NextHop)>>,
-}
-
-impl Expected {
-    /// Replays `batches` on a copy of `rib`, recording the answers of
-    /// addresses inside (and just around) every changed prefix.
-    fn record(rib: &Rib6, batches: &[Vec<Update<Prefix6>>], hops: &NextHopTable) -> Expected {
-        let mut probes: Vec<u128> = batches
-            .iter()
-            .flatten()
-            .flat_map(|update| {
-                let prefix = update.prefix();
-                let middle = prefix.first() + (prefix.last() - prefix.first()) / 2;
-                [prefix.first(), middle, prefix.last(), prefix.first().wrapping_sub(1), prefix.last().wrapping_add(1)]
-            })
-            .collect();
-        probes.sort_unstable();
-        probes.dedup();
-        let (mut rib, mut hops) = (rib.clone(), hops.clone());
-        let mut changes: Vec<Vec<(u64, NextHop)>> = probes.iter().map(|&addr| vec![(0, rib.lookup(addr))]).collect();
-        for (index, batch) in batches.iter().enumerate() {
-            for update in batch {
-                apply(&mut rib, &mut hops, update);
-            }
-            for update in batch {
-                let prefix = update.prefix();
-                let from = probes.partition_point(|&addr| addr < prefix.first());
-                let to = probes.partition_point(|&addr| addr <= prefix.last());
-                for probe in from..to {
-                    let answer = rib.lookup(probes[probe]);
-                    if changes[probe].last().unwrap().1 != answer {
-                        changes[probe].push((index as u64 + 1, answer));
-                    }
-                }
-            }
-        }
-        Expected { probes, changes }
-    }
-
-    /// Whether `answer` for probe `index` is the RIB's answer at some
-    /// generation in `first..=last`.
-    fn allows(&self, index: usize, first: u64, last: u64, answer: NextHop) -> bool {
-        let history = &self.changes[index];
-        let start = history.partition_point(|&(generation, _)| generation <= first) - 1;
-        history[start..].iter().take_while(|&&(generation, _)| generation <= last).any(|&(_, hop)| hop == answer)
-    }
-}
-
-/// Readers look up addresses inside the prefixes being changed while the
-/// writer applies `batches`; every answer must be the RIB's answer before or after a batch
-/// in flight during the lookup. Returns the lookups done.
+/// The shared race of readers and writer ([`common::racing::stress`]),
+/// and the engine updated in place throughout.
 fn stress(engine: &str, rib: Rib6, hops: NextHopTable, batches: &[Vec<Update<Prefix6>>], readers: usize) -> u64 {
-    let expected = Arc::new(Expected::record(&rib, batches, &hops));
-    let mut router = Router::new(engine, rib, hops, Window::Count(1)).unwrap();
+    let (lookups, router) = common::racing::stress(engine, rib, hops, batches, readers);
     assert!(router.incremental(), "{engine} updates IPv6 in place");
-    // `started`: the generation the batch being applied will publish;
-    // `done`: the last generation published.
-    let (started, done) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-    let (stop, ready) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
-    let held = router.reader().snapshot();
-    let threads: Vec<_> = (0..readers)
-        .map(|seed| {
-            let (reader, expected, started, done, stop, ready) =
-                (router.reader(), expected.clone(), started.clone(), done.clone(), stop.clone(), ready.clone());
-            std::thread::spawn(move || {
-                let mut rng = XorShift32::new(seed as u64 + 1);
-                let (mut lookups, mut wrong) = (0u64, Vec::new());
-                let (mut keys, mut indexes, mut out) = ([0u128; 8], [0usize; 8], [0; 8]);
-                while !stop.load(Ordering::Acquire) {
-                    for (key, index) in keys.iter_mut().zip(&mut indexes) {
-                        *index = rng.next() as usize % expected.probes.len();
-                        *key = expected.probes[*index];
-                    }
-                    let first = done.load(Ordering::Acquire);
-                    if seed % 2 == 0 {
-                        reader.lookup_batch(&keys, &mut out);
-                    } else {
-                        for (slot, &key) in out.iter_mut().zip(&keys) {
-                            *slot = reader.lookup(key);
-                        }
-                    }
-                    let last = started.load(Ordering::Acquire);
-                    for ((&key, &index), &answer) in keys.iter().zip(&indexes).zip(&out) {
-                        if !expected.allows(index, first, last, answer) && wrong.len() < 10 {
-                            wrong.push((key, first, last, answer));
-                        }
-                    }
-                    if lookups == 0 {
-                        ready.fetch_add(1, Ordering::Release);
-                    }
-                    lookups += keys.len() as u64;
-                }
-                (lookups, wrong)
-            })
-        })
-        .collect();
-    while ready.load(Ordering::Acquire) < readers as u64 {
-        std::thread::yield_now();
-    }
-    for (index, batch) in batches.iter().enumerate() {
-        started.store(index as u64 + 1, Ordering::Release);
-        router.apply(batch).unwrap();
-        done.store(index as u64 + 1, Ordering::Release);
-    }
-    stop.store(true, Ordering::Release);
-    let mut total = 0;
-    for thread in threads {
-        let (lookups, wrong) = thread.join().unwrap();
-        assert!(wrong.is_empty(), "{engine}: wrong answers (addr, first, last generation, answer): {wrong:x?}");
-        assert!(lookups > 0, "{engine}: a reader made no progress");
-        total += lookups;
-    }
-    assert_eq!(held.generation(), 0, "the held snapshot stayed valid while the writer went on");
     assert_eq!(router.stats().full_rebuilds, 0, "{engine}: updated in place");
-    total
+    lookups
 }
 
 /// Random batches of updates near [`ANCHORS`].
