@@ -130,7 +130,8 @@ bench-c: c
 
 # The C tests: the header compiles warning-free as C11 and as C++11; the
 # test program runs linked to libfibkit.a and to libfibkit.so (on the 2014
-# table too when $(FIBKIT_DATA) has it), and the C example of docs/c.md runs.
+# table too when $(FIBKIT_DATA) has it), the C example of docs/c.md runs, and
+# a C program follows BIRD and the kernel's table (tests/sources.rs).
 test-c:
 	$(CARGO) build --profile test -p fibkit-c
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c $(C_HEADER)
@@ -143,7 +144,8 @@ test-c:
 	target/c/test_fibkit_shared
 	awk '/^```c$$/ {keep = 1; next} /^```$$/ {keep = 0} keep' docs/c.md > target/c/readme_example.c
 	$(CC) $(C_FLAGS) target/c/readme_example.c target/debug/libfibkit.a -ldl -lm -o target/c/readme_example
-	test "$$(target/c/readme_example | tr '\n' ' ')" = "2 2 1 0 3 "
+	test "$$(target/c/readme_example | tr '\n' ' ')" = "2 2 1 0 3 no route yet "
+	FIBKIT_C_LIBRARY=$(CURDIR)/target/debug/libfibkit.a $(CARGO) test -p fibkit-c --test sources
 
 # Builds the bindings (crates/fibkit-py, outside the workspace) into the
 # virtualenv, optimised, as `import fibkit`.

@@ -8,6 +8,9 @@
  * fibkit_lookup6 and the _bulk calls answer next hops. fibkit_router_new
  * makes a live FIB instead: one writer announces and withdraws routes
  * while fibkit_reader handles on other threads go on looking up.
+ * fibkit_bgp_start and fibkit_kernel_start make a live FIB fed by a route
+ * source on threads of its own (BGP neighbours, the kernel's routing
+ * table), read through the same fibkit_reader.
  *
  * The rules every function follows:
  * - Handles are opaque pointers that a _new, _load, _build or _open call
@@ -53,6 +56,31 @@
 
 // The next hop of an address no prefix covers.
 #define FIBKIT_NO_ROUTE 0
+
+// A route's value in a BGP source: the route's next hop.
+#define FIBKIT_VALUE_NEXT_HOP 0
+
+// A route's value in a BGP source: the origin AS of its AS path.
+#define FIBKIT_VALUE_ORIGIN_AS 1
+
+// A route's value in a kernel source: its gateway (a route without one:
+// its output interface's index).
+#define FIBKIT_VALUE_GATEWAY 2
+
+// A route's value in a kernel source: its output interface's index.
+#define FIBKIT_VALUE_INTERFACE 3
+
+// A BGP session's state (`fibkit_bgp_neighbor.state`): no connection.
+#define FIBKIT_BGP_IDLE 0
+
+// OPEN sent, waiting for the neighbour's.
+#define FIBKIT_BGP_OPEN_SENT 1
+
+// OPENs exchanged, waiting for a KEEPALIVE.
+#define FIBKIT_BGP_OPEN_CONFIRM 2
+
+// Exchanging routes.
+#define FIBKIT_BGP_ESTABLISHED 3
 
 // Load flag: warnings (duplicate prefixes, overlapping ranges, truncated
 // data) are errors instead of being kept for `fibkit_table_warning`.
@@ -103,6 +131,9 @@ typedef struct fibkit_reader fibkit_reader;
 // The writer's handle on a live FIB of both families (opaque).
 typedef struct fibkit_router fibkit_router;
 
+// A live route source and the FIBs it feeds (opaque).
+typedef struct fibkit_source fibkit_source;
+
 // A routing table of both families (opaque).
 typedef struct fibkit_table fibkit_table;
 
@@ -137,6 +168,69 @@ typedef struct fibkit_update {
   // The prefix's address.
   union fibkit_update_addr addr;
 } fibkit_update;
+
+// A BGP source's configuration, for `fibkit_bgp_start`. Fill it with
+// `fibkit_bgp_config_init` first, so that fields added later keep their
+// defaults.
+typedef struct fibkit_bgp_config {
+  // The local AS (a 4-octet AS number).
+  uint32_t local_as;
+  // The BGP identifier, an IPv4 address as text (`"192.0.2.1"`).
+  const char *router_id;
+  // `neighbor_count` neighbours, each `"ADDRESS,as=ASN"`, optionally
+  // followed by `,connect=PORT` (fibkit connects to it too) and
+  // `,max-prefixes=N` (past it: a Cease NOTIFICATION and its routes
+  // withdrawn): the form of `fibkit follow --neighbor`.
+  const char *const *neighbors;
+  // How many strings `neighbors` holds.
+  size_t neighbor_count;
+  // `listen_count` addresses to accept connections on, each
+  // `"ADDRESS:PORT"` (`"127.0.0.1:0"` takes a free port:
+  // `fibkit_bgp_port` says which).
+  const char *const *listen;
+  // How many strings `listen` holds.
+  size_t listen_count;
+  // `FIBKIT_VALUE_NEXT_HOP` or `FIBKIT_VALUE_ORIGIN_AS`.
+  int value;
+  // The hold time offered, in seconds: 0 (no keepalives) or at least 3.
+  uint16_t hold_time;
+  // The engines, as `fibkit_router_new` takes them; NULL: the defaults.
+  const char *engines;
+} fibkit_bgp_config;
+
+// A BGP neighbour's state, from `fibkit_bgp_neighbor`.
+typedef struct fibkit_bgp_neighbor_status {
+  // Its address as NUL-terminated text.
+  char address[46];
+  // Its AS.
+  uint32_t remote_as;
+  // Its session's state: `FIBKIT_BGP_IDLE` to `FIBKIT_BGP_ESTABLISHED`.
+  int state;
+  // Prefixes it holds (both families).
+  uint64_t prefixes;
+  // UPDATE messages received from it since the source started.
+  uint64_t updates;
+  // Sessions established with it since the source started.
+  uint64_t sessions;
+} fibkit_bgp_neighbor_status;
+
+// A source's counts, from `fibkit_source_stats`.
+typedef struct fibkit_source_counts {
+  // Prefixes with a route in the IPv4 FIB.
+  uint64_t routes4;
+  // Prefixes with a route in the IPv6 FIB.
+  uint64_t routes6;
+  // Route updates applied to the FIBs (both families).
+  uint64_t updates_applied;
+  // Route updates a FIB rejected (each in the log).
+  uint64_t updates_rejected;
+  // Batches of updates applied (each published as one version).
+  uint64_t batches;
+} fibkit_source_counts;
+
+// Called by `fibkit_source_log` with each line of the log, oldest first;
+// `line` is valid during the call only. A non-zero return stops the walk.
+typedef int (*fibkit_log_fn)(void *context, const char *line);
 
 // Called by `fibkit_table_foreach4` for each IPv4 route (address in host
 // byte order); a non-zero return stops the walk.
@@ -482,6 +576,150 @@ int fibkit_reader_lookup6_bulk(const struct fibkit_reader *reader,
                                const struct fibkit_addr6 *keys,
                                uint32_t *next_hops,
                                size_t n);
+
+// Fills `*config` with the defaults: no neighbours, no listen address,
+// next-hop values, a hold time of 90 s, the default engines, local AS 0
+// and no router id (both must be set).
+//
+// # Safety
+// `config` is NULL (ignored) or points to a writable `fibkit_bgp_config`.
+void fibkit_bgp_config_init(struct fibkit_bgp_config *config);
+
+// Starts a receive-only BGP speaker as `*config` says: it accepts the
+// neighbours' connections on the listen addresses (and connects to those
+// given a port), keeps each neighbour's routes apart, and publishes the
+// best route of each prefix (RFC 4271 9.1.2.2) to the FIBs, which
+// `fibkit_source_reader` reads. A session that ends withdraws its routes.
+//
+// Returns `FIBKIT_OK` and the source in `*out`, or:
+// - `FIBKIT_EINVAL`: a NULL `config` or `out`, no router id or one that is
+//   not an IPv4 address, local AS 0, a neighbour string that does not
+//   parse (the message names it and why), a neighbour given twice, a hold
+//   time of 1 or 2, a `value` other than the two BGP values;
+// - `FIBKIT_EIO`: a listen address that cannot be bound (the message has
+//   the system's reason);
+// - `FIBKIT_EENGINE`, as `fibkit_router_new`.
+//
+// # Safety
+// `config` is NULL or points to a `fibkit_bgp_config` whose strings and
+// arrays are as its fields say; `out` is NULL or writable.
+int fibkit_bgp_start(const struct fibkit_bgp_config *config, struct fibkit_source **out);
+
+// The port a BGP source accepts connections on (its first listen
+// address's), as bound: the free port it took for port 0. 0 for a NULL
+// source, a kernel source, or one without a listen address.
+//
+// # Safety
+// `source` is NULL or a live source.
+uint16_t fibkit_bgp_port(const struct fibkit_source *source);
+
+// Writes the state of neighbour `index` (from 0, in the configuration's
+// order) of a BGP source into `*out`.
+//
+// Returns `FIBKIT_OK`, or `FIBKIT_EINVAL` for a NULL argument, a kernel
+// source, or `index` past the last neighbour.
+//
+// # Safety
+// `source` is NULL or a live source; `out` is NULL or writable.
+int fibkit_bgp_neighbor(const struct fibkit_source *source,
+                        size_t index,
+                        struct fibkit_bgp_neighbor_status *out);
+
+// Starts mirroring the Linux kernel's routing table `table` (254: the
+// main table) over rtnetlink, in the calling thread's network namespace:
+// the whole table is dumped, then every route added, changed or deleted
+// is applied as the kernel announces it. A route's value is its gateway
+// (`FIBKIT_VALUE_GATEWAY`; a route without one: its interface's index) or
+// its interface's index (`FIBKIT_VALUE_INTERFACE`); a multipath route
+// takes its first live next hop (docs/sources.md has the whole rule).
+// Blackhole, unreachable and prohibit routes answer the value `0`. Waits
+// until the first dump is in the FIBs (at most 60 s), so that the first
+// lookups see the whole table.
+//
+// Returns `FIBKIT_OK` and the source in `*out`, or:
+// - `FIBKIT_EINVAL`: a NULL `out`, table 0, another `value`, or a system
+//   other than Linux;
+// - `FIBKIT_EIO`: the netlink socket cannot be opened, or the dump took
+//   more than 60 s (the message says which);
+// - `FIBKIT_EENGINE`, as `fibkit_router_new`.
+//
+// # Safety
+// `engines` is NULL or a NUL-terminated string; `out` is NULL or
+// writable.
+int fibkit_kernel_start(uint32_t table, int value, const char *engines, struct fibkit_source **out);
+
+// Creates a reader of a source's FIBs: a `fibkit_reader` as
+// `fibkit_reader_new` makes for a router, with the same guarantees. It
+// stays valid after `fibkit_source_stop` (serving the last FIBs) until
+// `fibkit_reader_free`.
+//
+// Returns `FIBKIT_OK` and the reader in `*out`, or `FIBKIT_EINVAL` when
+// `source` or `out` is NULL.
+//
+// # Safety
+// `source` is NULL or a live source; `out` is NULL or writable.
+int fibkit_source_reader(const struct fibkit_source *source, struct fibkit_reader **out);
+
+// Writes the value that `next_hop` (an answer of a reader of `source`,
+// in `family`) stands for into `buffer`, as `fibkit_fib_value` does: a
+// next-hop address (`"192.0.2.1"`, `"2001:db8::1"`), an origin AS
+// (`"65001"`) or an interface's index (`"3"`). A next hop keeps its value
+// for the source's life.
+//
+// Returns the value's length (without the NUL; larger than `size - 1`
+// when cut), or 0 for `FIBKIT_NO_ROUTE`, a next hop the source has not
+// given, another family, or a NULL `source`.
+//
+// # Safety
+// `source` is NULL or a live source; `buffer` is NULL or `size` writable
+// bytes.
+size_t fibkit_source_value(const struct fibkit_source *source,
+                           int family,
+                           uint32_t next_hop,
+                           char *buffer,
+                           size_t size);
+
+// Writes a source's counts into `*out`.
+//
+// Returns `FIBKIT_OK`, or `FIBKIT_EINVAL` for a NULL argument.
+//
+// # Safety
+// `source` is NULL or a live source; `out` is NULL or writable.
+int fibkit_source_stats(const struct fibkit_source *source, struct fibkit_source_counts *out);
+
+// The engine serving `family`, valid while the source lives; NULL for
+// another family or a NULL source.
+//
+// # Safety
+// `source` is NULL or a live source.
+const char *fibkit_source_engine(const struct fibkit_source *source, int family);
+
+// Calls `line(context, text)` for each line of the source's log (its
+// last 10,000: sessions up and down with their reasons, NOTIFICATIONs,
+// malformed messages and the neighbour that sent them, dumps and
+// overruns), oldest first.
+//
+// Returns `FIBKIT_OK` after the last line, the callback's non-zero value
+// if it stopped the walk, or `FIBKIT_EINVAL` for a NULL `source` or
+// `line`.
+//
+// # Safety
+// `source` is NULL or a live source; `line` must not unwind or `longjmp`
+// out of the walk.
+int fibkit_source_log(const struct fibkit_source *source, fibkit_log_fn line, void *context);
+
+// Stops a source (NULL is ignored) and frees it, returning once its
+// threads have ended (within about a second). A BGP source's sessions end
+// with a Cease NOTIFICATION (Administrative Shutdown) and their routes
+// are withdrawn, as when a session ends; a kernel source's netlink socket
+// is closed and its FIBs keep the table as it was. Its readers stay valid
+// and go on answering from the last FIBs it published, until
+// `fibkit_reader_free`.
+//
+// # Safety
+// `source` is NULL or a source from a _start call, not stopped before,
+// that no other thread uses.
+void fibkit_source_stop(struct fibkit_source *source);
 
 // Creates an empty table whose next hops are the numbers 1 to
 // `max_next_hop`, as the caller gives them to `fibkit_table_add4` and

@@ -149,6 +149,25 @@ fn path_of(bytes: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
+/// Writes `text` into `buffer` as NUL-terminated text, cut to fit `size`
+/// bytes as `snprintf` does; returns `text`'s length (without the NUL).
+///
+/// # Safety
+/// `buffer` is NULL with `size` 0, or points to `size` writable bytes.
+pub unsafe fn write_text(text: &str, buffer: *mut c_char, size: usize) -> Result<usize, Failure> {
+    // SAFETY: the caller's contract.
+    let buffer = unsafe { slice_mut(buffer.cast::<u8>(), size, "buffer") }?;
+    if let Some((last, room)) = buffer.split_last_mut() {
+        let copied = text.len().min(room.len());
+        room[..copied].copy_from_slice(&text.as_bytes()[..copied]);
+        match room.get_mut(copied) {
+            Some(end) => *end = 0,
+            None => *last = 0,
+        }
+    }
+    Ok(text.len())
+}
+
 /// Stores `value` boxed in `*out` (whose NULL was checked by [`clear`]).
 ///
 /// # Safety

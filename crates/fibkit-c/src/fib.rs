@@ -232,16 +232,7 @@ pub unsafe extern "C" fn fibkit_fib_value(fib: *const Fib, next_hop: u32, buffer
         let fib = unsafe { args::reference(fib, "fib") }?;
         let Some(text) = fib.compiled.values.text(next_hop) else { return Ok(0) };
         // SAFETY: the contract above.
-        let buffer = unsafe { args::slice_mut(buffer.cast::<u8>(), size, "buffer") }?;
-        if let Some((last, room)) = buffer.split_last_mut() {
-            let copied = text.len().min(room.len());
-            room[..copied].copy_from_slice(&text.as_bytes()[..copied]);
-            match room.get_mut(copied) {
-                Some(end) => *end = 0,
-                None => *last = 0,
-            }
-        }
-        Ok(text.len())
+        unsafe { args::write_text(text, buffer, size) }
     })
 }
 

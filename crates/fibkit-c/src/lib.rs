@@ -23,6 +23,7 @@ pub mod args;
 pub mod error;
 pub mod fib;
 pub mod router;
+pub mod source;
 pub mod table;
 
 use std::ffi::{c_char, c_int, CString};

@@ -38,8 +38,8 @@ pub struct Router {
 
 /// A reader of a router's current FIBs (opaque).
 pub struct Reader {
-    v4: CoreReader<u32>,
-    v6: CoreReader<u128>,
+    pub(crate) v4: CoreReader<u32>,
+    pub(crate) v6: CoreReader<u128>,
 }
 
 /// The address of a `fibkit_update`: `v4` in host byte order for
