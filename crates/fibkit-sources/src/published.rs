@@ -57,6 +57,20 @@ impl Labels {
         }
     }
 
+    /// Brings family `A`'s labels up to `router`'s table of them (its
+    /// writer's thread; before the first batch too, for a router that
+    /// starts with routes).
+    pub(crate) fn sync<A: Address>(&self, router: &Router<A>) {
+        let table = router.next_hops();
+        let mut known = self.of::<A>().write().expect("labels lock");
+        while known.len() < table.len() {
+            match table.label(known.len() as NextHop + 1) {
+                Some(label) => known.push(label),
+                None => break,
+            }
+        }
+    }
+
     /// The value that next-hop index `hop` of family `A` stands for.
     pub(crate) fn get<A: Address>(&self, hop: NextHop) -> Option<Label> {
         let labels = self.of::<A>().read().expect("labels lock");
@@ -88,13 +102,6 @@ pub(crate) fn apply<A: Address>(
             batch.len()
         }
     };
-    let table = router.next_hops();
-    let mut known = labels.of::<A>().write().expect("labels lock");
-    while known.len() < table.len() {
-        match table.label(known.len() as NextHop + 1) {
-            Some(label) => known.push(label),
-            None => break,
-        }
-    }
+    labels.sync(router);
     ((batch.len() - rejected) as u64, rejected as u64)
 }

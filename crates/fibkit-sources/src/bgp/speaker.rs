@@ -189,6 +189,8 @@ impl Speaker {
             latencies: Mutex::new(VecDeque::with_capacity(LATENCIES)),
         });
         let readers = (router4.reader(), router6.reader());
+        shared.labels.sync(&router4);
+        shared.labels.sync(&router6);
         let (events, received) = sync_channel(QUEUE);
         let writer = Writer::new(Arc::clone(&shared), router4, router6, changes);
         let writer = thread::Builder::new()
@@ -665,4 +667,31 @@ fn publish<A: Address>(
         }));
     }
     published::apply(router, &batch, &shared.labels, &shared.journal)
+}
+
+#[cfg(test)]
+mod tests {
+    use fibkit::nexthop::{Label, Mapping, NextHopTable};
+    use fibkit::router::Window;
+    use fibkit::{registry, Rib};
+    use std::net::Ipv4Addr;
+
+    use super::*;
+
+    /// A router that starts with routes has their values known to readers
+    /// before any neighbour sends anything.
+    #[test]
+    fn the_values_of_routes_a_router_starts_with_are_known() {
+        let mut table = NextHopTable::new(Mapping::Distinct);
+        let hop = table.intern(Label::Number(64500));
+        let mut rib = Rib::new();
+        rib.insert("10.0.0.0/8".parse().unwrap(), hop);
+        let router4 = Router::new(registry::DEFAULT_IPV4, rib, table, Window::Count(1)).unwrap();
+        let router6 =
+            Router::new(registry::DEFAULT_IPV6, Rib::new(), NextHopTable::new(Mapping::Distinct), Window::Count(1))
+                .unwrap();
+        let speaker = Speaker::start(BgpConfig::new(65000, Ipv4Addr::new(10, 0, 0, 1)), router4, router6).unwrap();
+        let answer = speaker.reader4().lookup(0x0a01_0203);
+        assert_eq!(speaker.label::<u32>(answer), Some(Label::Number(64500)));
+    }
 }

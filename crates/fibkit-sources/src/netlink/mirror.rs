@@ -84,6 +84,8 @@ impl Mirror {
         });
         let (socket, port) = open(&shared)?;
         let readers = (router4.reader(), router6.reader());
+        shared.labels.sync(&router4);
+        shared.labels.sync(&router6);
         let config = &shared.config;
         let writer = Writer {
             rule: Rule { value: config.value, reject: config.reject },
