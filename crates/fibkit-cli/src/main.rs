@@ -25,6 +25,7 @@ mod numbers;
 mod registered;
 mod replay;
 mod reproduce;
+mod serve;
 mod stat;
 mod table;
 mod verify;
@@ -52,6 +53,9 @@ enum Command {
     /// Peer with BGP neighbours (receive-only) and print every change of
     /// the live FIB.
     Follow(follow::FollowArgs),
+    /// Answer lookups over HTTP from a live table (a table file, BGP
+    /// neighbours), with metrics and snapshots.
+    Serve(serve::ServeArgs),
     /// Write a table (MRT, any input format) as `PREFIX NEXTHOP` text.
     Convert(convert::ConvertArgs),
     /// The route of each address (arguments, files, CSV columns, stdin).
@@ -141,6 +145,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Bench(args) => bench::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Follow(args) => follow::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Convert(args) => convert::run(&args),
         Command::Lookup(args) => lookup::run(&args),
         Command::Compile(args) => compile::run(&args),
@@ -158,7 +163,7 @@ impl Command {
             Command::Convert(args) => Some(&args.table),
             Command::Lookup(args) => Some(&args.table),
             Command::Compile(args) => Some(&args.table),
-            Command::Replay(_) | Command::Follow(_) | Command::Reproduce(_) => None,
+            Command::Replay(_) | Command::Follow(_) | Command::Serve(_) | Command::Reproduce(_) => None,
         }
     }
 }
