@@ -8,8 +8,12 @@
 pub mod data;
 #[cfg(target_os = "linux")]
 pub mod kernel;
+pub mod mrt;
+pub mod stages;
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -24,6 +28,7 @@ use fibkit::{Address, NextHop, Prefix, Rib, NO_ROUTE};
 use fibkit_sources::bgp::{BgpConfig, NeighbourConfig, Speaker};
 #[cfg(target_os = "linux")]
 use fibkit_sources::netlink::Mirror;
+use mrt::Dump;
 
 /// The path of `program` if it is installed; otherwise says `skipped`
 /// with the command that installs it.
@@ -255,7 +260,12 @@ pub fn free_port() -> u16 {
 pub struct GoBgp {
     child: Child,
     api: String,
+    dir: PathBuf,
+    injections: Cell<u32>,
 }
+
+/// The prefix of the marker route that [`GoBgp::inject`] ends a dump with.
+pub const MARKER: &str = "198.51.100.0/24";
 
 impl GoBgp {
     pub fn start(gobgpd: &Path, scratch: &Scratch, config: &str) -> GoBgp {
@@ -269,7 +279,7 @@ impl GoBgp {
             .stdout(Stdio::null())
             .spawn()
             .expect("start gobgpd");
-        let gobgp = GoBgp { child, api };
+        let gobgp = GoBgp { child, api, dir: scratch.0.clone(), injections: Cell::new(0) };
         wait_for("GoBGP's API", Duration::from_secs(60), || gobgp.try_cli(&["global"]).is_ok());
         gobgp
     }
@@ -287,6 +297,57 @@ impl GoBgp {
     /// Runs `gobgp` with `args` against this daemon; its output.
     pub fn cli(&self, args: &[&str]) -> String {
         self.try_cli(args).unwrap_or_else(|error| panic!("gobgp {args:?}: {error}"))
+    }
+
+    /// Adds the routes of `dump` to GoBGP's global RIB (`gobgp mrt inject
+    /// global`); returns once all are in.
+    ///
+    /// `gobgp` 3.10 exits as soon as it has sent the last route, without
+    /// waiting for the daemon to take it, and the routes still in flight
+    /// are lost. So the dump goes through its standard input, ended by a
+    /// marker route (with NO_ADVERTISE, which the daemon's configuration
+    /// must hold back, and an AS path of a number of its own), and the
+    /// input closes only once the marker is in the RIB: GoBGP takes the
+    /// routes of one stream in order.
+    pub fn inject(&self, mut dump: Dump) {
+        let serial = 4_200_000_000 + self.injections.get();
+        self.injections.set(self.injections.get() + 1);
+        dump.route(MARKER.parse::<Prefix<u32>>().unwrap(), serial, false);
+        let log_path = self.dir.join("inject.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut child = Command::new("gobgp")
+            .args(["-p", &self.api, "mrt", "inject", "global", "/dev/stdin"])
+            .stdin(Stdio::piped())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("run gobgp mrt inject");
+        let failed = |what: &str| -> ! {
+            panic!("gobgp mrt inject: {what}: {}", std::fs::read_to_string(&log_path).unwrap_or_default())
+        };
+        let mut input = child.stdin.take().unwrap();
+        if let Err(error) = input.write_all(dump.bytes()) {
+            failed(&error.to_string());
+        }
+        let (start, serial) = (Instant::now(), serial.to_string());
+        loop {
+            let rib = self.try_cli(&["global", "rib", "-a", "ipv4", MARKER]).unwrap_or_default();
+            if rib.split_whitespace().any(|word| word == serial) {
+                break;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                failed(&format!("ended ({status}) before its routes were in"));
+            }
+            if start.elapsed() > Duration::from_secs(600) {
+                failed("its routes were not in within 600 s");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        drop(input);
+        let status = child.wait().unwrap();
+        if !status.success() {
+            failed(&status.to_string());
+        }
     }
 }
 
