@@ -91,7 +91,9 @@ impl Drop for Snapshots {
 /// `last`, written already; the generation written.
 fn write(routes: &super::routes::Routes, policy: &Policy, last: Option<u64>) -> Result<Option<u64>> {
     let (table, generation) = routes.table();
-    if last == Some(generation) {
+    if last == Some(generation) || (table.v4.is_empty() && table.v6.is_empty()) {
+        // Unchanged, or no route yet (no file to write: a compiled file
+        // holds at least one family).
         return Ok(None);
     }
     let options = CompileOptions { engines: policy.engines.to_vec(), prefixes: true };
