@@ -130,4 +130,6 @@ mod docs_examples {
     struct Measurements;
     #[doc = include_str!("../../../docs/python.md")]
     struct Python;
+    #[doc = include_str!("../../../docs/serve.md")]
+    struct Serve;
 }
