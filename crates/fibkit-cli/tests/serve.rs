@@ -375,3 +375,55 @@ fn with_a_bird_neighbour_answers_and_snapshots_follow_its_routes() {
     drop(bird);
     assert!(served.stop());
 }
+
+#[test]
+fn sighup_reloads_neighbours_and_bounds_without_dropping_the_others_sessions() {
+    let Some(bird) = sources::installed("bird", "bird2") else { return };
+    if !have_curl() {
+        return;
+    }
+    let folder = folder("reload");
+    let table = load_path(&repository("routeviews-2014-05-13-cut.ipasn"), &LoadOptions::default()).unwrap();
+    let port = sources::free_port();
+    let config = |neighbors: &str, max_body: u64, engine: &str| {
+        format!(
+            "[http]\nlisten = [\"127.0.0.1:0\"]\nmax_body_bytes = {max_body}\n[engines]\nipv4 = \"{engine}\"\n\
+             [bgp]\nlocal_as = 65000\nrouter_id = \"10.255.0.1\"\nlisten = [\"127.0.0.1:{port}\"]\n\
+             neighbors = [{neighbors}]\nvalue = \"origin-as\"\n"
+        )
+    };
+    let mut served = Served::start(&folder, &config("\"127.0.0.2,as=65001\"", 1 << 20, "d18r"));
+    let scratch = sources::Scratch::new("serve-reload");
+    let _bird = sources::Bird::start(&bird, &scratch, &bird_config(port, &table, &[], None));
+    let metric = |served: &Served, sample: &str| curl(&[&served.url("/metrics")]).text().contains(sample);
+    let up = "fibkit_bgp_session_state{neighbor=\"127.0.0.2\",as=\"65001\"} 3";
+    sources::wait_for("BIRD's session", Duration::from_secs(60), || metric(&served, up));
+
+    // A neighbour added and a smaller body bound: applied; BIRD's session
+    // goes on.
+    let path = folder.join("serve.toml");
+    std::fs::write(&path, config("\"127.0.0.2,as=65001\", \"127.0.0.9,as=65009\"", 64, "d18r")).unwrap();
+    served.signal(libc::SIGHUP);
+    served.wait_for_log("SIGHUP: reloaded", Duration::from_secs(10));
+    assert!(metric(&served, "fibkit_bgp_session_state{neighbor=\"127.0.0.9\",as=\"65009\"} 0"));
+    assert!(metric(&served, up));
+    let body = "8.8.8.8\n".repeat(10);
+    let answer = curl(&["--data-binary", &body, &served.url("/lookup")]);
+    assert_eq!(answer.status, 413, "the new bound of 64 bytes: {}", answer.text());
+
+    // The neighbour removed again; then an engine changed: refused, and
+    // the server goes on as it was.
+    std::fs::write(&path, config("\"127.0.0.2,as=65001\"", 64, "d18r")).unwrap();
+    served.signal(libc::SIGHUP);
+    served.wait_for_log("removed [127.0.0.9]", Duration::from_secs(10));
+    std::fs::write(&path, config("\"127.0.0.2,as=65001\"", 64, "poptrie18")).unwrap();
+    served.signal(libc::SIGHUP);
+    let refused = served.wait_for_log("not reloaded", Duration::from_secs(10));
+    assert!(refused.contains("[table] or [engines] changed"), "{refused}");
+    assert!(metric(&served, up));
+    assert!(!metric(&served, "127.0.0.9"));
+    let log = served.log().join("\n");
+    assert!(!log.contains("neighbour 127.0.0.2 (AS 65001): session down"), "BIRD's session was dropped:\n{log}");
+    assert_eq!(served.log().iter().filter(|line| line.contains("127.0.0.2 (AS 65001): established")).count(), 1);
+    assert!(served.stop());
+}

@@ -189,10 +189,12 @@ async fn serve(args: &ServeArgs, checked: Checked) -> Result<ExitCode> {
 }
 
 /// SIGHUP: reads the configuration again and applies what changed: the
-/// HTTP addresses and bounds, and the snapshot policy; the BGP sessions go
-/// on. A change of the table file, the engines or `[bgp]` needs a
-/// restart: the reload is refused, naming it, and the server goes on as
-/// it was.
+/// HTTP addresses and bounds, the snapshot policy, and the BGP neighbours
+/// (one added starts, one removed or changed ends with a Cease and its
+/// routes go; the others' sessions go on). A change of the table file, the
+/// engines or the speaker's own settings (local AS, identifier, listen
+/// addresses, hold time, value) needs a restart: the reload is refused,
+/// naming it, and the server goes on as it was.
 ///
 /// # Errors
 /// The new configuration does not hold, or asks for a restart.
@@ -208,8 +210,14 @@ async fn reload(
     if old.table != new.table || old.engines != new.engines {
         anyhow::bail!("[table] or [engines] changed: restart fibkit serve to serve them");
     }
-    if old.bgp != new.bgp {
-        anyhow::bail!("[bgp] changed: restart fibkit serve to apply it");
+    let routes = Arc::clone(&server.routes.read().expect("routes lock"));
+    match (routes.speaker(), &checked.bgp) {
+        (Some(speaker), Some(bgp)) if old.bgp != new.bgp => {
+            let changed = speaker.reconfigure(bgp).map_err(|problem| anyhow::anyhow!("[bgp]: {problem}"))?;
+            eprintln!("fibkit serve: SIGHUP: BGP neighbours added {:?}, removed {:?}", changed.added, changed.removed);
+        }
+        (None, Some(_)) | (Some(_), None) => anyhow::bail!("[bgp] added or removed: restart fibkit serve to apply it"),
+        _ => {}
     }
     listen(server, listeners, &new.http.listen).await?;
     *server.limits.write().expect("limits lock") = Limits::from(&new.http);

@@ -30,6 +30,7 @@
 //! speaker's thread, as [`fibkit::router`] requires.
 
 pub mod decision;
+mod neighbours;
 mod session;
 mod speaker;
 pub mod wire;
@@ -42,6 +43,7 @@ use fibkit::load::ValueChoice;
 #[cfg(doc)]
 use fibkit::router::{Reader, Router};
 
+pub use neighbours::Reconfigured;
 pub use speaker::{Speaker, StartError};
 
 /// The speaker's configuration.
@@ -80,7 +82,7 @@ impl BgpConfig {
 }
 
 /// A neighbour's configuration.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NeighbourConfig {
     /// Its address: connections from it are its sessions.
     pub address: IpAddr,

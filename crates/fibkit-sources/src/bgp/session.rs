@@ -42,14 +42,14 @@ const BATCH_MESSAGES: usize = 256;
 /// Runs a session with neighbour `neighbour` over `stream` until it ends;
 /// returns why it ended. The speaker hears of it through `events`.
 pub fn run(shared: &Arc<Shared>, neighbour: usize, stream: TcpStream, events: &SyncSender<Event>) -> Ended {
-    let config = &shared.config.neighbours[neighbour];
+    let slot = shared.neighbours.get(neighbour);
     let _ = stream.set_nodelay(true);
     if let Err(error) = stream.set_read_timeout(Some(TICK)) {
         return format!("cannot set a read timeout: {error}");
     }
     let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
     match stream.try_clone() {
-        Ok(writer) => *shared.writers[neighbour].lock().expect("writer lock") = Some(writer),
+        Ok(writer) => *slot.writer.lock().expect("writer lock") = Some(writer),
         Err(error) => return format!("cannot share the connection: {error}"),
     }
     let mut session = Session {
@@ -59,10 +59,10 @@ pub fn run(shared: &Arc<Shared>, neighbour: usize, stream: TcpStream, events: &S
         reader: MessageReader::default(),
         hold_time: Duration::ZERO,
         as4: false,
-        peer_as: config.remote_as,
+        peer_as: slot.config.remote_as,
     };
     let ended = session.run(events);
-    *shared.writers[neighbour].lock().expect("writer lock") = None;
+    *slot.writer.lock().expect("writer lock") = None;
     let _ = session.stream.shutdown(std::net::Shutdown::Both);
     ended
 }
@@ -124,7 +124,8 @@ impl Session<'_> {
             Err(ended) => return ended,
         }
         let families = theirs.families.clone().unwrap_or_else(|| vec![Family::Ipv4]);
-        let identity = Identity { router_id: theirs.router_id, address: config.neighbours[self.neighbour].address };
+        let address = self.shared.neighbours.get(self.neighbour).config.address;
+        let identity = Identity { router_id: theirs.router_id, address };
         let external = self.peer_as != config.local_as;
         let up = Event::Up { neighbour: self.neighbour, identity };
         if events.send(up).is_err() {
@@ -170,8 +171,8 @@ impl Session<'_> {
         let mut heard = Instant::now();
         let mut sent = Instant::now();
         loop {
-            if self.shared.stopping.load(Ordering::Relaxed) {
-                return self.notify(Notification::new(code::CEASE, wire::cease::SHUTDOWN), "fibkit is stopping");
+            if let Some((notification, why)) = self.ending() {
+                return self.notify(notification, why);
             }
             if !self.hold_time.is_zero() {
                 if heard.elapsed() > self.hold_time {
@@ -297,8 +298,8 @@ impl Session<'_> {
     fn wait(&mut self, limit: Duration, what: &str) -> Result<Message, Ended> {
         let start = Instant::now();
         loop {
-            if self.shared.stopping.load(Ordering::Relaxed) {
-                return Err(self.notify(Notification::new(code::CEASE, wire::cease::SHUTDOWN), "fibkit is stopping"));
+            if let Some((notification, why)) = self.ending() {
+                return Err(self.notify(notification, why));
             }
             if start.elapsed() > limit {
                 let why = format!("no {what} within {} s", limit.as_secs());
@@ -317,8 +318,19 @@ impl Session<'_> {
         }
     }
 
+    /// Whether the session must end from this side: the speaker stops, or
+    /// a reconfiguration removed the neighbour; the Cease to send, and why.
+    fn ending(&self) -> Option<(Notification, &'static str)> {
+        if self.shared.stopping.load(Ordering::Relaxed) {
+            return Some((Notification::new(code::CEASE, wire::cease::SHUTDOWN), "fibkit is stopping"));
+        }
+        let removed = self.shared.neighbours.get(self.neighbour).removed();
+        removed.then(|| (Notification::new(code::CEASE, wire::cease::DECONFIGURED), "removed from the configuration"))
+    }
+
     fn send(&self, bytes: &[u8]) -> std::io::Result<()> {
-        let mut writer = self.shared.writers[self.neighbour].lock().expect("writer lock");
+        let slot = self.shared.neighbours.get(self.neighbour);
+        let mut writer = slot.writer.lock().expect("writer lock");
         match writer.as_mut() {
             Some(stream) => stream.write_all(bytes),
             None => Err(std::io::Error::new(std::io::ErrorKind::NotConnected, "the connection was closed")),

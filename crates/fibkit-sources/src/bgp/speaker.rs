@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -17,9 +17,9 @@ use fibkit::router::{Reader, Router, Update};
 use fibkit::{Address, Family, NextHop, Prefix};
 
 use super::decision::{best, Candidates, Identity, Route};
-use super::session::{self, peer_address, reject, TICK};
+use super::neighbours::{self, Neighbours, Reconfigured};
 use super::wire::{self, cease, code, Notification};
-use super::{BgpConfig, NeighbourStatus, SessionState, SpeakerStats};
+use super::{BgpConfig, NeighbourStatus, SpeakerStats};
 use crate::published::{self, Journal, Labels};
 
 /// How many events the sessions may queue ahead of the speaker's thread
@@ -51,13 +51,14 @@ pub struct Routes {
 
 /// What every thread of the speaker shares.
 pub struct Shared {
+    /// The configuration the speaker started with (its neighbours are
+    /// those of [`Shared::neighbours`] since).
     pub config: BgpConfig,
     pub stopping: AtomicBool,
-    /// Each neighbour's connection, for writing (keepalives from its
-    /// session, a Cease from the speaker's thread).
-    pub writers: Vec<Mutex<Option<TcpStream>>>,
-    /// Whether a neighbour has a connection (at most one each).
-    busy: Vec<AtomicBool>,
+    /// The neighbours by number (the configured ones first, then those a
+    /// reconfiguration added).
+    pub neighbours: Neighbours,
+    /// Each neighbour's state, by number.
     pub status: Mutex<Vec<NeighbourStatus>>,
     journal: Journal,
     stats: Mutex<SpeakerStats>,
@@ -70,21 +71,21 @@ pub struct Shared {
 impl Shared {
     /// Logs `text` about `neighbour`.
     pub fn log(&self, neighbour: usize, text: &str) {
-        let config = &self.config.neighbours[neighbour];
-        self.log_line(format!("neighbour {} (AS {}): {text}", config.address, config.remote_as));
+        let slot = self.neighbours.get(neighbour);
+        self.log_line(format!("neighbour {} (AS {}): {text}", slot.config.address, slot.config.remote_as));
     }
 
-    fn log_line(&self, line: String) {
+    /// Logs `line`.
+    pub fn log_line(&self, line: String) {
         self.journal.log(line);
     }
 
-    /// Ends `neighbour`'s session with `notification` (from the speaker's
-    /// thread).
-    fn cease(&self, neighbour: usize, notification: &Notification) {
-        if let Some(stream) = self.writers[neighbour].lock().expect("writer lock").as_mut() {
-            let _ = stream.write_all(&notification.encode());
-            let _ = stream.shutdown(std::net::Shutdown::Both);
-        }
+    /// Keeps a thread to join when the speaker stops (forgetting those
+    /// that ended).
+    pub fn keep(&self, thread: JoinHandle<()>) {
+        let mut threads = self.sessions.lock().expect("sessions lock");
+        threads.retain(|thread| !thread.is_finished());
+        threads.push(thread);
     }
 }
 
@@ -160,27 +161,13 @@ impl Speaker {
             listeners.push((listener, local));
         }
         let local_addrs = listeners.iter().map(|(_, local)| *local).collect();
-        let count = config.neighbours.len();
-        let status = config
-            .neighbours
-            .iter()
-            .map(|neighbour| NeighbourStatus {
-                address: neighbour.address,
-                remote_as: neighbour.remote_as,
-                state: SessionState::Idle,
-                prefixes: 0,
-                updates: 0,
-                sessions: 0,
-                established_at: None,
-                last_error: None,
-            })
-            .collect();
+        let status = config.neighbours.iter().map(neighbours::idle).collect();
+        let neighbours = Neighbours::new(&config.neighbours);
         let echo_log = config.echo_log;
         let shared = Arc::new(Shared {
             config,
             stopping: AtomicBool::new(false),
-            writers: (0..count).map(|_| Mutex::new(None)).collect(),
-            busy: (0..count).map(|_| AtomicBool::new(false)).collect(),
+            neighbours,
             status: Mutex::new(status),
             journal: Journal::new(echo_log),
             stats: Mutex::new(SpeakerStats::default()),
@@ -200,14 +187,11 @@ impl Speaker {
         let mut threads = Vec::new();
         for (listener, _) in listeners {
             let (shared, events) = (Arc::clone(&shared), events.clone());
-            threads.push(thread::spawn(move || listen(&shared, &listener, &events)));
+            threads.push(thread::spawn(move || neighbours::listen(&shared, &listener, &events)));
         }
-        for (neighbour, config) in shared.config.neighbours.iter().enumerate() {
-            if let Some(port) = config.connect_port {
-                let (shared, events) = (Arc::clone(&shared), events.clone());
-                let address = SocketAddr::new(config.address, port);
-                threads.push(thread::spawn(move || connect(&shared, neighbour, address, &events)));
-            }
+        for neighbour in 0..shared.neighbours.count() {
+            let (shared, events) = (Arc::clone(&shared), events.clone());
+            threads.push(thread::spawn(move || neighbours::connect(&shared, neighbour, &events)));
         }
         Ok(Speaker { shared, readers, local_addrs, threads, events: Some(events), writer: Some(writer) })
     }
@@ -232,9 +216,26 @@ impl Speaker {
         &self.local_addrs
     }
 
-    /// Each neighbour's state and counts, in configuration order.
+    /// Each neighbour's state and counts: the configured ones in order,
+    /// then those a reconfiguration added; none it removed.
     pub fn neighbours(&self) -> Vec<NeighbourStatus> {
-        self.shared.status.lock().expect("status lock").clone()
+        let status = self.shared.status.lock().expect("status lock").clone();
+        let kept = |(neighbour, _): &(usize, NeighbourStatus)| !self.shared.neighbours.get(*neighbour).removed();
+        status.into_iter().enumerate().filter(kept).map(|(_, status)| status).collect()
+    }
+
+    /// Applies the neighbours of `config` (the speaker's other settings
+    /// unchanged): a neighbour no longer in it, or configured otherwise,
+    /// ends with a Cease "Peer De-configured" and its routes go; a new one
+    /// starts; the others' sessions go on.
+    ///
+    /// # Errors
+    /// A change of the local AS, identifier, listen addresses, hold time
+    /// or value (which needs a new speaker), or a neighbour configured
+    /// twice: nothing changes, and the reason says which.
+    pub fn reconfigure(&self, config: &BgpConfig) -> Result<Reconfigured, String> {
+        let events = self.events.as_ref().ok_or("the speaker is stopping")?;
+        neighbours::reconfigure(&self.shared, config, events)
     }
 
     /// The speaker's counts.
@@ -276,7 +277,8 @@ impl Speaker {
     /// # Errors
     /// `NotConnected` when it has no session; the socket's error otherwise.
     pub fn refresh(&self, neighbour: usize, family: Family) -> io::Result<()> {
-        let mut writer = self.shared.writers[neighbour].lock().expect("writer lock");
+        let slot = self.shared.neighbours.get(neighbour);
+        let mut writer = slot.writer.lock().expect("writer lock");
         match writer.as_mut() {
             Some(stream) => stream.write_all(&wire::route_refresh(family)),
             None => Err(io::Error::new(io::ErrorKind::NotConnected, "no session")),
@@ -310,7 +312,8 @@ impl Drop for Speaker {
     }
 }
 
-fn check(config: &BgpConfig) -> Result<(), StartError> {
+/// Refuses a configuration that contradicts itself.
+pub(super) fn check(config: &BgpConfig) -> Result<(), StartError> {
     if config.hold_time == 1 || config.hold_time == 2 {
         return Err(StartError::Config(format!("hold time {} s: 0 or at least 3", config.hold_time)));
     }
@@ -323,78 +326,6 @@ fn check(config: &BgpConfig) -> Result<(), StartError> {
         return Err(StartError::Config("more than 65,535 neighbours".to_string()));
     }
     Ok(())
-}
-
-/// Accepts connections until the speaker stops.
-fn listen(shared: &Arc<Shared>, listener: &TcpListener, events: &SyncSender<Event>) {
-    while !shared.stopping.load(Ordering::Relaxed) {
-        let stream = match listener.accept() {
-            Ok((stream, _)) => stream,
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-            Err(error) => {
-                shared.log_line(format!("accepting a connection: {error}"));
-                thread::sleep(TICK);
-                continue;
-            }
-        };
-        let _ = stream.set_nonblocking(false);
-        let Some(address) = peer_address(&stream) else { continue };
-        let Some(neighbour) = shared.config.neighbours.iter().position(|config| config.address == address) else {
-            shared.log_line(format!("connection from {address} refused: not a configured neighbour"));
-            reject(stream, cease::REJECTED);
-            continue;
-        };
-        if shared.busy[neighbour].swap(true, Ordering::AcqRel) {
-            shared.log(neighbour, "a second connection refused (connection collision)");
-            reject(stream, cease::COLLISION);
-            continue;
-        }
-        let (thread_shared, events) = (Arc::clone(shared), events.clone());
-        let handle = thread::spawn(move || serve(&thread_shared, neighbour, stream, &events));
-        let mut sessions = shared.sessions.lock().expect("sessions lock");
-        sessions.retain(|session| !session.is_finished());
-        sessions.push(handle);
-    }
-}
-
-/// Connects to an active neighbour whenever it has no session.
-fn connect(shared: &Arc<Shared>, neighbour: usize, address: SocketAddr, events: &SyncSender<Event>) {
-    let retry = shared.config.neighbours[neighbour].connect_retry;
-    while !shared.stopping.load(Ordering::Relaxed) {
-        if !shared.busy[neighbour].swap(true, Ordering::AcqRel) {
-            match TcpStream::connect_timeout(&address, Duration::from_secs(3)) {
-                Ok(stream) => serve(shared, neighbour, stream, events),
-                Err(error) => {
-                    shared.status.lock().expect("status lock")[neighbour].last_error =
-                        Some(format!("cannot connect to {address}: {error}"));
-                    shared.busy[neighbour].store(false, Ordering::Release);
-                }
-            }
-        }
-        let start = Instant::now();
-        while start.elapsed() < retry && !shared.stopping.load(Ordering::Relaxed) {
-            thread::sleep(TICK);
-        }
-    }
-}
-
-/// Runs a session of `neighbour` to its end, then tells the speaker.
-fn serve(shared: &Arc<Shared>, neighbour: usize, stream: TcpStream, events: &SyncSender<Event>) {
-    shared.status.lock().expect("status lock")[neighbour].sessions += 1;
-    let why = session::run(shared, neighbour, stream, events);
-    shared.log(neighbour, &format!("session down: {why}"));
-    {
-        let mut status = shared.status.lock().expect("status lock");
-        let status = &mut status[neighbour];
-        status.state = SessionState::Idle;
-        status.established_at = None;
-        status.last_error = Some(why);
-    }
-    let _ = events.send(Event::Down { neighbour });
-    shared.busy[neighbour].store(false, Ordering::Release);
 }
 
 /// One family's Loc-RIB: the candidates of every prefix.
@@ -425,13 +356,12 @@ impl Writer {
         router6: Router<u128>,
         changes: Option<Sender<Vec<Update<IpPrefix>>>>,
     ) -> Self {
-        let count = shared.config.neighbours.len();
-        let identities = shared
-            .config
-            .neighbours
-            .iter()
-            .map(|config| Identity { router_id: std::net::Ipv4Addr::UNSPECIFIED, address: config.address })
-            .collect();
+        let count = shared.neighbours.count();
+        let identity = |neighbour| Identity {
+            router_id: std::net::Ipv4Addr::UNSPECIFIED,
+            address: shared.neighbours.get(neighbour).config.address,
+        };
+        let identities = (0..count).map(identity).collect();
         Writer {
             shared,
             router4,
@@ -497,6 +427,8 @@ impl Writer {
     }
 
     fn handle(&mut self, event: Event, touched4: &mut Touched<u32>, touched6: &mut Touched<u128>) {
+        let (Event::Up { neighbour, .. } | Event::Down { neighbour } | Event::Update { neighbour, .. }) = event;
+        self.make_room(neighbour);
         match event {
             Event::Up { neighbour, identity } => {
                 self.identities[neighbour] = identity;
@@ -536,9 +468,21 @@ impl Writer {
         }
     }
 
+    /// Makes the per-neighbour lists hold `neighbour` (one a
+    /// reconfiguration added).
+    fn make_room(&mut self, neighbour: usize) {
+        while self.identities.len() <= neighbour {
+            let address = self.shared.neighbours.get(self.identities.len()).config.address;
+            self.identities.push(Identity { router_id: std::net::Ipv4Addr::UNSPECIFIED, address });
+            self.up.push(false);
+            self.counts.push(0);
+            self.updates.push(0);
+        }
+    }
+
     /// Ends the session of a neighbour past its maximum prefix count.
     fn limit(&mut self, neighbour: usize, touched4: &mut Touched<u32>, touched6: &mut Touched<u128>) {
-        let Some(max) = self.shared.config.neighbours[neighbour].max_prefixes else { return };
+        let Some(max) = self.shared.neighbours.get(neighbour).config.max_prefixes else { return };
         let count = self.counts[neighbour];
         if count <= max {
             return;
@@ -551,7 +495,7 @@ impl Writer {
             neighbour,
             &format!("{count} prefixes, past its maximum of {max}: sent {notification}; its routes are withdrawn"),
         );
-        self.shared.cease(neighbour, &notification);
+        self.shared.neighbours.get(neighbour).cease(&notification);
         self.drop_routes(neighbour, touched4, touched6);
     }
 

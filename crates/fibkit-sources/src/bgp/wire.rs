@@ -104,6 +104,8 @@ pub mod cease {
     pub const MAX_PREFIXES: u8 = 1;
     /// Administrative Shutdown.
     pub const SHUTDOWN: u8 = 2;
+    /// Peer De-configured.
+    pub const DECONFIGURED: u8 = 3;
     /// Connection Rejected.
     pub const REJECTED: u8 = 5;
     /// Connection Collision Resolution.
