@@ -132,6 +132,21 @@ def assert_same(got, want, addrs):
         pytest.fail(f"{len(got)} addresses: at {index} ({addrs[index]!r}): {got[index]!r}, the library {want[index]!r}")
 
 
+@pytest.fixture
+def serve(tmp_path):
+    """Starts servers for one test (`serve(table, **http)`), each stopped
+    at its end, failed or not."""
+    started = []
+
+    def start(table, **http):
+        started.append(Server(tmp_path / f"serve-{len(started)}", table, **http))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
     """A server of both cut tables (one `PREFIX VALUE` file), and the Table of that file."""
@@ -288,36 +303,33 @@ def test_an_error_answer_carries_the_servers_message(both):
     assert server.url in str(error.value)
 
 
-def test_large_batches_go_in_requests_within_max_body_bytes(tmp_path):
+def test_large_batches_go_in_requests_within_max_body_bytes(serve):
     """A server taking bodies of 4 KiB at most: a client told so splits its
     batches; one that is not gets the server's refusal. The server closes
     an idle connection after 1 s: the client opens another."""
-    server = Server(tmp_path, IPV4_TABLE, max_body_bytes=4096, header_timeout_seconds=1)
-    try:
-        table = fibkit.Table.load(IPV4_TABLE)
-        addrs = random_addresses(IPV4_TABLE, 5000, "chunks")
-        want = table.values[table.lookup_batch(addrs)]
-        client = fibkit.Client(server.url, max_body_bytes=4096)
-        assert_same(client.lookup(addrs), want, addrs)  # 5 requests
-        connection = client._connection
-        assert_same(client.lookup(addrs[:10]), want[:10], addrs)
-        assert client._connection is connection, "the connection should be kept alive"
-        time.sleep(1.5)  # the server closes it
-        assert_same(client.lookup(addrs), want, addrs)
-        assert client.lookup("8.8.8.8") == 15169
-        with pytest.raises(fibkit.ServerError) as refused:
-            fibkit.Client(server.url).lookup(addrs)
-        assert refused.value.status == 413 and "max_body_bytes" in refused.value.message
-        # A body far past the limit: the server answers 413 and closes the
-        # connection while it is being sent.
-        with pytest.raises((fibkit.ServerError, ConnectionError), match="max_body_bytes"):
-            fibkit.Client(server.url).lookup(["8.8.8.8"] * 2_000_000)
-    finally:
-        server.stop()
+    server = serve(IPV4_TABLE, max_body_bytes=4096, header_timeout_seconds=1)
+    table = fibkit.Table.load(IPV4_TABLE)
+    addrs = random_addresses(IPV4_TABLE, 5000, "chunks")
+    want = table.values[table.lookup_batch(addrs)]
+    client = fibkit.Client(server.url, max_body_bytes=4096)
+    assert_same(client.lookup(addrs), want, addrs)  # 5 requests
+    connection = client._connection
+    assert_same(client.lookup(addrs[:10]), want[:10], addrs)
+    assert client._connection is connection, "the connection should be kept alive"
+    time.sleep(1.5)  # the server closes it
+    assert_same(client.lookup(addrs), want, addrs)
+    assert client.lookup("8.8.8.8") == 15169
+    with pytest.raises(fibkit.ServerError) as refused:
+        fibkit.Client(server.url).lookup(addrs)
+    assert refused.value.status == 413 and "max_body_bytes" in refused.value.message
+    # A body far past the limit: the server answers 413 and closes the
+    # connection while it is being sent.
+    with pytest.raises((fibkit.ServerError, ConnectionError), match="max_body_bytes"):
+        fibkit.Client(server.url).lookup(["8.8.8.8"] * 2_000_000)
 
 
-def test_a_server_gone_raises_a_clear_error(tmp_path):
-    server = Server(tmp_path, IPV4_TABLE, header_timeout_seconds=2)
+def test_a_server_gone_raises_a_clear_error(serve):
+    server = serve(IPV4_TABLE, header_timeout_seconds=2)
     client = fibkit.Client(server.url)
     assert client.lookup(["8.8.8.8"]).tolist() == [15169]
     server.stop()
