@@ -153,7 +153,10 @@ python: setup
 	@echo "python: maturin builds the bindings (release; about two minutes from scratch on two cores)"
 	cd crates/fibkit-py && VIRTUAL_ENV=$(VENV) CARGO_TARGET_DIR=$(CURDIR)/target/py $(VENV)/bin/maturin develop --release
 
+# tests/test_client.py runs target/debug/fibkit serve (or target/release's,
+# if newer) for fibkit.Client to ask: it is built first.
 test-python: python
+	$(CARGO) build -p fibkit-cli
 	$(VENV)/bin/pytest -q --doctest-modules crates/fibkit-py/python crates/fibkit-py/tests
 
 test-exhaustive:

@@ -638,6 +638,7 @@ fn _fibkit(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(engines, module)?)?;
     module.add_function(wrap_pyfunction!(engines6, module)?)?;
     module.add_function(wrap_pyfunction!(text::parse_addresses, module)?)?;
+    module.add_function(wrap_pyfunction!(text::split_addresses, module)?)?;
     module.add_function(wrap_pyfunction!(open, module)?)?;
     module.add_function(wrap_pyfunction!(_restore, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -15,8 +15,7 @@ use fibkit::compiled::{CompileOptions, CompiledFamily, CompiledTable};
 use fibkit::load::{self, AnyAddr, RouteTable};
 use fibkit::{Address, Family, NextHop, Prefix, NO_ROUTE};
 
-use crate::text::Text;
-use crate::{convert, files, load_table};
+use crate::{convert, files, load_table, text};
 
 /// A routing table of both families compiled by fibkit's engines.
 ///
@@ -211,28 +210,14 @@ impl PyTable {
         if prefixes && [v4, v6].contains(&Some(false)) {
             return Err(PyValueError::new_err("prefixes=True needs a table loaded with prefixes=True"));
         }
-        let text = match Text::new(addrs) {
-            Ok(text) => text,
-            // The package's conversion: a list, or a string array's characters.
-            Err(_) => Text::new(&py.import("fibkit")?.getattr("_text")?.call1((addrs,))?)?,
-        };
-        let (mut keys4, mut positions4, mut keys6, mut positions6) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        text.parse(0, |index, addr| match addr {
-            AnyAddr::V4(addr) => {
-                keys4.push(addr);
-                positions4.push(index);
-            }
-            AnyAddr::V6(addr) => {
-                keys6.push(addr);
-                positions6.push(index);
-            }
-        })?;
-        let mut out = vec![NO_ROUTE; text.len()];
-        let mut matched = if prefixes { vec![None; text.len()] } else { Vec::new() };
+        let split = text::split(addrs)?;
+        let mut out = vec![NO_ROUTE; split.len];
+        let mut matched = if prefixes { vec![None; split.len] } else { Vec::new() };
         py.detach(|| {
             let table = &self.table;
-            answer(table.family_fib::<u32>(), &keys4, &positions4, &mut out, prefixes.then_some(&mut matched[..]));
-            answer(table.family_fib::<u128>(), &keys6, &positions6, &mut out, prefixes.then_some(&mut matched[..]));
+            let (v4, v6) = (table.family_fib::<u32>(), table.family_fib::<u128>());
+            answer(v4, &split.keys4, &split.positions4, &mut out, prefixes.then_some(&mut matched[..]));
+            answer(v6, &split.keys6, &split.positions6, &mut out, prefixes.then_some(&mut matched[..]));
         });
         let hops = PyArray1::from_vec(py, out).into_any();
         if !prefixes {

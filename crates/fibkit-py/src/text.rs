@@ -8,7 +8,7 @@
 use numpy::{Element, PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use fibkit::load::{parse_address, AnyAddr};
 
@@ -190,6 +190,71 @@ fn parse_rows<C: Copy + Into<u32>>(
         put(index, of_family(index, shown, parsed, family)?);
     }
     Ok(())
+}
+
+/// Address strings of either family, split by family in their order:
+/// each family's keys and the indexes in the input they came from.
+pub struct Split {
+    /// How many addresses the input holds.
+    pub len: usize,
+    /// The IPv4 keys.
+    pub keys4: Vec<u32>,
+    /// Where each IPv4 key stands in the input.
+    pub positions4: Vec<usize>,
+    /// The IPv6 keys.
+    pub keys6: Vec<u128>,
+    /// Where each IPv6 key stands in the input.
+    pub positions6: Vec<usize>,
+}
+
+/// Parses `addrs` (strings of either family, in any form
+/// `Table.lookup_batch` takes: a list of `str`, or whatever the package's
+/// `fibkit._text` makes address text of) and splits them by family.
+///
+/// # Errors
+/// A `TypeError` for an input that is no address text, a `ValueError`
+/// naming the first element that is not an address, as [`Text::parse`].
+pub fn split(addrs: &Bound<'_, PyAny>) -> PyResult<Split> {
+    let text = match Text::new(addrs) {
+        Ok(text) => text,
+        // The package's conversion: a list, or a string array's characters.
+        Err(_) => Text::new(&addrs.py().import("fibkit")?.getattr("_text")?.call1((addrs,))?)?,
+    };
+    let mut split =
+        Split { len: text.len(), keys4: Vec::new(), positions4: Vec::new(), keys6: Vec::new(), positions6: Vec::new() };
+    text.parse(0, |index, addr| match addr {
+        AnyAddr::V4(addr) => {
+            split.keys4.push(addr);
+            split.positions4.push(index);
+        }
+        AnyAddr::V6(addr) => {
+            split.keys6.push(addr);
+            split.positions6.push(index);
+        }
+    })?;
+    Ok(split)
+}
+
+/// Address strings of either family (as `Table.lookup_batch` takes them)
+/// split by family, parsed as `Table.lookup_batch` parses them (an
+/// IPv4-mapped IPv6 address is IPv4): `(len, keys4, positions4, keys6,
+/// positions6)`, the IPv4 keys a uint32 array, the IPv6 keys an (N, 16)
+/// uint8 array (network byte order), and the positions (uintp) of each
+/// family's addresses in the input. For `fibkit.Client`.
+#[pyfunction]
+#[pyo3(name = "_split_addresses")]
+pub fn split_addresses<'py>(py: Python<'py>, addrs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    let split = split(addrs)?;
+    let keys6: Vec<u8> = split.keys6.iter().flat_map(|key| key.to_be_bytes()).collect();
+    let keys6 = PyArray1::from_vec(py, keys6).reshape([split.keys6.len(), 16])?.into_any();
+    let parts = [
+        split.len.into_pyobject(py)?.into_any(),
+        PyArray1::from_vec(py, split.keys4).into_any(),
+        PyArray1::from_vec(py, split.positions4).into_any(),
+        keys6,
+        PyArray1::from_vec(py, split.positions6).into_any(),
+    ];
+    PyTuple::new(py, parts)
 }
 
 /// Parses address strings: `addrs` is a list of `str`, or an (N, W) uint32

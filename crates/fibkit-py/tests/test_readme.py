@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 import fibkit
+from test_client import Server, find_binary
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[3]
 README = REPOSITORY / "README.md"
@@ -65,6 +66,21 @@ def test_the_readme_python_examples_run_as_written(tmp_path, monkeypatch):
         if missing:  # Ray and Spark are not in the test virtualenv
             skipped.append((index, missing))
             continue
+        if "fibkit.Client(" in block:
+            # Asks the `fibkit serve` of the page's configuration (the
+            # shipped IPv4 table), on a free port.
+            if find_binary() is None:
+                skipped.append((index, ["fibkit serve"]))
+                continue
+            server = Server(tmp_path / "serve", REPOSITORY / "data" / "routeviews-2014-05-13-cut.ipasn")
+            try:
+                block = block.replace("http://127.0.0.1:8080", server.url)
+                namespace, printed = run_block(page, block, tmp_path, monkeypatch)
+            finally:
+                server.stop()
+            assert namespace["asns"].dtype == np.uint64
+            assert printed == "15169 [15169, 15169, 0, 0]\n"
+            continue
         namespace, printed = run_block(page, block, tmp_path, monkeypatch)
         if "data/routeviews-2014-05-13-cut.ipasn" in block:
             # The shipped table: 8.8.8.8 and 1.1.1.1 in Google's /24s, 10.0.0.1 no route.
@@ -84,6 +100,7 @@ def test_the_readme_python_examples_run_as_written(tmp_path, monkeypatch):
             assert printed.split()[-1] == "None]"
         if "mapInArrow" in block:
             assert "|2001:db8::1|NULL|" in printed
+    skipped = [(index, missing) for index, missing in skipped if missing != ["fibkit serve"]]
     assert [missing for _, missing in skipped] in ([], [["ray"], ["pyspark"]], [["ray"]], [["pyspark"]]), skipped
 
 

@@ -36,7 +36,7 @@ def test_stub_signatures_match_the_runtime():
         if isinstance(node, ast.FunctionDef):
             runtime = inspect.signature(getattr(fibkit, node.name))
             assert parameters(node) == list(runtime.parameters), node.name
-    for name in ("Fib", "Fib6", "Table", "BgpSpeaker"):
+    for name in ("Fib", "Fib6", "Table", "BgpSpeaker", "Client"):
         cls = getattr(fibkit, name)
         methods = {}
         for base in ([classes["_Compiled"]] if name in ("Fib", "Fib6") else []) + [classes[name]]:

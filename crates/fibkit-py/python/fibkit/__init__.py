@@ -22,6 +22,11 @@ mixes them:
 
     >>> table = fibkit.Table.load("routes.txt")            # doctest: +SKIP
     >>> table.values[table.lookup_batch(["10.1.2.3", "2001:db8::1"])]  # doctest: +SKIP
+
+``Client(url)`` asks a ``fibkit serve`` over HTTP and answers as ``Table``
+does for the same table:
+
+    >>> fibkit.Client("http://127.0.0.1:8080").lookup(["10.1.2.3", "2001:db8::1"])  # doctest: +SKIP
 """
 
 import ipaddress
@@ -31,10 +36,11 @@ import threading
 import numpy as np
 
 from ._fibkit import BgpSpeaker, Fib, Fib6, Table, __version__, engines, engines6, open, parse_addresses
+from .client import Client, ServerError
 
 __all__ = [
-    "BgpSpeaker", "Fib", "Fib6", "Table", "enrich", "engines", "engines6", "ipv4_array", "ipv6_array", "open", "open_once",
-    "parse_addresses", "__version__",
+    "BgpSpeaker", "Client", "Fib", "Fib6", "ServerError", "Table", "enrich", "engines", "engines6", "ipv4_array",
+    "ipv6_array", "open", "open_once", "parse_addresses", "__version__",
 ]
 
 _opened = {}

@@ -200,6 +200,40 @@ class Table:
     def save(self, path: Union[str, PathLike[str]]) -> None:
         """Writes both families' FIBs and the values to ``path`` as a compiled FIB file."""
 
+class Client:
+    """Lookups answered by a ``fibkit serve`` over HTTP (``http.client``, one kept-alive connection), as ``Table``
+    answers them for the same table.
+
+    ``max_body_bytes``: the largest request body sent (within the server's ``[http] max_body_bytes``); larger
+    batches go in several requests.
+    """
+
+    def __init__(self, url: str, timeout: Optional[float] = 30.0, max_body_bytes: int = 33554432) -> None: ...
+    @property
+    def url(self) -> str:
+        """The server's URL, as given."""
+    def lookup(self, addrs: Union[str, Sequence[str], npt.NDArray[Any], Any]) -> Any:
+        """One address (a ``str``): its route's value (int or address string), None where no route, as
+        ``Table.lookup``. Addresses in bulk: ``table.values[table.lookup_batch(addrs)]`` as the server's table
+        gives it (uint64, 0 where no route; object ints if some value is an IPv6 address).
+
+        ``ValueError`` names an element that is not an address; ``ServerError`` carries an error answer's message;
+        ``ConnectionError``: the server cannot be reached.
+        """
+    def close(self) -> None:
+        """Closes the connection (the next lookup opens another)."""
+    def __enter__(self) -> "Client": ...
+    def __exit__(self, *exc: object) -> bool: ...
+
+class ServerError(Exception):
+    """An error answer of ``fibkit serve``: its HTTP ``status``, the server's ``message``, the ``request``."""
+
+    url: str
+    status: int
+    message: str
+    request: str
+    def __init__(self, url: str, request: str, status: int, message: str) -> None: ...
+
 def enrich(frame: Any, column: str, table: Table, value: str = "value", prefix: Optional[str] = None) -> Any:
     """A copy of the DataFrame with each address's route value (and matched prefix) added."""
 
