@@ -68,6 +68,7 @@ fn a_gigabyte_body_or_a_batch_of_100_million_keys_gets_413() {
         let started = Instant::now();
         let (answer, local) = ask(&served, request.as_bytes());
         assert_eq!(answer.status, 413, "{}", answer.text());
+        assert!(answer.closes, "a 413 without Connection: close");
         assert!(started.elapsed() < Duration::from_secs(2));
         let line = logged(&mut served, local, "413");
         assert!(line.contains(&format!("a body of {length} bytes: the limit is 1048576")), "{line}");

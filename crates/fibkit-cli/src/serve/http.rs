@@ -27,7 +27,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::header::{HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -154,12 +154,18 @@ fn reply(status: StatusCode, kind: &'static str, body: impl Into<Bytes>) -> Resp
     response
 }
 
-/// A refusal: JSON naming the problem, logged with the client.
+/// A refusal: JSON naming the problem, logged with the client. After a
+/// body refused unread (413, 408) the connection closes: what the client
+/// still sends is not a request.
 fn refuse(server: &Server, client: SocketAddr, status: StatusCode, problem: &str) -> Response<Full<Bytes>> {
     eprintln!("fibkit serve: client {client}: {} {problem}", status.as_u16());
     server.counters.count_status(status);
     let body = serde_json::json!({ "error": problem }).to_string() + "\n";
-    reply(status, "application/json", body)
+    let mut response = reply(status, "application/json", body);
+    if matches!(status, StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT) {
+        response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// Answers one request.

@@ -120,10 +120,12 @@ impl Drop for Served {
     }
 }
 
-/// An answer: its status and body.
+/// An answer: its status and body, and whether it says the connection
+/// closes.
 pub struct Answer {
     pub status: u16,
     pub body: Vec<u8>,
+    pub closes: bool,
 }
 
 impl Answer {
@@ -149,7 +151,7 @@ pub fn curl(args: &[&str]) -> Answer {
     let at = body.iter().rposition(|&byte| byte == b'\n').unwrap();
     let status = std::str::from_utf8(&body[at + 1..]).unwrap().parse().unwrap();
     body.truncate(at);
-    Answer { status, body }
+    Answer { status, body, closes: false }
 }
 
 /// Runs curl with `args`; what it printed (the bodies, one after the
@@ -183,7 +185,7 @@ pub fn read_answer(stream: &mut TcpStream) -> Answer {
             return answer;
         }
     }
-    whole_answer(&read).unwrap_or(Answer { status: 0, body: read })
+    whole_answer(&read).unwrap_or(Answer { status: 0, body: read, closes: false })
 }
 
 /// The first answer in `read`, once its body is whole.
@@ -199,7 +201,8 @@ fn whole_answer(read: &[u8]) -> Option<Answer> {
         .parse()
         .ok()?;
     let body = read.get(end + 4..end + 4 + length)?;
-    Some(Answer { status, body: body.to_vec() })
+    let closes = head.lines().any(|line| line.eq_ignore_ascii_case("connection: close"));
+    Some(Answer { status, body: body.to_vec(), closes })
 }
 
 /// One `GET path` on `stream` (kept alive); its answer.
