@@ -8,7 +8,7 @@ PYTHON ?= python3
 # to compare; pandas and pyarrow for the data-frame paths).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench bench-lookup install test test-python python test-c c install-c bench-c test-exhaustive lint
+.PHONY: setup bench bench-lookup bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -60,6 +60,12 @@ setup:
 	@command -v ip >/dev/null || { echo "setup: iproute2, whose ip the kernel mirror's tests run in network namespaces (apt-get)"; \
 	  $(call APT_INSTALL,iproute2); } || \
 	  echo "warning: no ip: the kernel mirror's tests (fibkit-sources, tests/netlink.rs) are skipped"
+	@command -v curl >/dev/null || { echo "setup: curl, the HTTP client fibkit serve's tests ask with (apt-get)"; \
+	  $(call APT_INSTALL,curl); } || \
+	  echo "warning: no curl: fibkit serve's tests that ask with it are skipped"
+	@command -v wrk >/dev/null || { echo "setup: wrk, which make bench-serve loads fibkit serve with (apt-get)"; \
+	  $(call APT_INSTALL,wrk); } || \
+	  echo "warning: no wrk: make bench-serve cannot run"
 	@command -v $(CXX) >/dev/null || { echo "setup: g++, to check that fibkit.h compiles as C++ in make test-c (apt-get)"; \
 	  $(call APT_INSTALL,g++); } || \
 	  echo "warning: no C++ compiler: make test-c cannot check that fibkit.h compiles as C++"
@@ -79,6 +85,12 @@ TABLE ?= $(FIBKIT_DATA)/routeviews-2014-05-13.ipasn.gz
 bench-lookup: setup
 	$(CARGO) build --release -p fibkit-cli
 	$(VENV)/bin/python crates/fibkit-cli/bench_lookup.py target/release/fibkit $(TABLE)
+
+# fibkit serve's figures: binary batches, single addresses beside a server
+# answering a constant (the ceiling), a snapshot written and opened.
+bench-serve: setup
+	$(CARGO) build --release -p fibkit-cli --bin fibkit --example constant_http
+	$(VENV)/bin/python crates/fibkit-cli/bench_serve.py target/release/fibkit target/release/examples/constant_http $(TABLE)
 
 # The `fibkit` command, into ~/.cargo/bin.
 install:
