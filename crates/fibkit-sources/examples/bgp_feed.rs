@@ -3,16 +3,19 @@
 //! map it), then sends the LINX update trace, one UPDATE per update,
 //! `--repeat` times, as fast as TCP takes it (or `--rate` UPDATEs a
 //! second, each sent when due), while `--readers` threads
-//! (default 1) look up random addresses throughout.
+//! (default 1) look up random addresses throughout. With `--neighbours
+//! N`, N - 1 more senders (from 127.0.0.2, 127.0.0.3, ...) announce the
+//! same table with other next hops before the trace, each held apart.
 //!
 //! ```text
-//! cargo run --release -p fibkit-sources --example bgp_feed -- [--repeat N] [--rate N] [--readers N] [--engine NAME]
+//! cargo run --release -p fibkit-sources --example bgp_feed -- [--repeat N] [--rate N] [--readers N] [--engine NAME] [--neighbours N]
 //! ```
 //!
 //! Prints the table's convergence (first UPDATE sent to last route in
 //! the FIB), the UPDATEs applied a second, the time from an UPDATE's
 //! receipt to the publication of its change (percentiles of the last
-//! 65,536), the reader's lookups, and the resident memory per route.
+//! 65,536), the reader's lookups, the resident memory per route, and per
+//! route held for each more neighbour.
 
 #[path = "../../fibkit/tests/common/data.rs"]
 mod data;
@@ -36,12 +39,16 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let (mut repeat, mut readers, mut engine) = (20usize, 1usize, fibkit::registry::DEFAULT_IPV4.to_string());
     let mut rate: Option<f64> = None;
+    let mut neighbours = 1u8;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--repeat" => repeat = args.next().and_then(|n| n.parse().ok()).expect("--repeat N"),
             "--engine" => engine = args.next().expect("--engine NAME"),
             "--readers" => readers = args.next().and_then(|n| n.parse().ok()).expect("--readers N"),
             "--rate" => rate = Some(args.next().and_then(|n| n.parse().ok()).expect("--rate UPDATES_PER_SECOND")),
+            "--neighbours" => {
+                neighbours = args.next().and_then(|n| n.parse().ok()).filter(|&n| n >= 1).expect("--neighbours 1..=255")
+            }
             other => panic!("unknown argument {other}"),
         }
     }
@@ -65,7 +72,9 @@ fn main() {
     let mut config = BgpConfig::new(65000, Ipv4Addr::new(10, 255, 0, 1));
     config.listen = vec![SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)];
     config.value = ValueChoice::NextHop;
-    config.neighbours = vec![NeighbourConfig::new(IpAddr::V4(Ipv4Addr::LOCALHOST), SENDER_AS)];
+    config.neighbours = (1..=neighbours)
+        .map(|host| NeighbourConfig::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, host)), SENDER_AS))
+        .collect();
     let table4 = || NextHopTable::new(Mapping::Distinct);
     let router4 = Router::new(&engine, Rib::new(), table4(), Window::Count(1)).unwrap();
     let router6 = Router::new(fibkit::registry::DEFAULT_IPV6, Rib::new(), table4(), Window::Count(1)).unwrap();
@@ -120,6 +129,29 @@ fn main() {
                 "memory: {:.0} bytes of resident memory a route (Loc-RIB, router RIB, FIB and next hops together)",
                 (after - before) as f64 / routes.len() as f64
             );
+        }
+
+        // The other neighbours: the same prefixes, other next hops.
+        let mut others = Vec::new();
+        for host in 2..=neighbours {
+            let before = resident_bytes();
+            let mut other = connect_from(Ipv4Addr::new(127, 0, 0, host), speaker.local_addrs()[0]);
+            handshake(&mut other);
+            let shifted: Vec<(Prefix4, Ipv4Addr)> =
+                routes.iter().map(|&(prefix, hop)| (prefix, Ipv4Addr::new(195, 66, 227, hop.octets()[3]))).collect();
+            other.write_all(&table_updates(&shifted)).unwrap();
+            let index = usize::from(host - 1);
+            wait(|| speaker.neighbours()[index].prefixes == routes.len());
+            // The writer's last batch and its bookkeeping.
+            std::thread::sleep(Duration::from_millis(500));
+            if let (Some(before), Some(after)) = (before, resident_bytes()) {
+                println!(
+                    "memory: neighbour {host} holds the {} routes too: {:.0} more bytes of resident memory a route",
+                    routes.len(),
+                    (after - before) as f64 / routes.len() as f64
+                );
+            }
+            others.push(other);
         }
 
         // The trace, one UPDATE per update.
@@ -257,6 +289,15 @@ fn trace_update(change: &Update) -> Vec<u8> {
         Update::Withdraw { prefix: fibkit::addr::IpPrefix::V4(prefix) } => wire::update(&nlri(prefix), &[], &[]),
         ref other => panic!("not an IPv4 update with a next hop: {other:?}"),
     }
+}
+
+/// A connection to `to` from the local address `from` (a neighbour's
+/// own address on the loopback network).
+fn connect_from(from: Ipv4Addr, to: SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&SocketAddr::new(IpAddr::V4(from), 0).into()).unwrap();
+    socket.connect(&to.into()).unwrap();
+    socket.into()
 }
 
 /// The process's resident memory.
