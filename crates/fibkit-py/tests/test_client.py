@@ -43,13 +43,14 @@ def fibkit_binary():
 
 class Server:
     """`fibkit serve` on a free loopback port (port 0: the port it says it
-    listens on), serving `table`; `http` adds keys to [http]."""
+    listens on), serving `table`; `http` adds keys to [http], `extra`
+    lines to the configuration."""
 
-    def __init__(self, folder, table, **http):
+    def __init__(self, folder, table, extra="", **http):
         folder.mkdir(parents=True, exist_ok=True)
         config = folder / "serve.toml"
         lines = ["[http]", 'listen = ["127.0.0.1:0"]'] + [f"{key} = {value}" for key, value in http.items()]
-        lines += ["[table]", f"path = {json.dumps(str(table))}"]
+        lines += ["[table]", f"path = {json.dumps(str(table))}", extra]
         config.write_text("\n".join(lines) + "\n")
         self.log = folder / "serve.log"
         with open(self.log, "w") as log:
@@ -339,3 +340,24 @@ def test_a_server_gone_raises_a_clear_error(serve):
         assert f"fibkit serve at {server.url}" in str(error.value) and "cannot connect" in str(error.value)
     with pytest.raises(ValueError, match="url must be"):
         fibkit.Client("127.0.0.1:8080")
+
+
+def test_a_snapshot_opens_in_python_and_answers_as_the_table(tmp_path):
+    """The compiled file `fibkit serve` writes opens with fibkit.open and
+    answers every address, with its prefix, as the table file does."""
+    server = Server(tmp_path, IPV4_TABLE, extra='[snapshot]\npath = "routes.fib"\nevery_seconds = 1')
+    try:
+        path = tmp_path / "routes.fib"
+        start = time.monotonic()
+        while not path.exists():
+            assert time.monotonic() - start < 30, server.log.read_text()
+            time.sleep(0.05)
+        snapshot = fibkit.open(path)
+        table = fibkit.Table.load(IPV4_TABLE, prefixes=True)
+        addrs = boundaries(IPV4_TABLE) + random_addresses(IPV4_TABLE, 20_000, 3)
+        got_hops, got_prefixes = snapshot.lookup_batch(addrs, prefixes=True)
+        want_hops, want_prefixes = table.lookup_batch(addrs, prefixes=True)
+        assert_same(snapshot.values[got_hops], table.values[want_hops], addrs)
+        assert got_prefixes.tolist() == want_prefixes.tolist()
+    finally:
+        server.stop()
