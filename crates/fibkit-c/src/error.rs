@@ -144,6 +144,20 @@ pub fn guard(body: impl FnOnce() -> Result<(), Failure>) -> c_int {
     }
 }
 
+/// [`guard`] for a walk that calls back into C: runs `body`, which
+/// stores in its argument the callback's value that stopped the walk (0:
+/// it went to the end). Returns that value when it is not 0, else the
+/// status.
+pub fn guard_walk(body: impl FnOnce(&mut c_int) -> Result<(), Failure>) -> c_int {
+    let mut stopped = 0;
+    let status = guard(|| body(&mut stopped));
+    if status == 0 {
+        stopped
+    } else {
+        status
+    }
+}
+
 /// Runs `body` for a call that answers a value rather than a status (a
 /// lookup): a failure or panic gives `fallback` and sets the last error.
 #[inline]

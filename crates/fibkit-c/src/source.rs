@@ -28,7 +28,7 @@ use fibkit_core::{Address, Rib};
 use fibkit_sources::bgp::{BgpConfig as CoreBgpConfig, NeighbourConfig, SessionState, Speaker, StartError};
 
 use crate::args::{self, FIBKIT_IPV4, FIBKIT_IPV6};
-use crate::error::{guard, guard_value, Failure, FIBKIT_EIO};
+use crate::error::{guard, guard_value, guard_walk, Failure, FIBKIT_EIO};
 use crate::fib::engine_names;
 use crate::router::Reader;
 use crate::table::c_string;
@@ -542,8 +542,7 @@ pub unsafe extern "C" fn fibkit_source_engine(source: *const Source, family: c_i
 /// out of the walk.
 #[no_mangle]
 pub unsafe extern "C" fn fibkit_source_log(source: *const Source, line: LogFn, context: *mut c_void) -> c_int {
-    let mut stopped = 0;
-    let status = guard(|| {
+    guard_walk(|stopped| {
         // SAFETY: the contract above.
         let source = unsafe { args::reference(source, "source") }?;
         let line = line.ok_or_else(|| Failure::invalid("argument `line` is NULL"))?;
@@ -556,18 +555,13 @@ pub unsafe extern "C" fn fibkit_source_log(source: *const Source, line: LogFn, c
             let text = c_string(&text);
             // SAFETY: a C function of the declared type (the contract
             // above); `text` lives through the call.
-            stopped = unsafe { line(context, text.as_ptr()) };
-            if stopped != 0 {
+            *stopped = unsafe { line(context, text.as_ptr()) };
+            if *stopped != 0 {
                 break;
             }
         }
         Ok(())
-    });
-    if status == 0 {
-        stopped
-    } else {
-        status
-    }
+    })
 }
 
 /// Stops a source (NULL is ignored) and frees it, returning once its

@@ -10,7 +10,7 @@ use fibkit_core::rib::Rib;
 use fibkit_core::NextHop;
 
 use crate::args::{self, Addr6};
-use crate::error::{guard, Failure, FIBKIT_ENEXTHOP};
+use crate::error::{guard, guard_walk, Failure, FIBKIT_ENEXTHOP};
 
 /// Load flag: warnings (duplicate prefixes, overlapping ranges, truncated
 /// data) are errors instead of being kept for `fibkit_table_warning`.
@@ -307,24 +307,18 @@ unsafe fn walk<A: Address>(
     has_route: bool,
     mut visit: impl FnMut(A, u8, NextHop) -> c_int,
 ) -> c_int {
-    let mut stopped = 0;
-    let status = guard(|| {
+    guard_walk(|stopped| {
         // SAFETY: the contract above.
         let table = unsafe { args::reference(table, "table") }?;
         if !has_route {
             return Err(Failure::invalid("argument `route` is NULL"));
         }
         for (prefix, next_hop) in table.routes.rib::<A>().iter() {
-            stopped = visit(prefix.addr(), prefix.prefix_len(), next_hop);
-            if stopped != 0 {
+            *stopped = visit(prefix.addr(), prefix.prefix_len(), next_hop);
+            if *stopped != 0 {
                 break;
             }
         }
         Ok(())
-    });
-    if status == 0 {
-        stopped
-    } else {
-        status
-    }
+    })
 }

@@ -19,20 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (cond) {                                                             \
-            passed++;                                                           \
-        } else {                                                                \
-            failed++;                                                           \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);   \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, " (last error: %s)\n",                             \
-                    fibkit_last_error() ? fibkit_last_error() : "none");        \
-        }                                                                       \
-    } while (0)
+#include "check.h"
 
 #define CHECK_OK(call) CHECK((call) == FIBKIT_OK, "%s", #call)
 
@@ -45,9 +32,6 @@ static uint32_t xorshift32(uint32_t *state) {
     return *state = x;
 }
 
-static int contains(const char *text, const char *part) {
-    return text != NULL && strstr(text, part) != NULL;
-}
 
 /* A temporary file holding `content`; its path is written to `path`. */
 static void temp_file(char *path, size_t size, const char *content) {

@@ -35,24 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
+#include "check.h"
 
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (cond) {                                                             \
-            passed++;                                                           \
-        } else {                                                                \
-            failed++;                                                           \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);   \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, " (last error: %s)\n",                             \
-                    fibkit_last_error() ? fibkit_last_error() : "none");        \
-        }                                                                       \
-    } while (0)
-
-static int contains(const char *text, const char *part) {
-    return text != NULL && strstr(text, part) != NULL;
-}
 
 /* The call's status is `code` and the last error says `part`. */
 #define CHECK_FAILS(call, code, part)                                           \
