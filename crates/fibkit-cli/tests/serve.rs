@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::server::{curl, curl_output, have_curl, Served};
+use common::server::{curl_output, have_curl, Served};
 use fibkit::addr::{Address, IpPrefix};
 use fibkit::compiled::CompiledTable;
 use fibkit::load::{load_path, LoadOptions, RouteTable};
@@ -93,7 +93,7 @@ fn json_value(label: Option<Label>) -> serde_json::Value {
 
 /// The values `/values/FAMILY` lists, as text.
 fn values(served: &Served, family: &str) -> Vec<String> {
-    let answer = curl(&[&served.url(&format!("/values/{family}"))]);
+    let answer = served.curl(&[&served.url(&format!("/values/{family}"))]);
     let list: Vec<serde_json::Value> = serde_json::from_slice(&answer.body).unwrap();
     list.iter().map(|value| value.as_str().map_or_else(|| value.to_string(), String::from)).collect()
 }
@@ -109,7 +109,7 @@ fn binary<A: Address>(served: &Served, addrs: &[A]) -> Vec<String> {
     let path = served.folder.join(format!("keys.{family}"));
     std::fs::write(&path, body).unwrap();
     let data = format!("@{}", path.display());
-    let answer = curl(&[
+    let answer = served.curl(&[
         "-H",
         "Content-Type: application/octet-stream",
         "--data-binary",
@@ -150,7 +150,7 @@ fn answers_over_http_equal_the_librarys_for_a_table_file() {
     }
     std::fs::write(folder.join("addresses"), &body).unwrap();
     let data = format!("@{}", folder.join("addresses").display());
-    let answer = curl(&["--data-binary", &data, &served.url("/lookup")]);
+    let answer = served.curl(&["--data-binary", &data, &served.url("/lookup")]);
     assert_eq!(answer.status, 200, "{}", answer.text());
     let text = answer.text();
     let lines: Vec<&str> = text.lines().collect();
@@ -202,7 +202,7 @@ fn answers_over_http_equal_the_librarys_for_a_table_file() {
     );
 
     // /metrics counts what was asked.
-    let metrics = curl(&[&served.url("/metrics")]).text();
+    let metrics = served.curl(&[&served.url("/metrics")]).text();
     let samples: HashMap<&str, &str> =
         metrics.lines().filter(|line| !line.starts_with('#')).map(|line| line.rsplit_once(' ').unwrap()).collect();
     assert_eq!(samples["fibkit_routes{family=\"ipv4\"}"], table.v4.len().to_string());
@@ -337,7 +337,7 @@ fn with_a_bird_neighbour_answers_and_snapshots_follow_its_routes() {
                     }
                 }
             }
-            let metrics = curl(&[&served.url("/metrics")]).text();
+            let metrics = served.curl(&[&served.url("/metrics")]).text();
             let routes = format!("fibkit_routes{{family=\"ipv4\"}} {}\n", table.v4.len());
             metrics.contains(&routes) && state_of(&changed, &table, &binary(&served, &addrs)) == Some(state)
         });
@@ -369,7 +369,7 @@ fn with_a_bird_neighbour_answers_and_snapshots_follow_its_routes() {
         .collect();
     assert_eq!(state_of(&changed, &table, &answers), Some(old_state));
     eprintln!("snapshots seen holding states {seen:?}; the first one mapped still answers state {old_state}");
-    let metrics = curl(&[&served.url("/metrics")]).text();
+    let metrics = served.curl(&[&served.url("/metrics")]).text();
     assert!(metrics.contains("fibkit_bgp_session_state{neighbor=\"127.0.0.2\",as=\"65001\"} 3"), "{metrics}");
     assert!(metrics.contains(&format!("fibkit_bgp_prefixes{{neighbor=\"127.0.0.2\",as=\"65001\"}} {}", table.v4.len())));
     drop(bird);
@@ -395,7 +395,7 @@ fn sighup_reloads_neighbours_and_bounds_without_dropping_the_others_sessions() {
     let mut served = Served::start(&folder, &config("\"127.0.0.2,as=65001\"", 1 << 20, "d18r"));
     let scratch = sources::Scratch::new("serve-reload");
     let _bird = sources::Bird::start(&bird, &scratch, &bird_config(port, &table, &[], None));
-    let metric = |served: &Served, sample: &str| curl(&[&served.url("/metrics")]).text().contains(sample);
+    let metric = |served: &Served, sample: &str| served.curl(&[&served.url("/metrics")]).text().contains(sample);
     let up = "fibkit_bgp_session_state{neighbor=\"127.0.0.2\",as=\"65001\"} 3";
     sources::wait_for("BIRD's session", Duration::from_secs(60), || metric(&served, up));
 
@@ -408,7 +408,7 @@ fn sighup_reloads_neighbours_and_bounds_without_dropping_the_others_sessions() {
     assert!(metric(&served, "fibkit_bgp_session_state{neighbor=\"127.0.0.9\",as=\"65009\"} 0"));
     assert!(metric(&served, up));
     let body = "8.8.8.8\n".repeat(10);
-    let answer = curl(&["--data-binary", &body, &served.url("/lookup")]);
+    let answer = served.curl(&["--data-binary", &body, &served.url("/lookup")]);
     assert_eq!(answer.status, 413, "the new bound of 64 bytes: {}", answer.text());
 
     // The neighbour removed again; then an engine changed: refused, and
@@ -425,5 +425,62 @@ fn sighup_reloads_neighbours_and_bounds_without_dropping_the_others_sessions() {
     let log = served.log().join("\n");
     assert!(!log.contains("neighbour 127.0.0.2 (AS 65001): session down"), "BIRD's session was dropped:\n{log}");
     assert_eq!(served.log().iter().filter(|line| line.contains("127.0.0.2 (AS 65001): established")).count(), 1);
+    assert!(served.stop());
+}
+
+/// The single answer of `address` as (prefix, value) text.
+fn single(served: &Served, address: &str) -> (String, String) {
+    let answer = served.curl(&[&served.url(&format!("/lookup/{address}"))]);
+    let json: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
+    let text = |value: &serde_json::Value| value.as_str().map_or_else(|| value.to_string(), String::from);
+    (text(&json["prefix"]), text(&json["value"]))
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn with_a_kernel_table_answers_follow_ip_route() {
+    use fibkit_sources::netlink::RouteValue;
+
+    let Some(netns) = sources::kernel::Netns::new("serve") else { return };
+    if !have_curl() {
+        return;
+    }
+    netns.interfaces();
+    netns.batch(
+        "route add 10.1.0.0/16 via 10.255.1.1 dev d0 table 100\n\
+         route add 10.1.2.0/24 via 10.254.1.2 dev d1 table 100\n\
+         route add blackhole 10.9.0.0/16 table 100\n\
+         route add 2001:db8:1::/48 via 2001:db8:ffff::1:1 dev d0 table 100\n",
+    );
+    let folder = folder("kernel");
+    let config = "[http]\nlisten = [\"127.0.0.1:0\"]\n[kernel]\ntable = 100\nvalue = \"gateway\"\n";
+    let served = Served::start_via(&folder, config, &["ip", "netns", "exec", &netns.name]);
+    let text = |prefix: &str, value: &str| (prefix.to_string(), value.to_string());
+    assert_eq!(single(&served, "10.1.2.3"), text("10.1.2.0/24", "10.254.1.2"));
+    assert_eq!(single(&served, "10.1.3.1"), text("10.1.0.0/16", "10.255.1.1"));
+    assert_eq!(single(&served, "10.9.0.1"), text("10.9.0.0/16", "0"));
+    assert_eq!(single(&served, "2001:db8:1::1"), text("2001:db8:1::/48", "2001:db8:ffff::1:1"));
+    assert_eq!(single(&served, "10.2.0.1"), text("null", "null"));
+
+    // Routes change under it: its answers follow, in both forms.
+    netns.batch("route del 10.1.2.0/24 table 100\nroute add 10.3.0.0/16 via 10.254.1.3 dev d1 table 100\n");
+    sources::wait_for("the change", Duration::from_secs(30), || single(&served, "10.1.2.3").0 == "10.1.0.0/16");
+    let kernel = netns.kernel_table::<u32>("100", RouteValue::Gateway, Some(Label::Number(0)));
+    let mut rib = fibkit::Rib::new();
+    let mut values = Vec::new();
+    for (prefix, label) in &kernel {
+        values.push(label.to_string());
+        rib.insert(*prefix, values.len() as u32);
+    }
+    let addrs = probes(&rib, 2_000);
+    for (addr, got) in addrs.iter().zip(binary(&served, &addrs)) {
+        let want = match rib.lookup(*addr) {
+            NO_ROUTE => String::new(),
+            hop => values[hop as usize - 1].clone(),
+        };
+        assert_eq!(got, want, "{}", addr.display());
+    }
+    let metrics = served.curl(&[&served.url("/metrics")]).text();
+    assert!(metrics.contains(&format!("fibkit_routes{{family=\"ipv4\"}} {}", kernel.len())), "{metrics}");
     assert!(served.stop());
 }

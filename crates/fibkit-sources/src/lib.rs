@@ -14,6 +14,8 @@ pub mod bgp;
 pub mod netlink;
 mod published;
 
+pub use published::Changes;
+
 /// The Rust examples of `docs/sources.md`, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/sources.md")]

@@ -4,9 +4,15 @@
 use std::collections::VecDeque;
 use std::sync::{Mutex, RwLock};
 
+use fibkit::addr::IpPrefix;
 use fibkit::nexthop::Label;
 use fibkit::router::{Router, Update};
 use fibkit::{Address, Family, NextHop, Prefix};
+
+/// Where a source sends every change of its FIBs as it is published: one
+/// `Vec` a batch (IPv4 then IPv6), for a follower (`fibkit follow`, `fibkit
+/// serve`'s copy of the routes).
+pub type Changes = std::sync::mpsc::Sender<Vec<Update<IpPrefix>>>;
 
 /// Lines a journal keeps.
 const JOURNAL_LINES: usize = 10_000;
@@ -79,16 +85,23 @@ impl Labels {
 }
 
 /// Applies `batch` to `router` (its writer's thread), logs what it
-/// rejects, and brings `labels` up to date; returns the updates applied
-/// and rejected.
+/// rejects, and brings `labels` up to date; appends the batch to `changes`
+/// when a follower takes them. Returns the updates applied and rejected.
 pub(crate) fn apply<A: Address>(
     router: &mut Router<A>,
     batch: &[Update<Prefix<A>>],
     labels: &Labels,
     journal: &Journal,
+    changes: &mut Option<Vec<Update<IpPrefix>>>,
 ) -> (u64, u64) {
     if batch.is_empty() {
         return (0, 0);
+    }
+    if let Some(changes) = changes {
+        changes.extend(batch.iter().map(|update| match *update {
+            Update::Announce { prefix, value } => Update::Announce { prefix: prefix.into(), value },
+            Update::Withdraw { prefix } => Update::Withdraw { prefix: prefix.into() },
+        }));
     }
     let rejected = match router.apply(batch) {
         Ok(published) => {
@@ -104,4 +117,14 @@ pub(crate) fn apply<A: Address>(
     };
     labels.sync(router);
     ((batch.len() - rejected) as u64, rejected as u64)
+}
+
+/// Sends a batch's `changes` to the follower, if any; a follower that went
+/// away stops getting them.
+pub(crate) fn send(follower: &mut Option<Changes>, changes: Option<Vec<Update<IpPrefix>>>) {
+    if let (Some(sender), Some(changes)) = (follower.as_ref(), changes.filter(|changes| !changes.is_empty())) {
+        if sender.send(changes).is_err() {
+            *follower = None;
+        }
+    }
 }

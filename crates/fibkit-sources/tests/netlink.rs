@@ -36,7 +36,7 @@ fn check_table(ns: &Netns, mirror: &Mirror, table: &str, value: RouteValue, reje
         (stats.routes4, stats.routes6) == (want4.len(), want6.len())
     };
     let start = Instant::now();
-    while !caught_up() && start.elapsed() < Duration::from_secs(10) {
+    while !caught_up() && start.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(10));
     }
     let stats = mirror.stats();

@@ -25,6 +25,10 @@
 //! value = "next-hop"              # or "origin-as"
 //! hold_time = 90
 //!
+//! # [kernel]                      # or (not with [bgp]): a Linux routing table
+//! # table = 254                   # the main table; any number
+//! # value = "gateway"             # or "interface"
+//!
 //! [snapshot]                      # compiled FIB files, written atomically
 //! path = "routes.fib"
 //! every_seconds = 60
@@ -55,6 +59,8 @@ pub struct Config {
     pub engines: Engines,
     /// BGP neighbours.
     pub bgp: Option<Bgp>,
+    /// A kernel routing table.
+    pub kernel: Option<Kernel>,
     /// Snapshots.
     pub snapshot: Option<Snapshot>,
 }
@@ -144,6 +150,26 @@ fn ninety() -> Spanned<u16> {
     Spanned::new(0..0, 90)
 }
 
+/// `[kernel]`.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Kernel {
+    /// The table's number (254: main).
+    #[serde(default = "main_table")]
+    pub table: Spanned<u32>,
+    /// `gateway` or `interface`.
+    #[serde(default = "gateway")]
+    pub value: Spanned<String>,
+}
+
+fn main_table() -> Spanned<u32> {
+    Spanned::new(0..0, 254)
+}
+
+fn gateway() -> Spanned<String> {
+    Spanned::new(0..0, "gateway".to_string())
+}
+
 /// `[snapshot]`.
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -160,6 +186,9 @@ pub struct Checked {
     pub config: Config,
     /// `[bgp]` as the speaker takes it.
     pub bgp: Option<BgpConfig>,
+    /// `[kernel]` as the mirror takes it.
+    #[cfg(target_os = "linux")]
+    pub kernel: Option<fibkit_sources::netlink::NetlinkConfig>,
     /// Paths made absolute against the configuration's folder.
     pub table: Option<PathBuf>,
     /// The snapshot's path.
@@ -194,6 +223,15 @@ pub fn read(path: &Path) -> Result<Checked> {
         Some(bgp) => Some(bgp_config(bgp, &at)?),
         None => None,
     };
+    #[cfg(target_os = "linux")]
+    let kernel = match &config.kernel {
+        Some(kernel) => Some(kernel_config(kernel, bgp.is_some(), &at)?),
+        None => None,
+    };
+    #[cfg(not(target_os = "linux"))]
+    if let Some(kernel) = &config.kernel {
+        bail!("{}: [kernel]: the kernel's table is mirrored on Linux only", at(kernel.table.span()));
+    }
     if let Some(snapshot) = &config.snapshot {
         if *snapshot.every_seconds.get_ref() == 0 {
             bail!("{}: every_seconds must be at least 1", at(snapshot.every_seconds.span()));
@@ -211,7 +249,14 @@ pub fn read(path: &Path) -> Result<Checked> {
     let folder = path.parent().unwrap_or(Path::new("."));
     let table = config.table.as_ref().map(|table| folder.join(&table.path));
     let snapshot = config.snapshot.as_ref().map(|snapshot| folder.join(&snapshot.path));
-    Ok(Checked { config, bgp, table, snapshot })
+    Ok(Checked {
+        config,
+        bgp,
+        #[cfg(target_os = "linux")]
+        kernel,
+        table,
+        snapshot,
+    })
 }
 
 /// `[bgp]` as the speaker takes it.
@@ -242,6 +287,31 @@ fn bgp_config(bgp: &Bgp, at: &impl Fn(std::ops::Range<usize>) -> String) -> Resu
     if config.listen.is_empty() && config.neighbours.iter().all(|neighbour| neighbour.connect_port.is_none()) {
         bail!("[bgp]: no listen address and no neighbour to connect to: no session could start");
     }
+    Ok(config)
+}
+
+/// `[kernel]` as the mirror takes it.
+#[cfg(target_os = "linux")]
+fn kernel_config(
+    kernel: &Kernel,
+    with_bgp: bool,
+    at: &impl Fn(std::ops::Range<usize>) -> String,
+) -> Result<fibkit_sources::netlink::NetlinkConfig> {
+    use fibkit_sources::netlink::{NetlinkConfig, RouteValue};
+    if with_bgp {
+        bail!("{}: [kernel] and [bgp] both: serve one live source", at(kernel.table.span()));
+    }
+    let table = *kernel.table.get_ref();
+    if table == 0 {
+        bail!("{}: table 0 is not a table (254 is the main one)", at(kernel.table.span()));
+    }
+    let mut config = NetlinkConfig::new(table);
+    config.echo_log = true;
+    config.value = match kernel.value.get_ref().as_str() {
+        "gateway" => RouteValue::Gateway,
+        "interface" => RouteValue::Interface,
+        other => bail!("{}: value {other:?}: gateway or interface", at(kernel.value.span())),
+    };
     Ok(config)
 }
 
@@ -301,6 +371,9 @@ mod tests {
             ("[bgp]\nlocal_as = 1\nrouter_id = \"10.0.0.1\"\nneighbors = []\nvalue = \"asn\"\n", 5, "value"),
             ("[bgp]\nlocal_as = 1\nrouter_id = \"10.0.0.1\"\n", 1, "missing field `neighbors`"),
             ("[snapshot]\npath = \"x.fib\"\nevery_seconds = 0\n", 3, "at least 1"),
+            ("[kernel]\ntable = 0\n", 2, "table 0"),
+            ("[kernel]\nvalue = \"oif\"\n", 2, "gateway or interface"),
+            ("[bgp]\nlocal_as = 1\nrouter_id = \"10.0.0.1\"\nlisten = [\"127.0.0.1:0\"]\nneighbors = []\n[kernel]\ntable = 100\n", 7, "serve one live source"),
             ("[http\n", 1, "unclosed table"),
         ] {
             let message = error(text);

@@ -65,17 +65,12 @@ pub fn render(routes: &Routes, counters: &Counters, connections: u64) -> String 
     let families =
         [("{family=\"ipv4\"}".to_string(), routes4 as u64), ("{family=\"ipv6\"}".to_string(), routes6 as u64)];
     metric(&mut out, "fibkit_routes", "gauge", "Routes in the FIB, by family.", &families);
-    if let Some(speaker) = routes.speaker() {
-        let stats = speaker.stats();
-        metric(
-            &mut out,
-            "fibkit_updates_applied_total",
-            "counter",
-            "Route updates applied.",
-            &plain(stats.updates_applied),
-        );
-        let rejected = plain(stats.updates_rejected);
-        metric(&mut out, "fibkit_updates_rejected_total", "counter", "Route updates the FIB rejected.", &rejected);
+    if let Some((applied, rejected)) = routes.updates() {
+        metric(&mut out, "fibkit_updates_applied_total", "counter", "Route updates applied.", &plain(applied));
+        let help = "Route updates the FIB rejected.";
+        metric(&mut out, "fibkit_updates_rejected_total", "counter", help, &plain(rejected));
+    }
+    if routes.speaker().is_some() {
         let neighbours = routes.neighbours();
         let label = |address: &std::net::IpAddr, asn: u32| format!("{{neighbor=\"{address}\",as=\"{asn}\"}}");
         let states: Vec<(String, u64)> = neighbours

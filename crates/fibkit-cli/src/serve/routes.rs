@@ -1,5 +1,6 @@
 //! What `fibkit serve` answers from: a live FIB of each family (a table
-//! file's routes to start with, BGP neighbours' after), read lock-free by
+//! file's routes to start with, BGP neighbours' or a kernel table's
+//! after), read lock-free by
 //! every batch request, and a copy of its routes as RIBs for the answers
 //! that need the matched prefix and for snapshots.
 //!
@@ -27,6 +28,9 @@ use fibkit::nexthop::{Label, Mapping, NextHopTable};
 use fibkit::router::{Reader, Router, Window};
 use fibkit::{NextHop, Rib, NO_ROUTE};
 use fibkit_sources::bgp::{NeighbourStatus, Speaker};
+#[cfg(target_os = "linux")]
+use fibkit_sources::netlink::Mirror;
+use fibkit_sources::Changes;
 
 use super::config::Checked;
 use crate::registered;
@@ -88,6 +92,23 @@ enum Source {
     /// BGP neighbours (on the table file's routes, if any); the feed's
     /// thread ends when the speaker stops (it ends the channel).
     Bgp { speaker: Speaker, _feed: JoinHandle<()> },
+    /// A kernel routing table (the table file's routes, if any, replaced
+    /// by it once its dump is in).
+    #[cfg(target_os = "linux")]
+    Kernel { mirror: Mirror, _feed: JoinHandle<()> },
+}
+
+/// A channel for a source's changes, and the thread that takes them
+/// into `shadow` a batch at a time (it ends when the source stops).
+fn follow(shadow: &Arc<RwLock<Shadow>>) -> Result<(Changes, JoinHandle<()>)> {
+    let (changes, received) = mpsc::channel::<Vec<Update<IpPrefix>>>();
+    let taking = Arc::clone(shadow);
+    let feed = std::thread::Builder::new().name("fibkit-serve-feed".into()).spawn(move || {
+        for batch in received {
+            taking.write().expect("shadow lock").apply(batch);
+        }
+    })?;
+    Ok((changes, feed))
 }
 
 /// The served routes.
@@ -126,22 +147,28 @@ impl Routes {
         let shadow =
             Arc::new(RwLock::new(Shadow { v4: table.v4, v6: table.v6, next_hops: table.next_hops, generation: 0 }));
         let source = match &checked.bgp {
-            None => {
-                Source::File { _routers: Box::new(Mutex::new((router4, router6))), labels: [labels.clone(), labels] }
-            }
             Some(bgp) => {
-                let (changes, received) = mpsc::channel::<Vec<Update<IpPrefix>>>();
+                let (changes, feed) = follow(&shadow)?;
                 let speaker = Speaker::start_following(bgp.clone(), router4, router6, changes)?;
                 for address in speaker.local_addrs() {
                     eprintln!("fibkit serve: BGP: listening on {address}");
                 }
-                let taking = Arc::clone(&shadow);
-                let feed = std::thread::Builder::new().name("fibkit-serve-feed".into()).spawn(move || {
-                    for batch in received {
-                        taking.write().expect("shadow lock").apply(batch);
-                    }
-                })?;
                 Source::Bgp { speaker, _feed: feed }
+            }
+            #[cfg(target_os = "linux")]
+            None if checked.kernel.is_some() => {
+                let config = checked.kernel.clone().expect("a kernel table");
+                let (changes, feed) = follow(&shadow)?;
+                let table = config.table;
+                let mirror = Mirror::start_following(config, router4, router6, changes)
+                    .with_context(|| format!("mirroring the kernel's table {table}"))?;
+                if !mirror.wait_for_dump(std::time::Duration::from_secs(120)) {
+                    anyhow::bail!("the kernel's table {table}: its dump took more than 120 s");
+                }
+                Source::Kernel { mirror, _feed: feed }
+            }
+            None => {
+                Source::File { _routers: Box::new(Mutex::new((router4, router6))), labels: [labels.clone(), labels] }
             }
         };
         Ok(Routes { readers, source, shadow, name })
@@ -161,6 +188,8 @@ impl Routes {
         match &self.source {
             Source::File { labels, .. } => labels[A::SLOT].get(hop as usize - 1).copied(),
             Source::Bgp { speaker, .. } => speaker.label::<A>(hop),
+            #[cfg(target_os = "linux")]
+            Source::Kernel { mirror, .. } => mirror.label::<A>(hop),
         }
     }
 
@@ -170,6 +199,8 @@ impl Routes {
         match &self.source {
             Source::File { labels, .. } => labels[A::SLOT].clone(),
             Source::Bgp { speaker, .. } => (1..).map_while(|hop| speaker.label::<A>(hop)).collect(),
+            #[cfg(target_os = "linux")]
+            Source::Kernel { mirror, .. } => (1..).map_while(|hop| mirror.label::<A>(hop)).collect(),
         }
     }
 
@@ -197,6 +228,16 @@ impl Routes {
     pub fn speaker(&self) -> Option<&Speaker> {
         match &self.source {
             Source::Bgp { speaker, .. } => Some(speaker),
+            _ => None,
+        }
+    }
+
+    /// Route updates applied and rejected by the live source, if one runs.
+    pub fn updates(&self) -> Option<(u64, u64)> {
+        match &self.source {
+            Source::Bgp { speaker, .. } => Some((speaker.stats().updates_applied, speaker.stats().updates_rejected)),
+            #[cfg(target_os = "linux")]
+            Source::Kernel { mirror, .. } => Some((mirror.stats().updates_applied, mirror.stats().updates_rejected)),
             Source::File { .. } => None,
         }
     }

@@ -20,16 +20,34 @@ pub struct Served {
     /// The folder of its configuration (and of whatever the test puts
     /// beside it).
     pub folder: PathBuf,
+    /// The command its clients run through (`ip netns exec NAME` for a
+    /// server in a network namespace), or nothing.
+    via: Vec<String>,
 }
 
 impl Served {
     /// Writes `config` to `folder/serve.toml` and starts `fibkit serve`
     /// with it; returns once it listens.
     pub fn start(folder: &Path, config: &str) -> Served {
+        Served::start_via(folder, config, &[])
+    }
+
+    /// [`Served::start`] through `via` (`["ip", "netns", "exec", NAME]`),
+    /// which [`Served::curl`] runs through too.
+    pub fn start_via(folder: &Path, config: &str, via: &[&str]) -> Served {
         std::fs::create_dir_all(folder).unwrap();
         let path = folder.join("serve.toml");
         std::fs::write(&path, config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fibkit"))
+        let via: Vec<String> = via.iter().map(ToString::to_string).collect();
+        let mut command = match via.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(env!("CARGO_BIN_EXE_fibkit"));
+                command
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_fibkit")),
+        };
+        let mut child = command
             .arg("serve")
             .arg(&path)
             .stdout(Stdio::null())
@@ -46,7 +64,8 @@ impl Served {
                 collected.lock().unwrap().push(line);
             }
         });
-        let mut served = Served { child, address: SocketAddr::from(([127, 0, 0, 1], 0)), log, folder: folder.into() };
+        let address = SocketAddr::from(([127, 0, 0, 1], 0));
+        let mut served = Served { child, address, log, folder: folder.into(), via };
         let line = served.wait_for_log("HTTP: listening on ", Duration::from_secs(120));
         served.address = line.rsplit(' ').next().unwrap().parse().unwrap();
         served
@@ -71,6 +90,12 @@ impl Served {
             assert!(start.elapsed() < limit, "no log line with {part:?}:\n{}", self.log().join("\n"));
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Runs curl with `args` as [`curl`] does, through the server's `via`.
+    pub fn curl(&self, args: &[&str]) -> Answer {
+        let via: Vec<&str> = self.via.iter().map(String::as_str).chain(["curl"]).collect();
+        curl_via(&via, args)
     }
 
     /// The URL of `path`.
@@ -145,7 +170,17 @@ pub fn have_curl() -> bool {
 
 /// Runs curl with `args` (a real HTTP client); its answer.
 pub fn curl(args: &[&str]) -> Answer {
-    let output = Command::new("curl").args(["-sS", "-w", "\n%{http_code}"]).args(args).output().expect("run curl");
+    curl_via(&["curl"], args)
+}
+
+/// Runs `command` (curl, or a command that runs it) with `args`.
+fn curl_via(command: &[&str], args: &[&str]) -> Answer {
+    let output = Command::new(command[0])
+        .args(&command[1..])
+        .args(["-sS", "-w", "\n%{http_code}"])
+        .args(args)
+        .output()
+        .expect("run curl");
     assert!(output.status.success(), "curl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     let mut body = output.stdout;
     let at = body.iter().rposition(|&byte| byte == b'\n').unwrap();

@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -20,7 +20,7 @@ use super::decision::{best, Candidates, Identity, Route};
 use super::neighbours::{self, Neighbours, Reconfigured};
 use super::wire::{self, cease, code, Notification};
 use super::{BgpConfig, NeighbourStatus, SpeakerStats};
-use crate::published::{self, Journal, Labels};
+use crate::published::{self, Changes, Journal, Labels};
 
 /// How many events the sessions may queue ahead of the speaker's thread
 /// (each an UPDATE at most 4 KiB on the wire): a neighbour that sends
@@ -137,7 +137,7 @@ impl Speaker {
         config: BgpConfig,
         router4: Router<u32>,
         router6: Router<u128>,
-        changes: Sender<Vec<Update<IpPrefix>>>,
+        changes: Changes,
     ) -> Result<Speaker, StartError> {
         Self::start_with(config, router4, router6, Some(changes))
     }
@@ -146,7 +146,7 @@ impl Speaker {
         config: BgpConfig,
         router4: Router<u32>,
         router6: Router<u128>,
-        changes: Option<Sender<Vec<Update<IpPrefix>>>>,
+        changes: Option<Changes>,
     ) -> Result<Speaker, StartError> {
         check(&config)?;
         let mut listeners = Vec::new();
@@ -346,16 +346,11 @@ struct Writer {
     counts: Vec<usize>,
     /// UPDATEs received from each neighbour.
     updates: Vec<u64>,
-    changes: Option<Sender<Vec<Update<IpPrefix>>>>,
+    changes: Option<Changes>,
 }
 
 impl Writer {
-    fn new(
-        shared: Arc<Shared>,
-        router4: Router<u32>,
-        router6: Router<u128>,
-        changes: Option<Sender<Vec<Update<IpPrefix>>>>,
-    ) -> Self {
+    fn new(shared: Arc<Shared>, router4: Router<u32>, router6: Router<u128>, changes: Option<Changes>) -> Self {
         let count = shared.neighbours.count();
         let identity = |neighbour| Identity {
             router_id: std::net::Ipv4Addr::UNSPECIFIED,
@@ -390,12 +385,7 @@ impl Writer {
             let mut changes = self.changes.as_ref().map(|_| Vec::new());
             let applied4 = publish(&self.shared, &mut self.rib4, &mut self.router4, touched4, decide, &mut changes);
             let applied6 = publish(&self.shared, &mut self.rib6, &mut self.router6, touched6, decide, &mut changes);
-            if let (Some(sender), Some(changes)) = (&self.changes, changes.filter(|changes| !changes.is_empty())) {
-                // A follower that went away stops getting them.
-                if sender.send(changes).is_err() {
-                    self.changes = None;
-                }
-            }
+            published::send(&mut self.changes, changes);
             let mut stats = self.shared.stats.lock().expect("stats lock");
             stats.routes4 = self.rib4.len();
             stats.routes6 = self.rib6.len();
@@ -604,13 +594,7 @@ fn publish<A: Address>(
     if batch.is_empty() {
         return (0, 0);
     }
-    if let Some(changes) = changes {
-        changes.extend(batch.iter().map(|update| match *update {
-            Update::Announce { prefix, value } => Update::Announce { prefix: prefix.into(), value },
-            Update::Withdraw { prefix } => Update::Withdraw { prefix: prefix.into() },
-        }));
-    }
-    published::apply(router, &batch, &shared.labels, &shared.journal)
+    published::apply(router, &batch, &shared.labels, &shared.journal, changes)
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use netlink_sys::{Socket, SocketAddr};
 use super::route::{self, Key, Route, Rule};
 use super::table::Table;
 use super::{MirrorStats, NetlinkConfig};
-use crate::published::{self, Journal, Labels};
+use crate::published::{self, Changes, Journal, Labels};
 
 /// The longest a read waits: how soon a stop is seen.
 const TICK: Duration = Duration::from_millis(100);
@@ -71,6 +71,29 @@ impl Mirror {
     /// `InvalidInput` for table 0; the socket's error when it cannot be
     /// opened, bound or subscribed.
     pub fn start(config: NetlinkConfig, router4: Router<u32>, router6: Router<u128>) -> io::Result<Mirror> {
+        Self::start_with(config, router4, router6, None)
+    }
+
+    /// [`Mirror::start`], sending every change of either FIB to `changes`
+    /// as it is published (one `Vec` a batch, IPv4 then IPv6).
+    ///
+    /// # Errors
+    /// As [`Mirror::start`].
+    pub fn start_following(
+        config: NetlinkConfig,
+        router4: Router<u32>,
+        router6: Router<u128>,
+        changes: Changes,
+    ) -> io::Result<Mirror> {
+        Self::start_with(config, router4, router6, Some(changes))
+    }
+
+    fn start_with(
+        config: NetlinkConfig,
+        router4: Router<u32>,
+        router6: Router<u128>,
+        changes: Option<Changes>,
+    ) -> io::Result<Mirror> {
         if config.table == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "table 0 (RT_TABLE_UNSPEC) is not a table"));
         }
@@ -98,6 +121,7 @@ impl Mirror {
             wanted: None,
             sequence: 0,
             messages: 0,
+            changes,
         };
         let writer = thread::Builder::new().name("fibkit-netlink".into()).spawn(move || writer.run())?;
         Ok(Mirror { shared, readers, writer: Some(writer) })
@@ -280,6 +304,8 @@ struct Writer {
     sequence: u32,
     /// Route messages of the table read.
     messages: u64,
+    /// Where every published change goes, if a follower takes them.
+    changes: Option<Changes>,
 }
 
 impl Writer {
@@ -528,8 +554,10 @@ impl Writer {
     /// Applies the changed prefixes to the routers; returns the updates
     /// announcing and withdrawing.
     fn publish(&mut self) -> (usize, usize) {
-        let one = publish(&self.shared, &mut self.v4);
-        let two = publish(&self.shared, &mut self.v6);
+        let mut changes = self.changes.as_ref().map(|_| Vec::new());
+        let one = publish(&self.shared, &mut self.v4, &mut changes);
+        let two = publish(&self.shared, &mut self.v6, &mut changes);
+        published::send(&mut self.changes, changes);
         let mut stats = self.shared.stats.lock().expect("stats lock");
         stats.routes4 = self.v4.router.rib().len();
         stats.routes6 = self.v6.router.rib().len();
@@ -592,7 +620,7 @@ struct Counts {
 }
 
 /// Applies the prefixes whose value changed to the router as one batch.
-fn publish<A: Address>(shared: &Shared, side: &mut Side<A>) -> Counts {
+fn publish<A: Address>(shared: &Shared, side: &mut Side<A>, changes: &mut Option<Vec<Update<IpPrefix>>>) -> Counts {
     let mut batch = Vec::new();
     let mut counts = Counts::default();
     for prefix in side.changed.drain() {
@@ -614,7 +642,7 @@ fn publish<A: Address>(shared: &Shared, side: &mut Side<A>) -> Counts {
     if batch.is_empty() {
         return counts;
     }
-    let (applied, rejected) = published::apply(&mut side.router, &batch, &shared.labels, &shared.journal);
+    let (applied, rejected) = published::apply(&mut side.router, &batch, &shared.labels, &shared.journal, changes);
     counts.applied = applied;
     counts.rejected = rejected;
     counts
