@@ -13,6 +13,8 @@ use super::fields::{all_fields, detect_delimiter, field_at, Layout};
 
 /// Bytes a block holds (it ends at the last line break within).
 const BLOCK: usize = 1 << 20;
+/// A UTF-8 byte-order mark, as spreadsheets start a CSV file.
+const BOM: &[u8] = b"\xef\xbb\xbf";
 /// The longest line read: a longer one is an error, not unbounded memory.
 const MAX_LINE: usize = 64 << 20;
 
@@ -171,6 +173,11 @@ impl SourceReader {
         let mut goal = BLOCK.max(block.len() + BLOCK / 2);
         loop {
             self.fill(&mut block, goal).with_context(|| format!("reading {}", self.name))?;
+            // A UTF-8 byte-order mark is not part of the first line (the
+            // table loaders drop it too).
+            if self.next_line == 1 && block.starts_with(BOM) {
+                block.drain(..BOM.len());
+            }
             let end = if self.eof {
                 if block.is_empty() {
                     return Ok(None);

@@ -1,0 +1,89 @@
+//! `fibkit lookup --column` on hostile CSV (issue 48): a malformed address
+//! in the first row, quoted line breaks, a byte-order mark. The output must
+//! parse as CSV (checked by a parser of the test's own) and every row the
+//! input had is either answered or named on stderr.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fibkit_with_input, text};
+
+const TABLE: &str = "10.0.0.0/8 64500\n10.1.0.0/16 64501\n2001:db8::/32 64502\n";
+
+/// `fibkit lookup TABLE ARGS...` with `input` on standard input.
+fn lookup(args: &[&str], input: &str) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let table = common::write(dir.path(), "table.txt", TABLE);
+    let mut all = vec!["lookup", table.to_str().unwrap()];
+    all.extend(args);
+    fibkit_with_input(Path::new("."), &all, input.as_bytes())
+}
+
+/// The records of `text` as RFC 4180 reads them (a quoted field may hold
+/// delimiters, doubled quotes and line breaks); an error for a quote left
+/// open or a quote inside an unquoted field.
+fn parse_csv(text: &str) -> Result<Vec<Vec<String>>, String> {
+    let (mut records, mut record, mut field) = (Vec::new(), Vec::new(), String::new());
+    let mut chars = text.chars().peekable();
+    let mut quoted_field = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if field.is_empty() && !quoted_field => {
+                quoted_field = true;
+                loop {
+                    match chars.next() {
+                        None => return Err(format!("a quote left open in record {}", records.len() + 1)),
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            field.push('"');
+                        }
+                        Some('"') => break,
+                        Some(other) => field.push(other),
+                    }
+                }
+            }
+            '"' => return Err(format!("a stray quote in record {}", records.len() + 1)),
+            ',' => {
+                record.push(std::mem::take(&mut field));
+                quoted_field = false;
+            }
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+                quoted_field = false;
+            }
+            other if quoted_field => return Err(format!("{other:?} after a closing quote")),
+            other => field.push(other),
+        }
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    Ok(records)
+}
+
+#[test]
+fn the_test_parser_reads_rfc_4180() {
+    let records = parse_csv("a,\"b,\"\"c\"\"\r\nd\"\n1,2\n").unwrap();
+    assert_eq!(records, [vec!["a", "b,\"c\"\r\nd"], vec!["1", "2"]]);
+    assert!(parse_csv("a,\"b\n").is_err());
+    assert!(parse_csv("a,b\"c\n").is_err());
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_line() {
+    let output = lookup(&["--column", "src", "--format", "csv"], "\u{feff}src,n\n10.1.2.3,1\n");
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "src,n,value\n10.1.2.3,1,64501\n");
+    let output = lookup(&["--column", "1", "--format", "csv", "--strict"], "\u{feff}10.1.2.3,1\n");
+    assert_eq!(text(&output).0, "10.1.2.3,1,64501\n", "{}", text(&output).1);
+    let output = lookup(&["--strict"], "\u{feff}10.1.2.3\n2001:db8::1\n");
+    assert_eq!(text(&output).0, "10.1.2.3\t64501\n2001:db8::1\t64502\n", "{}", text(&output).1);
+    // Only at the start: elsewhere it is a malformed line.
+    let output = lookup(&["--strict"], "10.1.2.3\n\u{feff}10.1.2.4\n");
+    assert!(text(&output).1.contains("standard input:2: "), "{}", text(&output).1);
+}
