@@ -74,6 +74,30 @@ fn the_test_parser_reads_rfc_4180() {
 }
 
 #[test]
+fn a_malformed_address_in_the_first_row_is_a_row_named_by_its_line_not_a_header() {
+    let csv = "1,10.1.2.300,x\n2,10.1.2.3,y\n";
+    let output = lookup(&["--column", "2", "--format", "csv"], csv);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "2,10.1.2.3,y,64501\n", "{stderr}");
+    assert!(stderr.contains("standard input:1: not an IPv4 or IPv6 address: \"1,10.1.2.300,x\""), "{stderr}");
+    for bad in ["10.1.2.300", "2001:db8::zz", "010.1.2.3", "1.2.3", "::ffff:1.2.3.400"] {
+        let output = lookup(&["--column", "2", "--format", "csv", "--strict"], &format!("1,{bad},x\n2,10.1.2.3,y\n"));
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{bad}: {stdout}");
+        assert!(stdout.is_empty(), "{bad}: {stdout}");
+        assert!(stderr.contains("standard input:1: "), "{bad}: {stderr}");
+    }
+    // Words are still a header, whatever the column.
+    for header in ["src", "src ip", "ip.v4", "\"address\"", "Addr:Port", "", "beef"] {
+        let output = lookup(&["--column", "2", "--format", "csv", "--strict"], &format!("n,{header}\n2,10.1.2.3\n"));
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{header}: {stderr}");
+        assert_eq!(stdout, format!("n,{header},value\n2,10.1.2.3,64501\n"), "{header}");
+    }
+}
+
+#[test]
 fn a_byte_order_mark_is_not_part_of_the_first_line() {
     let output = lookup(&["--column", "src", "--format", "csv"], "\u{feff}src,n\n10.1.2.3,1\n");
     let (stdout, stderr) = text(&output);

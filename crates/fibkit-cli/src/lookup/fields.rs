@@ -88,6 +88,19 @@ pub fn all_fields(line: &[u8], delimiter: u8) -> Vec<String> {
     names
 }
 
+/// Whether a first line's field looks like an address, well formed or
+/// not (`10.1.2.300`, `2001:db8::zz`): it starts with a colon or with one
+/// to four hex digits and a dot or a colon, and holds a decimal digit.
+/// Such a field makes its line a row (named by its line if it is
+/// malformed), never a header; a header's names are words.
+pub fn address_like(field: &[u8]) -> bool {
+    let field = field.trim_ascii();
+    let hex = field.iter().take_while(|byte| byte.is_ascii_hexdigit()).count();
+    let starts =
+        field.first() == Some(&b':') || ((1..=4).contains(&hex) && matches!(field.get(hex), Some(b'.' | b':')));
+    starts && field.iter().any(u8::is_ascii_digit)
+}
+
 /// The delimiter of a CSV/TSV source, from its first line: a tab if it has
 /// one, else a comma.
 pub fn detect_delimiter(first_line: &[u8]) -> u8 {
@@ -167,6 +180,16 @@ mod tests {
         assert_eq!(FieldError::Missing { fields: 1, wanted: 3 }.to_string(), "no column 4 (the line has 1 field)");
         assert_eq!(detect_delimiter(b"a\tb,c"), b'\t');
         assert_eq!(detect_delimiter(b"a,b"), b',');
+    }
+
+    #[test]
+    fn address_like_fields_are_told_from_names() {
+        for field in ["10.1.2.300", "1.2.3", "2001:db8::zz", "::ffff:1.2.3.400", " 10.0.0.1 ", "fe80::1%eth0"] {
+            assert!(address_like(field.as_bytes()), "{field}");
+        }
+        for field in ["src", "src ip", "ip.v4", "Addr:Port", "", "beef", "2024", "a.b", "ip4", "v6:addr"] {
+            assert!(!address_like(field.as_bytes()), "{field}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context as _, Result};
 use fibkit::load::{decompressing_reader, parse_address};
 
-use super::fields::{all_fields, detect_delimiter, field_at, Layout};
+use super::fields::{address_like, all_fields, detect_delimiter, field_at, Layout};
 
 /// Bytes a block holds (it ends at the last line break within).
 const BLOCK: usize = 1 << 20;
@@ -136,8 +136,14 @@ impl SourceReader {
         let delimiter = delimiter.unwrap_or_else(|| detect_delimiter(first));
         let (index, header) = match index {
             Some(index) => {
+                // A header's column is a name: a first row whose column
+                // holds a malformed address is a row, and named as one.
                 let field = field_at(first, delimiter, index).ok();
-                (index, field.is_some_and(|(from, to)| parse_address(&first[from..to]).is_err()))
+                let name = |(from, to): (usize, usize)| {
+                    let field = &first[from..to];
+                    parse_address(field).is_err() && !address_like(field)
+                };
+                (index, field.is_some_and(name))
             }
             None => {
                 let names = all_fields(first, delimiter);
