@@ -98,6 +98,33 @@ fn a_malformed_address_in_the_first_row_is_a_row_named_by_its_line_not_a_header(
 }
 
 #[test]
+fn a_quoted_line_break_never_leaves_the_output_unparsable() {
+    let csv =
+        "id,src,note\r\n1,10.1.2.3,\"two\r\nlines\"\r\n2,10.2.0.1,\"a \"\"b\"\", c\"\r\n3,\"10.0.0.9\",\"x\ny\nz\"\r\n";
+    let output = lookup(&["--column", "src", "--format", "csv"], csv);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let records = parse_csv(&stdout).unwrap_or_else(|error| panic!("{error}: {stdout:?}"));
+    assert!(records.iter().all(|record| record.len() == 4), "{records:?}");
+    assert_eq!(records[0], ["id", "src", "note", "value"]);
+    assert!(records.iter().any(|record| record[..2] == ["2", "10.2.0.1"] && record[2] == "a \"b\", c"), "{records:?}");
+    // Every input line is answered or named.
+    let answered: Vec<&str> = records[1..].iter().map(|record| record[0].as_str()).collect();
+    for line in 2..=7 {
+        let named = stderr.contains(&format!("standard input:{line}: "));
+        let row = match line {
+            4 => "2",
+            _ => "",
+        };
+        assert!(named || answered.contains(&row), "line {line} neither answered nor named: {stderr}");
+    }
+    assert!(stderr.contains("standard input:2: a quoted field is not closed on its line"), "{stderr}");
+    let output = lookup(&["--column", "src", "--format", "csv", "--strict"], csv);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).1.contains("standard input:2: a quoted field is not closed on its line"));
+}
+
+#[test]
 fn a_byte_order_mark_is_not_part_of_the_first_line() {
     let output = lookup(&["--column", "src", "--format", "csv"], "\u{feff}src,n\n10.1.2.3,1\n");
     let (stdout, stderr) = text(&output);

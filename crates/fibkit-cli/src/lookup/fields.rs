@@ -4,8 +4,10 @@
 //! Fields are split as RFC 4180 says, one line at a time: a field that
 //! starts with `"` runs to the next `"` that is not doubled, and its value
 //! is what stands between the quotes. A quoted field may not span lines
-//! (an address never needs to), so a line with an unterminated quote is
-//! refused, not joined with the next.
+//! (an address never needs to): a line with an odd number of quotes, in
+//! any column, holds a quote left open (or closes one opened on an earlier
+//! line), and is refused by its line number, never echoed as a row whose
+//! quote would swallow the rows after it in the output.
 
 use std::fmt;
 
@@ -25,7 +27,8 @@ pub enum Layout {
 pub enum FieldError {
     /// The line has only this many fields.
     Missing { fields: usize, wanted: usize },
-    /// A quoted field is not closed on its line.
+    /// A quoted field is not closed on its line (in any column: a quoted
+    /// line break).
     Unterminated,
 }
 
@@ -36,7 +39,10 @@ impl fmt::Display for FieldError {
                 let plural = if fields == 1 { "" } else { "s" };
                 write!(f, "no column {} (the line has {fields} field{plural})", wanted + 1)
             }
-            FieldError::Unterminated => write!(f, "a quoted field is not closed on its line"),
+            FieldError::Unterminated => write!(
+                f,
+                "a quoted field is not closed on its line (a quoted line break? fibkit lookup reads a record a line)"
+            ),
         }
     }
 }
@@ -45,8 +51,13 @@ impl fmt::Display for FieldError {
 /// a quoted field.
 ///
 /// # Errors
-/// [`FieldError`] when the line has no such field.
+/// [`FieldError`] when the line has no such field, or a quote left open
+/// anywhere in it (an odd number of quotes: a quoted field's quotes,
+/// doubled ones included, come in pairs).
 pub fn field_at(line: &[u8], delimiter: u8, index: usize) -> Result<(usize, usize), FieldError> {
+    if memchr::memchr_iter(b'"', line).count() % 2 == 1 {
+        return Err(FieldError::Unterminated);
+    }
     let mut start = 0;
     let mut fields = 0;
     loop {
@@ -177,6 +188,9 @@ mod tests {
         assert_eq!(field("a,b", 2), Err(FieldError::Missing { fields: 2, wanted: 2 }));
         assert_eq!(field("", 1), Err(FieldError::Missing { fields: 1, wanted: 1 }));
         assert_eq!(field("\"a,b", 1), Err(FieldError::Unterminated));
+        assert_eq!(field("1,10.0.0.1,\"two", 1), Err(FieldError::Unterminated), "an open quote after the column");
+        assert_eq!(field("lines\",10.0.0.1", 1), Err(FieldError::Unterminated), "a quote closed from a line before");
+        assert_eq!(field("\"a\"\"b\",10.0.0.1", 1), Ok("10.0.0.1"));
         assert_eq!(FieldError::Missing { fields: 1, wanted: 3 }.to_string(), "no column 4 (the line has 1 field)");
         assert_eq!(detect_delimiter(b"a\tb,c"), b'\t');
         assert_eq!(detect_delimiter(b"a,b"), b',');
