@@ -74,7 +74,10 @@
 //! last one, MRT keeps every complete record; a warning names the byte
 //! offset where the complete data ends, and with [`LoadOptions::strict`] it
 //! is an error. A *corrupt* stream (bad checksum, invalid data) is an error:
-//! what came out of it cannot be trusted.
+//! what came out of it cannot be trusted. What a compressed file may
+//! inflate to is bounded in proportion to the lines kept and to its size
+//! (a decompression bomb is an error naming the file): see the
+//! `compressed` module.
 //!
 //! # Errors
 //!
