@@ -381,7 +381,10 @@ uint32_t fibkit_lookup4(const struct fibkit_fib *fib, uint32_t addr);
 uint32_t fibkit_lookup4_be(const struct fibkit_fib *fib, uint32_t addr);
 
 // The next hop of the IPv6 address `*addr`, as `fibkit_lookup4` (a NULL
-// `addr` also answers `FIBKIT_NO_ROUTE` and sets the last error).
+// `addr` also answers `FIBKIT_NO_ROUTE` and sets the last error). An
+// IPv4-mapped address (`::ffff:a.b.c.d`) is looked up as IPv4, among the
+// IPv4 routes (a table's IPv6 routes inside `::ffff:0:0/96` are among
+// them), as `fibkit lookup` and Python look it up.
 //
 // # Safety
 // `fib` is NULL or a live FIB; `addr` is NULL or points to 16 bytes.
@@ -412,7 +415,8 @@ int fibkit_lookup4_bulk_be(const struct fibkit_fib *fib,
                            uint32_t *next_hops,
                            size_t n);
 
-// Looks up `n` IPv6 addresses, as `fibkit_lookup4_bulk`.
+// Looks up `n` IPv6 addresses, as `fibkit_lookup4_bulk`; an IPv4-mapped
+// one as `fibkit_lookup6` does.
 //
 // # Safety
 // As `fibkit_lookup4_bulk`, `keys` holding `n` `fibkit_addr6`.

@@ -9,6 +9,7 @@
 use std::ffi::{c_char, c_int, CString};
 
 use fibkit_core::addr::Address;
+use fibkit_core::address_text::ipv4_mapped;
 use fibkit_core::compiled::{CompileOptions, CompiledFamily, CompiledTable};
 use fibkit_core::file::FileError;
 use fibkit_core::{NextHop, NO_ROUTE};
@@ -265,7 +266,10 @@ pub unsafe extern "C" fn fibkit_lookup4_be(fib: *const Fib, addr: u32) -> u32 {
 }
 
 /// The next hop of the IPv6 address `*addr`, as `fibkit_lookup4` (a NULL
-/// `addr` also answers `FIBKIT_NO_ROUTE` and sets the last error).
+/// `addr` also answers `FIBKIT_NO_ROUTE` and sets the last error). An
+/// IPv4-mapped address (`::ffff:a.b.c.d`) is looked up as IPv4, among the
+/// IPv4 routes (a table's IPv6 routes inside `::ffff:0:0/96` are among
+/// them), as `fibkit lookup` and Python look it up.
 ///
 /// # Safety
 /// `fib` is NULL or a live FIB; `addr` is NULL or points to 16 bytes.
@@ -276,7 +280,10 @@ pub unsafe extern "C" fn fibkit_lookup6(fib: *const Fib, addr: *const Addr6) -> 
         let fib = unsafe { args::lookup_handle(fib, "fib") }?;
         // SAFETY: the contract above.
         let addr = u128::from(*unsafe { args::lookup_handle(addr, "addr") }?);
-        Ok(fib.compiled.v6.as_ref().map_or(NO_ROUTE, |family| family.lookup(addr)))
+        Ok(match ipv4_mapped(addr) {
+            Some(addr) => fib.compiled.v4.as_ref().map_or(NO_ROUTE, |family| family.lookup(addr)),
+            None => fib.compiled.v6.as_ref().map_or(NO_ROUTE, |family| family.lookup(addr)),
+        })
     })
 }
 
@@ -331,7 +338,8 @@ pub unsafe extern "C" fn fibkit_lookup4_bulk_be(
     })
 }
 
-/// Looks up `n` IPv6 addresses, as `fibkit_lookup4_bulk`.
+/// Looks up `n` IPv6 addresses, as `fibkit_lookup4_bulk`; an IPv4-mapped
+/// one as `fibkit_lookup6` does.
 ///
 /// # Safety
 /// As `fibkit_lookup4_bulk`, `keys` holding `n` `fibkit_addr6`.
@@ -346,6 +354,11 @@ pub unsafe extern "C" fn fibkit_lookup6_bulk(
         // SAFETY: the contract above.
         let (fib, keys, out) = unsafe { bulk_args(fib, "fib", keys, next_hops, n) }?;
         bulk(fib.compiled.v6.as_ref(), keys, out, u128::from);
+        for (key, answer) in keys.iter().zip(out.iter_mut()) {
+            if let Some(addr) = ipv4_mapped(u128::from(*key)) {
+                *answer = fib.compiled.v4.as_ref().map_or(NO_ROUTE, |family| family.lookup(addr));
+            }
+        }
         Ok(())
     })
 }

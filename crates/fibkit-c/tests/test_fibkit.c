@@ -653,9 +653,42 @@ static void test_real_table(const char *path) {
     fibkit_table_free(table);
 }
 
+/* IPv4-mapped IPv6 routes and addresses (issue 48, defect 4): a route
+ * inside ::ffff:0:0/96 is an IPv4 route, and a mapped address is looked
+ * up among the IPv4 routes, by fibkit_lookup6 and its bulk call as by
+ * fibkit_lookup4; ::/0 still answers IPv6 addresses. */
+static void test_ipv4_mapped(void) {
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_new(10, &table));
+    fibkit_addr6 any = {{0}};
+    fibkit_addr6 mapped_net = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 0}};
+    CHECK_OK(fibkit_table_add6(table, &any, 0, 6));
+    CHECK_OK(fibkit_table_add6(table, &mapped_net, 120, 7));
+    CHECK_OK(fibkit_table_add4(table, 0x0a000000, 8, 1));
+    fibkit_fib *fib = NULL;
+    CHECK_OK(fibkit_fib_build(table, NULL, &fib));
+    fibkit_addr6 mapped = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4}};
+    fibkit_addr6 mapped10 = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 1, 1}};
+    fibkit_addr6 mapped9 = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 9, 9, 9, 9}};
+    fibkit_addr6 db8 = {{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+    CHECK(fibkit_lookup4(fib, 0x01020304) == 7, "1.2.3.4 by ::ffff:1.2.3.0/120");
+    CHECK(fibkit_lookup6(fib, &mapped) == 7, "::ffff:1.2.3.4 %u", fibkit_lookup6(fib, &mapped));
+    CHECK(fibkit_lookup6(fib, &mapped10) == 1, "::ffff:10.1.1.1 by 10.0.0.0/8");
+    CHECK(fibkit_lookup6(fib, &mapped9) == FIBKIT_NO_ROUTE, "::ffff:9.9.9.9: ::/0 routes no IPv4");
+    CHECK(fibkit_lookup6(fib, &db8) == 6, "2001:db8::1 by ::/0");
+    fibkit_addr6 keys[4] = {mapped, mapped10, mapped9, db8};
+    uint32_t out[4] = {0};
+    CHECK_OK(fibkit_lookup6_bulk(fib, keys, out, 4));
+    CHECK(out[0] == 7 && out[1] == 1 && out[2] == FIBKIT_NO_ROUTE && out[3] == 6, "bulk %u %u %u %u", out[0], out[1],
+          out[2], out[3]);
+    fibkit_fib_free(fib);
+    fibkit_table_free(table);
+}
+
 int main(int argc, char **argv) {
     test_version_and_engines();
     test_small_table();
+    test_ipv4_mapped();
     test_every_engine_against_the_reference();
     test_ipv6_against_the_reference();
     test_files();

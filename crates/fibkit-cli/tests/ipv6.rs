@@ -223,3 +223,27 @@ fn linx_ipv6_table_through_stat_verify_and_bench() {
     let share = report["parameters"]["key_space_routed_share"].as_f64().unwrap();
     assert!(share < 0.5, "2000::/3 is mostly unannounced: {share}");
 }
+
+/// Issue 48, defect 4: IPv6 routes inside ::ffff:0:0/96 once never
+/// answered (a mapped address went to the IPv4 routes only). They are IPv4
+/// routes now, whether the table is read or compiled first; ::/0 stays an
+/// IPv6 route.
+#[test]
+fn ipv4_mapped_routes_answer_for_ipv4_and_mapped_addresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = write(dir.path(), "mapped.txt", "::/0 64600\n::ffff:1.2.3.0/120 64601\n10.0.0.0/8 64500\n");
+    let compiled = dir.path().join("mapped.fib");
+    let output = fibkit(&["compile", table.to_str().unwrap(), "-o", compiled.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output).1);
+    for path in [&table, &compiled] {
+        let args = ["lookup", path.to_str().unwrap(), "::ffff:1.2.3.4", "1.2.3.4", "::ffff:10.1.1.1", "2001:db8::1"];
+        let output = fibkit(&[&args[..], &["9.9.9.9"]].concat());
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{stderr}");
+        let expected = "::ffff:1.2.3.4\t64601\n1.2.3.4\t64601\n::ffff:10.1.1.1\t64500\n2001:db8::1\t64600\n9.9.9.9\t\n";
+        assert_eq!(stdout, expected, "{}", path.display());
+        if path == &table {
+            assert!(stderr.contains("1 IPv6 route(s) inside ::ffff:0:0/96 (IPv4-mapped, the first ::ffff:1.2.3.0/120)"));
+        }
+    }
+}

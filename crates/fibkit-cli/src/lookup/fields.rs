@@ -4,8 +4,10 @@
 //! Fields are split as RFC 4180 says, one line at a time: a field that
 //! starts with `"` runs to the next `"` that is not doubled, and its value
 //! is what stands between the quotes. A quoted field may not span lines
-//! (an address never needs to), so a line with an unterminated quote is
-//! refused, not joined with the next.
+//! (an address never needs to): a line with an odd number of quotes, in
+//! any column, holds a quote left open (or closes one opened on an earlier
+//! line), and is refused by its line number, never echoed as a row whose
+//! quote would swallow the rows after it in the output.
 
 use std::fmt;
 
@@ -25,7 +27,8 @@ pub enum Layout {
 pub enum FieldError {
     /// The line has only this many fields.
     Missing { fields: usize, wanted: usize },
-    /// A quoted field is not closed on its line.
+    /// A quoted field is not closed on its line (in any column: a quoted
+    /// line break).
     Unterminated,
 }
 
@@ -36,7 +39,10 @@ impl fmt::Display for FieldError {
                 let plural = if fields == 1 { "" } else { "s" };
                 write!(f, "no column {} (the line has {fields} field{plural})", wanted + 1)
             }
-            FieldError::Unterminated => write!(f, "a quoted field is not closed on its line"),
+            FieldError::Unterminated => write!(
+                f,
+                "a quoted field is not closed on its line (a quoted line break? fibkit lookup reads a record a line)"
+            ),
         }
     }
 }
@@ -45,8 +51,13 @@ impl fmt::Display for FieldError {
 /// a quoted field.
 ///
 /// # Errors
-/// [`FieldError`] when the line has no such field.
+/// [`FieldError`] when the line has no such field, or a quote left open
+/// anywhere in it (an odd number of quotes: a quoted field's quotes,
+/// doubled ones included, come in pairs).
 pub fn field_at(line: &[u8], delimiter: u8, index: usize) -> Result<(usize, usize), FieldError> {
+    if memchr::memchr_iter(b'"', line).count() % 2 == 1 {
+        return Err(FieldError::Unterminated);
+    }
     let mut start = 0;
     let mut fields = 0;
     loop {
@@ -86,6 +97,19 @@ pub fn all_fields(line: &[u8], delimiter: u8) -> Vec<String> {
         names.push(String::from_utf8_lossy(&line[from..to]).trim().replace("\"\"", "\""));
     }
     names
+}
+
+/// Whether a first line's field looks like an address, well formed or
+/// not (`10.1.2.300`, `2001:db8::zz`): it starts with a colon or with one
+/// to four hex digits and a dot or a colon, and holds a decimal digit.
+/// Such a field makes its line a row (named by its line if it is
+/// malformed), never a header; a header's names are words.
+pub fn address_like(field: &[u8]) -> bool {
+    let field = field.trim_ascii();
+    let hex = field.iter().take_while(|byte| byte.is_ascii_hexdigit()).count();
+    let starts =
+        field.first() == Some(&b':') || ((1..=4).contains(&hex) && matches!(field.get(hex), Some(b'.' | b':')));
+    starts && field.iter().any(u8::is_ascii_digit)
 }
 
 /// The delimiter of a CSV/TSV source, from its first line: a tab if it has
@@ -164,9 +188,22 @@ mod tests {
         assert_eq!(field("a,b", 2), Err(FieldError::Missing { fields: 2, wanted: 2 }));
         assert_eq!(field("", 1), Err(FieldError::Missing { fields: 1, wanted: 1 }));
         assert_eq!(field("\"a,b", 1), Err(FieldError::Unterminated));
+        assert_eq!(field("1,10.0.0.1,\"two", 1), Err(FieldError::Unterminated), "an open quote after the column");
+        assert_eq!(field("lines\",10.0.0.1", 1), Err(FieldError::Unterminated), "a quote closed from a line before");
+        assert_eq!(field("\"a\"\"b\",10.0.0.1", 1), Ok("10.0.0.1"));
         assert_eq!(FieldError::Missing { fields: 1, wanted: 3 }.to_string(), "no column 4 (the line has 1 field)");
         assert_eq!(detect_delimiter(b"a\tb,c"), b'\t');
         assert_eq!(detect_delimiter(b"a,b"), b',');
+    }
+
+    #[test]
+    fn address_like_fields_are_told_from_names() {
+        for field in ["10.1.2.300", "1.2.3", "2001:db8::zz", "::ffff:1.2.3.400", " 10.0.0.1 ", "fe80::1%eth0"] {
+            assert!(address_like(field.as_bytes()), "{field}");
+        }
+        for field in ["src", "src ip", "ip.v4", "Addr:Port", "", "beef", "2024", "a.b", "ip4", "v6:addr"] {
+            assert!(!address_like(field.as_bytes()), "{field}");
+        }
     }
 
     #[test]

@@ -63,8 +63,8 @@ pub struct LookupArgs {
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     engine: Vec<String>,
     /// The addresses are the column NAME (named in a header line) or INDEX
-    /// (1-based) of CSV or TSV lines; a first line whose column is no
-    /// address is a header.
+    /// (1-based) of CSV or TSV lines; a first line whose column holds a
+    /// name, not an address (malformed or not), is a header.
     #[arg(long, value_name = "NAME|INDEX")]
     column: Option<String>,
     /// The CSV delimiter, one character [default: a tab if the first line

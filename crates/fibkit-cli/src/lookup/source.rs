@@ -9,10 +9,12 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context as _, Result};
 use fibkit::load::{decompressing_reader, parse_address};
 
-use super::fields::{all_fields, detect_delimiter, field_at, Layout};
+use super::fields::{address_like, all_fields, detect_delimiter, field_at, Layout};
 
 /// Bytes a block holds (it ends at the last line break within).
 const BLOCK: usize = 1 << 20;
+/// A UTF-8 byte-order mark, as spreadsheets start a CSV file.
+const BOM: &[u8] = b"\xef\xbb\xbf";
 /// The longest line read: a longer one is an error, not unbounded memory.
 const MAX_LINE: usize = 64 << 20;
 
@@ -134,8 +136,14 @@ impl SourceReader {
         let delimiter = delimiter.unwrap_or_else(|| detect_delimiter(first));
         let (index, header) = match index {
             Some(index) => {
+                // A header's column is a name: a first row whose column
+                // holds a malformed address is a row, and named as one.
                 let field = field_at(first, delimiter, index).ok();
-                (index, field.is_some_and(|(from, to)| parse_address(&first[from..to]).is_err()))
+                let name = |(from, to): (usize, usize)| {
+                    let field = &first[from..to];
+                    parse_address(field).is_err() && !address_like(field)
+                };
+                (index, field.is_some_and(name))
             }
             None => {
                 let names = all_fields(first, delimiter);
@@ -171,6 +179,11 @@ impl SourceReader {
         let mut goal = BLOCK.max(block.len() + BLOCK / 2);
         loop {
             self.fill(&mut block, goal).with_context(|| format!("reading {}", self.name))?;
+            // A UTF-8 byte-order mark is not part of the first line (the
+            // table loaders drop it too).
+            if self.next_line == 1 && block.starts_with(BOM) {
+                block.drain(..BOM.len());
+            }
             let end = if self.eof {
                 if block.is_empty() {
                     return Ok(None);

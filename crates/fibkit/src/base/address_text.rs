@@ -259,10 +259,21 @@ fn classify(window: &[u8; WINDOW]) -> (u32, u32, [u8; WINDOW]) {
 fn parse_ipv6(field: &[u8]) -> Result<AnyAddr, AddressError> {
     let text = std::str::from_utf8(field).map_err(|_| AddressError::Malformed)?;
     let addr: Ipv6Addr = text.parse().map_err(|_| AddressError::Malformed)?;
-    Ok(match addr.to_ipv4_mapped() {
-        Some(v4) => AnyAddr::V4(v4.into()),
+    Ok(match ipv4_mapped(addr.into()) {
+        Some(v4) => AnyAddr::V4(v4),
         None => AnyAddr::V6(addr.into()),
     })
+}
+
+/// The IPv4 address that the IPv4-mapped IPv6 address `addr`
+/// (`::ffff:a.b.c.d`) maps, or `None` for another IPv6 address. The rule
+/// every lookup shares (text, `fibkit lookup`, Python and C): a mapped
+/// address is looked up as IPv4, among the IPv4 routes, and a table's IPv6
+/// routes inside `::ffff:0:0/96` are IPv4 routes
+/// ([`crate::load::fold_ipv4_mapped`]).
+#[inline]
+pub fn ipv4_mapped(addr: u128) -> Option<u32> {
+    (addr >> 32 == 0xffff).then_some(addr as u32)
 }
 
 impl fmt::Display for AnyAddr {

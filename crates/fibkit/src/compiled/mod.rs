@@ -196,11 +196,17 @@ impl CompileOptions {
 }
 
 impl CompiledTable {
-    /// Compiles `table` (a family without routes gets no FIB).
+    /// Compiles `table` (a family without routes gets no FIB); IPv6 routes
+    /// inside `::ffff:0:0/96` are compiled as the IPv4 routes they are
+    /// ([`crate::load::fold_ipv4_mapped`]).
     ///
     /// # Errors
     /// An unknown engine name, or the engine's [`BuildError`].
-    pub fn build(table: RouteTable, options: &CompileOptions) -> Result<Self, BuildError> {
+    pub fn build(mut table: RouteTable, options: &CompileOptions) -> Result<Self, BuildError> {
+        // A mapped address is looked up as IPv4: so are mapped routes, for
+        // every table compiled, whoever built it (a loader has folded
+        // them already, with its warning).
+        crate::load::fold_ipv4_mapped(&mut table);
         let max_next_hop = table.next_hops.max_index();
         let v4 = Self::family(&table, options, max_next_hop)?;
         let v6 = Self::family(&table, options, max_next_hop)?;
@@ -270,6 +276,19 @@ mod tests {
             }
             assert_eq!(compiled.family_fib::<u128>().unwrap().lookup(0x2001_0db8 << 96), 3);
         }
+    }
+
+    /// A table built route by route (as Python and C build theirs, no
+    /// loader involved) answers its IPv4-mapped IPv6 routes as IPv4.
+    #[test]
+    fn mapped_routes_are_compiled_as_ipv4_routes() {
+        let mut table = table();
+        let hop = table.next_hops.intern(Label::Number(64503));
+        table.v6.insert("::ffff:1.2.3.0/120".parse().unwrap(), hop);
+        let compiled = CompiledTable::build(table, &CompileOptions::default()).unwrap();
+        assert_eq!(compiled.family_fib::<u32>().unwrap().lookup(0x0102_0304), hop);
+        let v6 = compiled.family_fib::<u128>().unwrap();
+        assert_eq!(v6.lookup(0xffff_0102_0304), NO_ROUTE, "not in the IPv6 FIB");
     }
 
     #[test]

@@ -11,6 +11,25 @@
 //! | complete members, then other bytes | the members' bytes, [`Decompressed::trailing`] | a warning naming the offset (an error with `strict`) |
 //! | a member cut short (a truncated download) | the bytes up to the cut, [`Decompressed::cut`] | complete lines or records kept, with a warning |
 //! | a member with a bad checksum or invalid data | an error | an error |
+//!
+//! # Bounds on what a file inflates to
+//!
+//! A small compressed file can inflate to gigabytes (a 2.9 MB gzip of
+//! comment lines inflates to 3 GB), and [`decompress`] holds what it
+//! inflates. It stops, with an error naming the file and the decompressed
+//! byte offset, before it holds
+//!
+//! - more than 64 MiB of comment and blank lines (`#` or `;` first, or
+//!   only blanks) and more than 16 times the bytes of the other lines: what
+//!   it holds stays in proportion to the lines a loader keeps (MRT data,
+//!   which has no lines, is not measured so);
+//! - more than 1 GiB and more than 100 times the file's compressed size
+//!   (real tables inflate 4 to 15 times), whatever the lines hold.
+//!
+//! `FIBKIT_MAX_DECOMPRESSED=BYTES` in the environment replaces both bounds
+//! with one absolute cap (for an unusually compressible table). Memory that
+//! runs out before a bound is an "out of memory" error naming the file,
+//! never a corrupt stream or an abort.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -129,7 +148,8 @@ pub(crate) fn decompress<'a>(file: &Path, raw: &'a [u8]) -> Result<Decompressed<
             return Ok(Decompressed { bytes: Cow::Borrowed(raw), compression: None, cut: None, trailing: None })
         }
     };
-    let mut out = Vec::with_capacity(raw.len().saturating_mul(4));
+    let mut out = Vec::new();
+    let mut watch = Watch::new(raw.len());
     let mut rest = raw;
     let decompressed = |out: &mut Vec<u8>, cut: Option<Cut>, trailing: Option<Trailing>| {
         Ok(Decompressed { bytes: Cow::Owned(std::mem::take(out)), compression: Some(name), cut, trailing })
@@ -137,11 +157,25 @@ pub(crate) fn decompress<'a>(file: &Path, raw: &'a [u8]) -> Result<Decompressed<
     loop {
         // The bufread decoders take from `rest` exactly the member's bytes.
         let outcome = match compression {
-            Compression::Gzip => flate2::bufread::GzDecoder::new(&mut rest).read_to_end(&mut out),
-            _ => bzip2::bufread::BzDecoder::new(&mut rest).read_to_end(&mut out),
+            Compression::Gzip => inflate(&mut flate2::bufread::GzDecoder::new(&mut rest), &mut out, &mut watch),
+            _ => inflate(&mut bzip2::bufread::BzDecoder::new(&mut rest), &mut out, &mut watch),
+        };
+        let outcome = match outcome {
+            Ok(()) => Ok(()),
+            Err(Stop::Read(error)) => Err(error),
+            Err(Stop::Bound(message)) => {
+                return Err(LoadError::new(file, Position::Offset(out.len() as u64), format!("{name} data {message}")))
+            }
+            Err(Stop::OutOfMemory) => {
+                return Err(LoadError::new(
+                    file,
+                    Position::Offset(out.len() as u64),
+                    format!("out of memory holding the {name} data decompressed ({} bytes so far)", out.len()),
+                ))
+            }
         };
         match outcome {
-            Ok(_) => {}
+            Ok(()) => {}
             Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
                 let cut = Cut { compression: name, decompressed: out.len() as u64, detail: error.to_string() };
                 return decompressed(&mut out, Some(cut), None);
@@ -162,5 +196,154 @@ pub(crate) fn decompress<'a>(file: &Path, raw: &'a [u8]) -> Result<Decompressed<
         }
         let trailing = Trailing { compression: name, offset: (raw.len() - rest.len()) as u64, len: rest.len() };
         return decompressed(&mut out, None, Some(trailing));
+    }
+}
+
+/// Bytes inflated a read.
+const CHUNK: usize = 1 << 20;
+/// Comment and blank lines held before [`FILLER_RATIO`] applies.
+const FILLER_FLOOR: u64 = 64 << 20;
+/// Comment and blank bytes held at most for each byte of other lines.
+const FILLER_RATIO: u64 = 16;
+/// Bytes inflated before [`INFLATION_RATIO`] applies.
+const INFLATION_FLOOR: u64 = 1 << 30;
+/// Bytes inflated at most for each compressed byte.
+const INFLATION_RATIO: u64 = 100;
+/// The environment variable that replaces the bounds with one cap.
+const MAX_DECOMPRESSED: &str = "FIBKIT_MAX_DECOMPRESSED";
+
+/// Why inflating stopped early.
+enum Stop {
+    /// The decoder's error (a cut or corrupt stream).
+    Read(io::Error),
+    /// A bound of the [module docs](self), described.
+    Bound(String),
+    /// Memory for the bytes could not be had.
+    OutOfMemory,
+}
+
+/// Inflates `decoder`'s member onto `out`, a chunk at a time, holding
+/// `watch`'s bounds.
+fn inflate(decoder: &mut dyn Read, out: &mut Vec<u8>, watch: &mut Watch) -> Result<(), Stop> {
+    loop {
+        let start = out.len();
+        out.try_reserve(CHUNK).map_err(|_| Stop::OutOfMemory)?;
+        out.resize(start + CHUNK, 0);
+        let read = decoder.read(&mut out[start..]);
+        let read = match read {
+            Ok(read) => read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => 0,
+            Err(error) if error.kind() == io::ErrorKind::OutOfMemory => {
+                out.truncate(start);
+                return Err(Stop::OutOfMemory);
+            }
+            Err(error) => {
+                out.truncate(start);
+                return Err(Stop::Read(error));
+            }
+        };
+        out.truncate(start + read);
+        if read == 0 {
+            return Ok(());
+        }
+        watch.check(out, start)?;
+    }
+}
+
+/// What a line is, as far as it has been read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    /// Only blanks so far.
+    Blank,
+    /// A comment (`#` or `;` first).
+    Comment,
+    /// Anything else.
+    Data,
+}
+
+/// The bounds of the [module docs](self), and what has been inflated.
+struct Watch {
+    /// The file's compressed size.
+    compressed: u64,
+    /// `FIBKIT_MAX_DECOMPRESSED`, when set.
+    cap: Option<u64>,
+    /// Bytes of complete comment and blank lines, and of other lines.
+    filler: u64,
+    data: u64,
+    /// The line being read: its kind and its bytes so far.
+    kind: LineKind,
+    len: u64,
+}
+
+impl Watch {
+    fn new(compressed: usize) -> Self {
+        let cap = std::env::var(MAX_DECOMPRESSED).ok().and_then(|value| value.trim().parse().ok());
+        Watch { compressed: compressed as u64, cap, filler: 0, data: 0, kind: LineKind::Blank, len: 0 }
+    }
+
+    /// Counts the lines of `out[start..]` and checks the bounds.
+    fn check(&mut self, out: &[u8], start: usize) -> Result<(), Stop> {
+        self.scan(&out[start..]);
+        let total = out.len() as u64;
+        if let Some(cap) = self.cap {
+            if total > cap {
+                return Err(Stop::Bound(format!("inflates past {MAX_DECOMPRESSED}={cap} bytes")));
+            }
+            return Ok(());
+        }
+        let filler = self.filler + if self.kind == LineKind::Data { 0 } else { self.len };
+        if filler > FILLER_FLOOR.max(FILLER_RATIO.saturating_mul(self.data)) && !super::mrt::is_mrt(out) {
+            return Err(Stop::Bound(format!(
+                "inflates to {filler} bytes of comment and blank lines beside {} bytes of other lines: refused \
+                 rather than held in memory (a decompression bomb? {MAX_DECOMPRESSED}=BYTES sets another bound)",
+                self.data
+            )));
+        }
+        let ratio = INFLATION_FLOOR.max(INFLATION_RATIO.saturating_mul(self.compressed));
+        if total > ratio {
+            return Err(Stop::Bound(format!(
+                "inflates past {total} bytes, over {INFLATION_RATIO} times the file's {} bytes: refused rather \
+                 than held in memory (a decompression bomb? {MAX_DECOMPRESSED}=BYTES sets another bound)",
+                self.compressed
+            )));
+        }
+        Ok(())
+    }
+
+    /// Sorts the bytes of `bytes` into comment or blank lines and others.
+    fn scan(&mut self, mut bytes: &[u8]) {
+        while let Some((&first, after)) = bytes.split_first() {
+            if self.kind != LineKind::Blank {
+                match bytes.iter().position(|&byte| byte == b'\n') {
+                    Some(at) => {
+                        self.len += at as u64 + 1;
+                        bytes = &bytes[at + 1..];
+                        self.end_line();
+                    }
+                    None => {
+                        self.len += bytes.len() as u64;
+                        return;
+                    }
+                }
+                continue;
+            }
+            self.len += 1;
+            bytes = after;
+            match first {
+                b'\n' => self.end_line(),
+                b' ' | b'\t' | b'\r' => {}
+                b'#' | b';' => self.kind = LineKind::Comment,
+                _ => self.kind = LineKind::Data,
+            }
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.kind == LineKind::Data {
+            self.data += self.len;
+        } else {
+            self.filler += self.len;
+        }
+        (self.kind, self.len) = (LineKind::Blank, 0);
     }
 }

@@ -55,6 +55,10 @@
 //! file means "not routed" (iptoasn marks unannounced space with AS 0): it
 //! covers its addresses with no route.
 //!
+//! IPv6 routes inside `::ffff:0:0/96` (IPv4-mapped) are IPv4 routes: they
+//! are moved to [`RouteTable::v4`] with a warning, since a mapped address
+//! is looked up as IPv4 (the rule: [`fold_ipv4_mapped`]).
+//!
 //! # Conflicts: the later line wins
 //!
 //! Real files repeat prefixes and overlap ranges. The rule is the same for
@@ -74,7 +78,10 @@
 //! last one, MRT keeps every complete record; a warning names the byte
 //! offset where the complete data ends, and with [`LoadOptions::strict`] it
 //! is an error. A *corrupt* stream (bad checksum, invalid data) is an error:
-//! what came out of it cannot be trusted.
+//! what came out of it cannot be trusted. What a compressed file may
+//! inflate to is bounded in proportion to the lines kept and to its size
+//! (a decompression bomb is an error naming the file): see the
+//! `compressed` module.
 //!
 //! # Errors
 //!
@@ -103,6 +110,7 @@ mod compressed;
 mod grow;
 mod host_routes;
 mod keys;
+mod mapped;
 pub mod mrt;
 /// BGP UPDATE messages, as a live session and an MRT file carry them.
 pub use mrt::message as bgp;
@@ -123,6 +131,7 @@ pub use compressed::decompressing_reader;
 pub use grow::{grow, Growth, GrowthError};
 pub use host_routes::{host_routes, HostRoutesError};
 pub use keys::{keys6_from_bytes, keys_from_bytes, load_keys, load_keys6, load_keys_for, KeyFile};
+pub use mapped::fold_ipv4_mapped;
 pub use mrt::{list_peers, list_peers_bytes, Peer, PeerList, PeerSelector, ValueChoice};
 pub use stream::{TimedUpdate, Timestamp, UpdateStream};
 pub use text::parse_value;
@@ -293,6 +302,9 @@ pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Ro
                 }
             }
         }
+    }
+    if let Some(folded) = fold_ipv4_mapped(&mut table) {
+        table.warnings.push(LoadError::new(file, Position::File, folded).to_string());
     }
     if table.is_empty() {
         let why = match table.warnings.last() {
