@@ -267,6 +267,8 @@ struct Watch {
     compressed: u64,
     /// `FIBKIT_MAX_DECOMPRESSED`, when set.
     cap: Option<u64>,
+    /// [`FILLER_FLOOR`] and [`INFLATION_FLOOR`] (smaller in the tests).
+    floors: (u64, u64),
     /// Bytes of complete comment and blank lines, and of other lines.
     filler: u64,
     data: u64,
@@ -278,7 +280,8 @@ struct Watch {
 impl Watch {
     fn new(compressed: usize) -> Self {
         let cap = std::env::var(MAX_DECOMPRESSED).ok().and_then(|value| value.trim().parse().ok());
-        Watch { compressed: compressed as u64, cap, filler: 0, data: 0, kind: LineKind::Blank, len: 0 }
+        let floors = (FILLER_FLOOR, INFLATION_FLOOR);
+        Watch { compressed: compressed as u64, cap, floors, filler: 0, data: 0, kind: LineKind::Blank, len: 0 }
     }
 
     /// Counts the lines of `out[start..]` and checks the bounds.
@@ -292,14 +295,14 @@ impl Watch {
             return Ok(());
         }
         let filler = self.filler + if self.kind == LineKind::Data { 0 } else { self.len };
-        if filler > FILLER_FLOOR.max(FILLER_RATIO.saturating_mul(self.data)) && !super::mrt::is_mrt(out) {
+        if filler > self.floors.0.max(FILLER_RATIO.saturating_mul(self.data)) && !super::mrt::is_mrt(out) {
             return Err(Stop::Bound(format!(
                 "inflates to {filler} bytes of comment and blank lines beside {} bytes of other lines: refused \
                  rather than held in memory (a decompression bomb? {MAX_DECOMPRESSED}=BYTES sets another bound)",
                 self.data
             )));
         }
-        let ratio = INFLATION_FLOOR.max(INFLATION_RATIO.saturating_mul(self.compressed));
+        let ratio = self.floors.1.max(INFLATION_RATIO.saturating_mul(self.compressed));
         if total > ratio {
             return Err(Stop::Bound(format!(
                 "inflates past {total} bytes, over {INFLATION_RATIO} times the file's {} bytes: refused rather \
@@ -345,5 +348,45 @@ impl Watch {
             self.filler += self.len;
         }
         (self.kind, self.len) = (LineKind::Blank, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `text` to a watch of a file of `compressed` bytes with floors
+    /// of 1,000 bytes, in chunks of 7 (lines cross chunks); the error if one
+    /// stops it.
+    fn watched(text: &str, compressed: usize) -> Result<(), String> {
+        let mut watch = Watch::new(compressed);
+        (watch.cap, watch.floors) = (None, (1000, 1000));
+        let mut out = Vec::new();
+        for chunk in text.as_bytes().chunks(7) {
+            let start = out.len();
+            out.extend_from_slice(chunk);
+            watch.check(&out, start).map_err(|stop| match stop {
+                Stop::Bound(message) => message,
+                _ => "another stop".to_string(),
+            })?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn comments_are_bounded_by_the_other_lines_and_everything_by_the_file_size() {
+        let comments = "# comment\n; comment\n  \t\r\n\n".repeat(100);
+        let error = watched(&comments, 1_000_000).unwrap_err();
+        assert!(error.contains("bytes of comment and blank lines beside 0 bytes of other lines"), "{error}");
+        // With routes between them, in proportion, the comments are held.
+        let table = "# comment\n10.0.0.0/8 64500\n".repeat(1000);
+        assert_eq!(watched(&table, 1_000_000), Ok(()));
+        // A long comment line without its end counts as it goes.
+        assert!(watched(&format!("10.0.0.0/8 1\n#{}", "x".repeat(2000)), 1_000_000).is_err());
+        // Any line, past the floor and 100 times the file's size.
+        let routes = "10.0.0.0/8 64500\n".repeat(100);
+        assert_eq!(watched(&routes, 17), Ok(()));
+        let error = watched(&routes, 16).unwrap_err();
+        assert!(error.starts_with("inflates past ") && error.contains("over 100 times the file's 16 bytes"), "{error}");
     }
 }
