@@ -10,16 +10,17 @@
 //! prefixes cannot aim them at one slot); slots whose tag differs are
 //! passed over without reading their node. The table holds at most three
 //! quarters of its slots and doubles beyond that (rehashed from the tags
-//! alone); a removal shifts the slots after it back (no tombstones).
+//! alone); a removal shifts the slots after it back (no tombstones). Large
+//! tables sit on huge pages ([`LookupArray`]), as the nodes do.
 //!
 //! ```text
 //!   prefix --hash(seed)--> tag (32 bits) --top bits--> home slot
 //!   slots: [ (node, tag) | (node, tag) | (NIL, -) | ... ]   linear probing
 //! ```
 
-use std::hash::{BuildHasher, RandomState};
-
 use crate::addr::{Address, Prefix};
+use crate::base::hash::{fold, seeds, MIX};
+use crate::mem::LookupArray;
 
 /// No node: an empty slot.
 const EMPTY: u32 = u32::MAX;
@@ -36,47 +37,45 @@ struct Slot {
 const VACANT: Slot = Slot { node: EMPTY, tag: 0 };
 
 /// Nodes by prefix (module docs).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) struct Index {
-    slots: Vec<Slot>,
+    slots: LookupArray<Slot>,
     /// `slots.len() == 1 << bits`.
     bits: u32,
     len: usize,
     seed: [u64; 2],
 }
 
-/// The 64 bits of `a * b` folded onto each other (as foldhash mixes).
-#[inline(always)]
-fn fold(a: u64, b: u64) -> u64 {
-    let product = u128::from(a) * u128::from(b);
-    (product as u64) ^ ((product >> 64) as u64)
+impl Clone for Index {
+    fn clone(&self) -> Self {
+        Index { slots: LookupArray::from_fn(self.slots.len(), |at| self.slots[at]), ..*self }
+    }
 }
 
 impl Index {
     /// An empty index with a fresh seed.
     pub(super) fn new() -> Self {
-        let state = RandomState::new();
-        Index {
-            slots: vec![VACANT; 1 << INITIAL_BITS],
-            bits: INITIAL_BITS,
-            len: 0,
-            seed: [state.hash_one(0u8), state.hash_one(1u8)],
-        }
+        Index { slots: LookupArray::from_fn(1 << INITIAL_BITS, |_| VACANT), bits: INITIAL_BITS, len: 0, seed: seeds() }
     }
 
     /// Bytes the table occupies.
     pub(super) fn footprint(&self) -> usize {
-        self.slots.capacity() * size_of::<Slot>()
+        self.slots.len() * size_of::<Slot>()
     }
 
     /// The tag of `prefix` (the hash's top 32 bits).
     #[inline]
     pub(super) fn tag<A: Address>(&self, prefix: Prefix<A>) -> u32 {
         let addr = prefix.addr().to_u128();
-        let low = fold(addr as u64 ^ self.seed[0], 0x9e37_79b9_7f4a_7c15);
-        let high =
-            fold((addr >> 64) as u64 ^ self.seed[1] ^ low, 0xa076_1d64_78bd_642f ^ u64::from(prefix.prefix_len()));
+        let low = fold(addr as u64 ^ self.seed[0], MIX[1]);
+        let high = fold((addr >> 64) as u64 ^ self.seed[1] ^ low, MIX[0] ^ u64::from(prefix.prefix_len()));
         (high >> 32) as u32
+    }
+
+    /// Starts loading the slot a lookup of `tag` reads first.
+    #[inline]
+    pub(super) fn prefetch(&self, tag: u32) {
+        crate::simd::prefetch(&self.slots[self.home(tag)]);
     }
 
     /// The slot a tag probes first.
@@ -125,9 +124,9 @@ impl Index {
     /// Doubles the table, rehashing every slot from its tag.
     fn grow(&mut self) {
         assert!(self.bits < 32, "RIB index exceeds 2^32 slots");
-        let old = std::mem::replace(&mut self.slots, vec![VACANT; 2 << self.bits]);
+        let old = std::mem::replace(&mut self.slots, LookupArray::from_fn(2 << self.bits, |_| VACANT));
         self.bits += 1;
-        for slot in old.into_iter().filter(|slot| slot.node != EMPTY) {
+        for &slot in old.iter().filter(|slot| slot.node != EMPTY) {
             self.place(slot);
         }
     }

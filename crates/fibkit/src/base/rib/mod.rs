@@ -35,11 +35,14 @@
 //!   so: a route announced again soon after its withdrawal, as flapping
 //!   routes are, finds its node at once, and the updater that follows a
 //!   withdrawal finds the prefix's gaps without a walk. The oldest kept
-//!   node is spliced out when the count is exceeded.
+//!   node is spliced out when the count is exceeded (its neighbours read
+//!   ahead, one withdrawal before);
+//! - the nodes and the index sit on huge pages once large (`arena.rs`).
 //!
 //! Only a prefix without a node (a new route, or one withdrawn long ago)
 //! walks down from the root.
 
+mod arena;
 mod index;
 mod update;
 
@@ -50,6 +53,7 @@ use std::collections::VecDeque;
 
 use crate::addr::{Address, Prefix};
 use crate::{NextHop, NO_ROUTE};
+use arena::Arena;
 use index::Index;
 
 const NIL: u32 = u32::MAX;
@@ -67,7 +71,7 @@ const FREE: u8 = 4;
 
 /// A trie node: 40 bytes for IPv6 (the address needs no 16-byte alignment
 /// here), 28 for IPv4.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 #[repr(C, packed(8))]
 struct Node<A: Address> {
     /// The prefix's address (host bits zero).
@@ -122,15 +126,19 @@ pub struct Range<A: Address> {
 /// The reference routing table: a path-compressed binary trie.
 #[derive(Clone, Debug)]
 pub struct Rib<A: Address> {
-    nodes: Vec<Node<A>>,
+    /// On huge pages once large (`arena.rs`).
+    nodes: Arena<Node<A>>,
     free: Vec<u32>,
     routes: usize,
     /// The nodes of routes and of withdrawn routes still in the trie.
     index: Index,
     /// Nodes of withdrawn routes kept in the trie, oldest first (an entry
     /// may name a node since spliced, reused or routed again: it is
-    /// checked when it comes out).
+    /// checked when it comes out). Every dead node is in it.
     kept: VecDeque<u32>,
+    /// Dead nodes: neither a route nor the root, with fewer than two
+    /// children (withdrawn routes kept, and the glue nodes above them).
+    dead: usize,
 }
 
 /// An IPv4 RIB.
@@ -156,7 +164,14 @@ impl<A: Address> Rib<A> {
             prefix_len: 0,
             flags: 0,
         };
-        Rib { nodes: vec![root], free: Vec::new(), routes: 0, index: Index::new(), kept: VecDeque::new() }
+        Rib {
+            nodes: Arena::with(root),
+            free: Vec::new(),
+            routes: 0,
+            index: Index::new(),
+            kept: VecDeque::new(),
+            dead: 0,
+        }
     }
 
     /// Number of prefixes with a route.

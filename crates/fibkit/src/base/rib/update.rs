@@ -12,11 +12,19 @@
 //!   it, as the `cover` of the nodes below it down to the next routes;
 //! - a withdrawn route's node without two children is kept (module docs);
 //!   the oldest kept node is spliced out once more than half as many nodes
-//!   as routes are kept, and a glue node left with one child with it.
+//!   as routes are kept, and a glue node left with one child with it. The
+//!   next node to go, the nodes its splice writes and its index slot start
+//!   loading one withdrawal ahead, while nothing waits for them.
 
 use super::{Node, Rib, FREE, FULL, INDEXED, NIL, ROOT};
 use crate::addr::{Address, Prefix};
+use crate::simd::prefetch;
 use crate::{NextHop, NO_ROUTE};
+
+/// How many more entries than routes the queue of kept nodes may hold
+/// (entries of nodes routed again since, or spliced with a neighbour, are
+/// dropped when they come out).
+pub(super) const KEPT_SLACK: usize = 64;
 
 impl<A: Address> Rib<A> {
     /// Sets the route for `prefix`; returns the next hop it replaced, if any.
@@ -27,12 +35,14 @@ impl<A: Address> Rib<A> {
         assert_ne!(next_hop, NO_ROUTE, "next hop 0 means no route; use remove()");
         let tag = self.index.tag(prefix);
         if let Some(index) = self.find(prefix, tag) {
+            let was_dead = self.is_dead(index);
             let node = &mut self.nodes[index as usize];
             let old = node.next_hop;
             node.next_hop = next_hop;
             if old != NO_ROUTE {
                 return Some(old);
             }
+            self.dead -= usize::from(was_dead);
             self.gained_route(index);
             return None;
         }
@@ -50,8 +60,10 @@ impl<A: Address> Rib<A> {
             let side = prefix.addr().bit(node.prefix_len);
             let child = node.children[side];
             if child == NIL {
+                let was_dead = self.is_dead(current);
                 let leaf = self.alloc(prefix, next_hop, current);
                 self.nodes[current as usize].children[side] = leaf;
+                self.dead -= usize::from(was_dead && !self.is_dead(current));
                 self.add_route(leaf, tag, current);
                 return None;
             }
@@ -100,21 +112,48 @@ impl<A: Address> Rib<A> {
             return None;
         }
         node.next_hop = NO_ROUTE;
-        let children = node.children;
         self.routes -= 1;
         self.drain_up(index);
         self.recover_below(index);
-        if index != ROOT && children.contains(&NIL) {
+        if self.is_dead(index) {
+            self.dead += 1;
             self.kept.push_back(index);
         }
-        // Keep at most half as many withdrawn nodes as routes.
-        while self.kept.len() > self.routes / 2 {
+        // Keep at most half as many dead nodes as routes.
+        let budget = self.routes / 2;
+        while self.dead > budget || self.kept.len() > self.routes + KEPT_SLACK {
             let Some(kept) = self.kept.pop_front() else { break };
             if self.is_dead(kept) {
                 self.splice(kept);
             }
         }
+        if self.dead >= budget {
+            self.read_ahead();
+        }
         Some(old)
+    }
+
+    /// Starts loading what the next splices will read: the next kept node's
+    /// neighbours and index slot (its own node was started a withdrawal
+    /// ago), and the node after it.
+    fn read_ahead(&self) {
+        if let Some(&next) = self.kept.front() {
+            let node = &self.nodes[next as usize];
+            if node.flags & FREE == 0 {
+                prefetch(&self.nodes[node.parent as usize]);
+                for child in node.children {
+                    if child != NIL {
+                        prefetch(&self.nodes[child as usize]);
+                    }
+                }
+                if node.flags & INDEXED != 0 {
+                    self.index.prefetch(self.index.tag(node.prefix()));
+                }
+            }
+        }
+        if let Some(&after) = self.kept.get(1) {
+            prefetch(&self.nodes[after as usize]);
+        }
     }
 
     /// A free slot holding a new node of `prefix` below `parent`, not yet
@@ -179,6 +218,7 @@ impl<A: Address> Rib<A> {
             let node = self.nodes[index as usize];
             let child = if node.children[0] != NIL { node.children[0] } else { node.children[1] };
             let parent = node.parent;
+            let parent_was_dead = self.is_dead(parent);
             let above = &mut self.nodes[parent as usize];
             let side = usize::from(above.children[1] == index);
             above.children[side] = child;
@@ -190,9 +230,11 @@ impl<A: Address> Rib<A> {
             }
             self.nodes[index as usize].flags = FREE;
             self.free.push(index);
+            self.dead -= 1;
             if !self.is_dead(parent) {
                 return;
             }
+            self.dead += usize::from(!parent_was_dead);
             index = parent;
         }
     }
