@@ -482,7 +482,8 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
                 } else {
                     let slot_first = group_first(group);
                     let slot_last = slot_first | span_mask;
-                    let touching = cursor - 1 + spans[cursor..].iter().take_while(|span| span.first <= slot_last).count();
+                    let touching =
+                        cursor - 1 + spans[cursor..].iter().take_while(|span| span.first <= slot_last).count();
                     let here = &spans[cursor - 1..=touching];
                     match old {
                         Slot::Node(child) => self.rewrite_node(trie, &child, slot_first, offset + K, here)?,
@@ -496,6 +497,9 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
                             vector ^= 1 << v;
                             (leaves_changed, children_changed) = (true, true);
                         }
+                        // The child's record stays (what changed below it
+                        // changed in place): nothing to do here.
+                        (Slot::Node(was), Slot::Node(now)) if was == now => continue,
                         (Slot::Node(was), Slot::Node(now)) => children_changed |= !same_shape(&was, &now),
                     }
                     self.changes.push((v, new));
@@ -544,20 +548,29 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
         if children_changed {
             let children = vector.count_ones();
             let segment = self.allocate(children, 0)?;
-            let (mut next, mut child, mut rest) = (from, segment.nodes.0 as usize, vector);
-            while rest != 0 {
-                let v = rest.trailing_zeros();
-                rest &= rest - 1;
-                while next < end && self.changes[next].0 < v {
-                    next += 1;
-                }
-                let now = match self.changes.get(next) {
-                    Some(&(at, Slot::Node(now))) if next < end && at == v => now,
-                    _ => trie.nodes[node.child_index(v)].get(),
+            // Between two changed slots, the children that stay are
+            // contiguous in the old block and in the new: copied a run at a
+            // time, the changed slots' records written between the runs.
+            let (mut old_at, mut new_at, mut slot) = (node.base1 as usize, segment.nodes.0 as usize, 0);
+            for at in from..=end {
+                let (v, new) = match self.changes.get(at) {
+                    Some(&(v, new)) if at < end => (v, Some(new)),
+                    _ => (FANOUT as u32, None),
                 };
-                trie.nodes[child].set(now);
-                child += 1;
+                let between = u64::MAX.checked_shl(slot).unwrap_or(0) & !u64::MAX.checked_shl(v).unwrap_or(0);
+                let staying = (node.vector & between).count_ones() as usize;
+                NodeCell::copy_block(&trie.nodes, old_at, new_at, staying);
+                (old_at, new_at) = (old_at + staying, new_at + staying);
+                if let Some(new) = new {
+                    old_at += usize::from(node.is_internal(v));
+                    if let Slot::Node(now) = new {
+                        trie.nodes[new_at].set(now);
+                        new_at += 1;
+                    }
+                }
+                slot = v + 1;
             }
+            debug_assert_eq!(new_at, (segment.nodes.0 + children) as usize);
             self.bytes_written += u64::from(children) * size_of::<NodeCell>() as u64;
             self.replaced.push(Segment { nodes: (node.base1, node.children() as u32), leaves: (0, 0) });
             record.base1 = segment.nodes.0;
