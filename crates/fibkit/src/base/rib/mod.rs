@@ -28,8 +28,9 @@
 //! - an exact-match index (`index.rs`) finds the node of every route;
 //! - each node links to its parent, and `full` flags are recomputed upward
 //!   only while they change;
-//! - each node names the route nearest above it (`cover`), whose next hop
-//!   answers in a withdrawn prefix's gaps ([`Rib::for_each_exposed`]);
+//! - each node names the route nearest above it (`cover`, the default
+//!   route aside), whose next hop answers in a withdrawn prefix's gaps
+//!   ([`Rib::for_each_exposed`]);
 //! - a withdrawn prefix's node stays in the trie without a route (and in
 //!   the index) while no more than half as many nodes as routes are kept
 //!   so: a route announced again soon after its withdrawal, as flapping
@@ -79,8 +80,11 @@ struct Node<A: Address> {
     children: [u32; 2],
     /// `NIL` for the root.
     parent: u32,
-    /// The nearest node above that is a route (`NIL` if none): what
-    /// answers in the node's prefix where no route at or below it does.
+    /// The nearest node above that is a route, the root aside (`NIL` if
+    /// none): what answers in the node's prefix where no route at or below
+    /// it does, or else the root's default route if any. The root is never
+    /// named, so that a default route announced or withdrawn under a full
+    /// table renames nothing.
     cover: u32,
     /// `NO_ROUTE` for glue nodes, withdrawn nodes kept, and the root
     /// without a default route.
@@ -209,7 +213,7 @@ impl<A: Address> Rib<A> {
     #[inline]
     fn cover_hop(&self, index: u32) -> NextHop {
         match self.nodes[index as usize].cover {
-            NIL => NO_ROUTE,
+            NIL => self.nodes[ROOT as usize].next_hop,
             cover => self.nodes[cover as usize].next_hop,
         }
     }

@@ -239,7 +239,7 @@ proptest::proptest! {
 
 /// Checks every link of `rib` against its definition: the tree's shape
 /// (children inside their parent, on their side, each linking back), each
-/// node's `cover` (the nearest route above), `full`, the index (exactly
+/// node's `cover` (the nearest route above but the root), `full`, the index (exactly
 /// the routes' nodes and the kept ones, each under its prefix's tag, every
 /// probe reaching its node), the kept nodes (every dead node among them,
 /// counted, no more than half as many as routes) and the free list.
@@ -260,7 +260,7 @@ fn check_links<A: Address>(rib: &Rib<A>) {
             assert!(rib.kept.contains(&index), "dead {} is not kept", node.prefix());
             *dead += 1;
         }
-        let below = if node.is_route() { index } else { cover };
+        let below = if node.is_route() && index != ROOT { index } else { cover };
         for (side, child) in node.children.into_iter().enumerate() {
             if child == NIL {
                 continue;
@@ -356,7 +356,18 @@ fn a_withdrawn_prefix_exposes_what_covers_it_without_a_walk() {
     ranges.clear();
     rib.for_each_exposed(p("10.1.2.0/24"), |range| ranges.push(range));
     assert_eq!(ranges, [Range { first: 0x0a01_0200, last: 0x0a01_02ff, next_hop: NO_ROUTE }]);
-    check_links(&rib);
+    // A default route (which no node names as its cover) answers, then
+    // none again.
+    for (default, next_hop) in [(Some(6), 6), (None, NO_ROUTE)] {
+        match default {
+            Some(hop) => rib.insert(p("0.0.0.0/0"), hop),
+            None => rib.remove(p("0.0.0.0/0")),
+        };
+        ranges.clear();
+        rib.for_each_exposed(p("10.1.2.0/24"), |range| ranges.push(range));
+        assert_eq!(ranges, [Range { first: 0x0a01_0200, last: 0x0a01_02ff, next_hop }]);
+        check_links(&rib);
+    }
 }
 
 #[test]

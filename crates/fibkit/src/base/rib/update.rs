@@ -9,7 +9,8 @@
 //! - `full` flags are recomputed upward only while they change (a route
 //!   gained can only fill, a route lost only empty, the nodes above);
 //! - a node that gains or loses its route names itself, or the route above
-//!   it, as the `cover` of the nodes below it down to the next routes;
+//!   it, as the `cover` of the nodes below it down to the next routes (but
+//!   the root: a default route changes no `cover`);
 //! - a withdrawn route's node without two children is kept (module docs);
 //!   the oldest kept node is spliced out once more than half as many nodes
 //!   as routes are kept, and a glue node left with one child with it. The
@@ -164,7 +165,7 @@ impl<A: Address> Rib<A> {
             addr: prefix.addr(),
             children: [NIL; 2],
             parent,
-            cover: if above.is_route() { parent } else { above.cover },
+            cover: if above.is_route() && parent != ROOT { parent } else { above.cover },
             next_hop,
             prefix_len: prefix.prefix_len(),
             flags: if next_hop != NO_ROUTE { FULL } else { 0 },
@@ -274,7 +275,11 @@ impl<A: Address> Rib<A> {
 
     /// Node `index` gained or lost its route: the nodes below it down to
     /// the next routes (those included) get it, or its `cover`, as theirs.
+    /// Nothing names the root (a default route changes no `cover`).
     fn recover_below(&mut self, index: u32) {
+        if index == ROOT {
+            return;
+        }
         let node = &self.nodes[index as usize];
         let cover = if node.is_route() { index } else { node.cover };
         for child in node.children {
