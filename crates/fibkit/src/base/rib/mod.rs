@@ -11,7 +11,7 @@
 //!     10.128/24  10.200/16
 //! ```
 //!
-//! Nodes live in one arena (`Vec`) and refer to each other by `u32` index;
+//! Nodes live in one arena (`arena.rs`) and refer to each other by `u32` index;
 //! freed slots are reused. Besides exact get, insert/replace and remove, the
 //! RIB answers longest-prefix match ([`Rib::lookup`]) and walks the disjoint
 //! address ranges of the whole space or any sub-range with their effective
@@ -23,7 +23,7 @@
 //! A walk from the root reads a node a level, most of them out of cache in
 //! a full table (28 levels on average in the 2026 IPv6 table, 13 MiB of
 //! nodes). So an update that names a prefix with a node goes straight to
-//! it, and what it changes is found from there ([`update`]):
+//! it, and what it changes is found from there (`update.rs`):
 //!
 //! - an exact-match index (`index.rs`) finds the node of every route;
 //! - each node links to its parent, and `full` flags are recomputed upward
@@ -93,6 +93,8 @@ struct Node<A: Address> {
     /// [`FULL`], [`INDEXED`], [`FREE`].
     flags: u8,
 }
+
+const _: () = assert!(size_of::<Node<u128>>() == 40 && size_of::<Node<u32>>() == 28);
 
 impl<A: Address> Node<A> {
     #[inline(always)]
