@@ -13,7 +13,7 @@
 //! declared `#[cfg(test)] mod tests;`, with their subfolders), which may
 //! use any layer to set up what they check. `lib.rs` is the crate root: it
 //! declares and re-exports every module, and is read only to resolve its
-//! re-exports (`crate::Rib` is `base/rib.rs`).
+//! re-exports (`crate::Rib` is `base/rib/mod.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

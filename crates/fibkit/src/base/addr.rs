@@ -241,6 +241,14 @@ impl<A: Address> Prefix<A> {
         Ok(Prefix { addr, prefix_len })
     }
 
+    /// `addr/prefix_len` from parts that already form a prefix (the RIB's
+    /// nodes store the two apart); unchecked but in debug builds.
+    #[inline]
+    pub(crate) fn from_parts(addr: A, prefix_len: u8) -> Self {
+        debug_assert!(prefix_len <= A::BITS && addr & !A::mask(prefix_len) == A::ZERO);
+        Prefix { addr, prefix_len }
+    }
+
     /// The prefix covering `addr` with `prefix_len` bits (host bits cleared).
     pub fn truncating(addr: A, prefix_len: u8) -> Self {
         assert!(prefix_len <= A::BITS, "prefix length out of range");

@@ -5,6 +5,7 @@
 
 pub mod addr;
 pub mod address_text;
+pub(crate) mod hash;
 pub mod mem;
 pub mod nexthop;
 pub(crate) mod quote;

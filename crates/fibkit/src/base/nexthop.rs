@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
 
+use super::hash::FoldState;
+
 /// A next-hop index as engines store it; [`NO_ROUTE`] (0) means no route.
 /// [`NextHopTable`] maps indexes back to the input's values.
 pub type NextHop = u32;
@@ -75,7 +77,8 @@ pub struct NextHopTable {
     mapping: Mapping,
     /// For `Distinct`: label of index `i + 1`.
     labels: Vec<Label>,
-    index: HashMap<Label, NextHop>,
+    /// Looked up at every announcement: hashed by [`FoldState`], not SipHash.
+    index: HashMap<Label, NextHop, FoldState>,
     /// Indexes in use, for `Modulo` (distinct count of mapped hops).
     used: Vec<bool>,
 }

@@ -108,6 +108,33 @@ enum Slot {
     Node(Node),
 }
 
+/// What a node's leaves become ([`SubtreeWriter::rewrite_leaves`]).
+#[derive(Clone, Copy, Debug)]
+enum Leaves {
+    /// No slot is internal and one run remains: the node is this leaf.
+    Collapsed(NextHop),
+    /// The runs stay; their changed leaves were stored in place.
+    InPlace,
+    /// A new block of leaves: the node's `leafvec` and `base0` now.
+    Block(u64, u32),
+}
+
+/// The slots a node uses, by `pad` (past the key's end, every `2^pad`-th:
+/// the slots of a group share an address, the first stands for them).
+const USED_SLOTS: [u64; K as usize] = {
+    let mut used = [0u64; K as usize];
+    let mut pad = 0;
+    while pad < K as usize {
+        let mut v = 0;
+        while v < FANOUT {
+            used[pad] |= 1 << v;
+            v += 1 << pad;
+        }
+        pad += 1;
+    }
+    used
+};
+
 /// The first address of slot `slot` of the `bits`-bit slots of the region
 /// starting at `first`, `offset` bits down.
 pub(super) fn slot_first<A: Address>(first: A, offset: u32, bits: u32, slot: u32) -> A {
@@ -173,6 +200,9 @@ pub(super) struct SubtreeWriter<A: Address, L: Leaf> {
     bases_at_begin: usize,
     scratch_nodes: Vec<Node>,
     scratch_leaves: Vec<L>,
+    /// The slots a rewrite changes, `(slot, what it becomes)`, a stack of
+    /// one run of entries per node being rewritten (in slot order).
+    changes: Vec<(u32, Slot)>,
     points: Boundaries<A>,
     /// Nodes and leaves in use (for the size of a relocated copy).
     pub(super) live: [usize; 2],
@@ -194,6 +224,7 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
             bases_at_begin: 0,
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
+            changes: Vec::new(),
             points: Boundaries::default(),
             live: used,
             bytes_written: 0,
@@ -241,6 +272,7 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
 
     /// Starts a rewrite.
     pub(super) fn begin(&mut self) {
+        self.changes.clear();
         self.allocated.clear();
         self.replaced.clear();
         self.bases_at_begin = self.bases.len();
@@ -381,14 +413,15 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
     }
 
     /// What node `node` (of the region starting at `first`, `offset` bits
-    /// down) becomes under `spans`: `None` if no answer below it changes;
-    /// else a leaf (its blocks retired, and its subtree's), or its record
-    /// now. Only the slots an interval touches are read; a touched child
-    /// is rewritten the same way. A child whose record keeps its shape
-    /// (`vector` and `leafvec`) gets its new bases in place (queued);
-    /// otherwise, or when a slot turns from leaf to node or back, the node
-    /// gets a new block of children (the others' records copied). Its leaves
-    /// are written anew when a leaf slot's next hop changes.
+    /// down) becomes under `spans`: `None` if its record stays (no answer
+    /// below it changes, or only leaves rewritten in place); else a leaf
+    /// (its blocks retired, and its subtree's), or its record now. Only the
+    /// slots an interval touches are read; a touched child is rewritten the
+    /// same way. A child whose record keeps its shape (`vector` and
+    /// `leafvec`) gets its new bases in place (queued); otherwise, or when
+    /// a slot turns from leaf to node or back, the node gets a new block of
+    /// children (the others' records copied). Its leaves are written anew
+    /// when a leaf slot's next hop changes ([`SubtreeWriter::rewrite_leaves`]).
     fn rewrite_node<const S: u32>(
         &mut self,
         trie: &Poptrie<A, L, S>,
@@ -403,117 +436,239 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
         // address, as the build lays them out.
         let (pad, span_bits) = if remaining >= K { (0, remaining - K) } else { (K - remaining, 0) };
         let span_mask = !A::mask((bits - span_bits) as u8);
-        let (groups, last) = (FANOUT >> pad, region_last(first, offset));
+        let last = region_last(first, offset);
         let group_first = |group: usize| first | small::<A>(group as u32) << span_bits;
-        let mut changes = [(0usize, Slot::Leaf(0)); FANOUT];
-        let mut count = 0;
+        let group_of = |addr: A| ((addr ^ first) >> span_bits).to_u128() as usize;
+        // This node's changes follow those of the nodes above it on the
+        // stack; a child's are popped before this node's next one is pushed.
+        let from = self.changes.len();
         let (mut vector, mut children_changed, mut leaves_changed) = (node.vector, false, false);
-        let (mut cursor, mut group) = (0, 0);
-        while group < groups {
-            while cursor < spans.len() && spans[cursor].last < group_first(group) {
-                cursor += 1;
+        // The groups an interval touches, the wide-address arithmetic done
+        // once per interval: those it covers whole get its next hop; one it
+        // covers in part (at either end) is rewritten under every interval
+        // touching it. Groups before `next_group` are done.
+        let (mut cursor, mut next_group) = (0, 0);
+        while let Some(span) = spans.get(cursor) {
+            if span.first > last {
+                break;
             }
-            let Some(span) = spans.get(cursor).filter(|span| span.first <= last) else { break };
-            group = ((span.first.max(group_first(group)) ^ first) >> span_bits).to_u128() as usize;
-            let (slot_first, v) = (group_first(group), (group << pad) as u32);
-            let slot_last = slot_first | span_mask;
-            let end = cursor + spans[cursor..].iter().take_while(|span| span.first <= slot_last).count();
-            let old = if node.is_internal(v) {
-                Slot::Node(trie.nodes[node.child_index(v)].get())
-            } else {
-                Slot::Leaf(L::load(&trie.leaves[node.leaf_index(v)]).next_hop())
-            };
-            let new = match (&spans[cursor..end], old) {
-                ([whole], old) if whole.first <= slot_first && whole.last >= slot_last => match old {
-                    Slot::Leaf(next_hop) if next_hop == whole.next_hop => None,
-                    Slot::Leaf(_) => Some(Slot::Leaf(whole.next_hop)),
-                    Slot::Node(child) => {
-                        self.replace_subtree(trie, &child);
-                        Some(Slot::Leaf(whole.next_hop))
+            cursor += 1;
+            if span.last < first {
+                continue;
+            }
+            let high = group_of(span.last.min(last));
+            if high < next_group {
+                continue;
+            }
+            let low = group_of(span.first.max(first)).max(next_group);
+            let low_whole = span.first <= group_first(low);
+            let high_whole = span.last >= group_first(high) | span_mask;
+            for group in low..=high {
+                let v = (group << pad) as u32;
+                let old = if node.is_internal(v) {
+                    Slot::Node(trie.nodes[node.child_index(v)].get())
+                } else {
+                    Slot::Leaf(L::load(&trie.leaves[node.leaf_index(v)]).next_hop())
+                };
+                let new = if (group > low || low_whole) && (group < high || high_whole) {
+                    match old {
+                        Slot::Leaf(next_hop) if next_hop == span.next_hop => None,
+                        Slot::Leaf(_) => Some(Slot::Leaf(span.next_hop)),
+                        Slot::Node(child) => {
+                            self.replace_subtree(trie, &child);
+                            Some(Slot::Leaf(span.next_hop))
+                        }
                     }
-                },
-                (here, Slot::Node(child)) => self.rewrite_node(trie, &child, slot_first, offset + K, here)?,
-                (here, Slot::Leaf(next_hop)) => self.split_leaf(trie, next_hop, slot_first, offset + K, here)?,
-            };
-            if let Some(new) = new {
-                match (old, new) {
-                    (Slot::Leaf(_), Slot::Leaf(_)) => leaves_changed = true,
-                    (Slot::Leaf(_), Slot::Node(_)) | (Slot::Node(_), Slot::Leaf(_)) => {
-                        vector ^= 1 << group;
-                        (leaves_changed, children_changed) = (true, true);
+                } else {
+                    let slot_first = group_first(group);
+                    let slot_last = slot_first | span_mask;
+                    let touching =
+                        cursor - 1 + spans[cursor..].iter().take_while(|span| span.first <= slot_last).count();
+                    let here = &spans[cursor - 1..=touching];
+                    match old {
+                        Slot::Node(child) => self.rewrite_node(trie, &child, slot_first, offset + K, here)?,
+                        Slot::Leaf(next_hop) => self.split_leaf(trie, next_hop, slot_first, offset + K, here)?,
                     }
-                    (Slot::Node(was), Slot::Node(now)) => children_changed |= !same_shape(&was, &now),
+                };
+                if let Some(new) = new {
+                    match (old, new) {
+                        (Slot::Leaf(_), Slot::Leaf(_)) => leaves_changed = true,
+                        (Slot::Leaf(_), Slot::Node(_)) | (Slot::Node(_), Slot::Leaf(_)) => {
+                            vector ^= 1 << v;
+                            (leaves_changed, children_changed) = (true, true);
+                        }
+                        // The child's record stays (what changed below it
+                        // changed in place): nothing to do here.
+                        (Slot::Node(was), Slot::Node(now)) if was == now => continue,
+                        (Slot::Node(was), Slot::Node(now)) => children_changed |= !same_shape(&was, &now),
+                    }
+                    self.changes.push((v, new));
                 }
-                changes[count] = (group, new);
-                count += 1;
             }
-            group += 1;
+            next_group = high + 1;
         }
-        let changes = &changes[..count];
-        if changes.is_empty() {
+        if self.changes.len() == from {
             return Ok(None);
         }
+        let outcome = self.rewrite_record(trie, node, vector, pad, from, leaves_changed, children_changed);
+        self.changes.truncate(from);
+        outcome
+    }
+
+    /// The rest of [`SubtreeWriter::rewrite_node`], once the slots'
+    /// changes (`self.changes[from..]`) are known: `vector` is the node's
+    /// now.
+    #[allow(clippy::too_many_arguments)]
+    fn rewrite_record<const S: u32>(
+        &mut self,
+        trie: &Poptrie<A, L, S>,
+        node: &Node,
+        vector: u64,
+        pad: u32,
+        from: usize,
+        leaves_changed: bool,
+        children_changed: bool,
+    ) -> Result<Option<Slot>, Failure> {
         let mut record = *node;
         record.vector = vector;
         if leaves_changed {
-            // The leaf slots' next hops now, a leaf per run as the build
-            // makes them (internal slots skipped).
-            let (mut leafvec, mut hops, mut leaves) = (0u64, [0 as NextHop; FANOUT], 0);
-            let mut changed = changes.iter().peekable();
-            for group in 0..groups {
-                let v = (group << pad) as u32;
-                let now = match changed.next_if(|&&(at, _)| at == group) {
-                    Some(&(_, Slot::Leaf(next_hop))) => next_hop,
-                    Some(&(_, Slot::Node(_))) => continue,
-                    None if vector & 1 << group != 0 => continue,
-                    None => L::load(&trie.leaves[node.leaf_index(v)]).next_hop(),
-                };
-                if leaves == 0 || hops[leaves - 1] != now {
-                    leafvec |= 1 << v;
-                    hops[leaves] = now;
-                    leaves += 1;
+            match self.rewrite_leaves(trie, node, vector, pad, from)? {
+                Leaves::Collapsed(next_hop) => return Ok(Some(Slot::Leaf(next_hop))),
+                Leaves::InPlace
+                    if !children_changed
+                        && !self.changes[from..].iter().any(|(_, new)| matches!(new, Slot::Node(_))) =>
+                {
+                    return Ok(None);
                 }
+                Leaves::InPlace => {}
+                Leaves::Block(leafvec, base0) => (record.leafvec, record.base0) = (leafvec, base0),
             }
-            if vector == 0 && leaves == 1 {
-                self.replaced.push(Segment::of(node));
-                return Ok(Some(Slot::Leaf(hops[0])));
-            }
-            let segment = self.allocate(0, leaves as u32)?;
-            for (offset, &next_hop) in hops[..leaves].iter().enumerate() {
-                L::store(&trie.leaves[segment.leaves.0 as usize + offset], leaf_of::<L>(next_hop)?);
-            }
-            self.bytes_written += (leaves as u64) * u64::from(L::BITS / 8);
-            self.replaced.push(Segment { nodes: (0, 0), leaves: (node.base0, node.leaves() as u32) });
-            (record.leafvec, record.base0) = (leafvec, segment.leaves.0);
         }
+        let end = self.changes.len();
         if children_changed {
             let children = vector.count_ones();
             let segment = self.allocate(children, 0)?;
-            let (mut next, mut child) = (0, segment.nodes.0 as usize);
-            for group in (0..groups).filter(|&group| vector & 1 << group != 0) {
-                while changes.get(next).is_some_and(|&(at, _)| at < group) {
-                    next += 1;
-                }
-                let now = match changes.get(next) {
-                    Some(&(at, Slot::Node(now))) if at == group => now,
-                    _ => trie.nodes[node.child_index(group as u32)].get(),
+            // Between two changed slots, the children that stay are
+            // contiguous in the old block and in the new: copied a run at a
+            // time, the changed slots' records written between the runs.
+            let (mut old_at, mut new_at, mut slot) = (node.base1 as usize, segment.nodes.0 as usize, 0);
+            for at in from..=end {
+                let (v, new) = match self.changes.get(at) {
+                    Some(&(v, new)) if at < end => (v, Some(new)),
+                    _ => (FANOUT as u32, None),
                 };
-                trie.nodes[child].set(now);
-                child += 1;
+                let between = u64::MAX.checked_shl(slot).unwrap_or(0) & !u64::MAX.checked_shl(v).unwrap_or(0);
+                let staying = (node.vector & between).count_ones() as usize;
+                NodeCell::copy_block(&trie.nodes, old_at, new_at, staying);
+                (old_at, new_at) = (old_at + staying, new_at + staying);
+                if let Some(new) = new {
+                    old_at += usize::from(node.is_internal(v));
+                    if let Slot::Node(now) = new {
+                        trie.nodes[new_at].set(now);
+                        new_at += 1;
+                    }
+                }
+                slot = v + 1;
             }
+            debug_assert_eq!(new_at, (segment.nodes.0 + children) as usize);
             self.bytes_written += u64::from(children) * size_of::<NodeCell>() as u64;
             self.replaced.push(Segment { nodes: (node.base1, node.children() as u32), leaves: (0, 0) });
             record.base1 = segment.nodes.0;
         } else {
-            for &(group, new) in changes {
-                if let Slot::Node(now) = new {
-                    let index = node.child_index(group as u32);
+            for at in from..end {
+                if let (v, Slot::Node(now)) = self.changes[at] {
+                    let index = node.child_index(v);
                     let was = trie.nodes[index].get();
                     self.queue_bases(index, &was, &now);
                 }
             }
         }
         Ok(Some(Slot::Node(record)))
+    }
+
+    /// The leaves of node `node` under the changes `self.changes[from..]`
+    /// (`vector` its slots' kinds now): the run starts are recomputed only
+    /// where a slot changed and at the leaf slot after it (elsewhere a
+    /// slot's run start, which compares it with the leaf slot before it,
+    /// compares the same slots with the same next hops), so the cost
+    /// follows the changes and the runs, not the 64 slots. If every run
+    /// stays (same `vector` and `leafvec`), the changed runs' leaves are
+    /// stored in place: a reader finds the old next hop or the new one,
+    /// each its address's answer before or after the batch. Otherwise a new
+    /// block of leaves, one per run as the build makes them; or, if no
+    /// slot is internal and one run remains, the leaf the node collapses
+    /// to (its blocks retired).
+    fn rewrite_leaves<const S: u32>(
+        &mut self,
+        trie: &Poptrie<A, L, S>,
+        node: &Node,
+        vector: u64,
+        pad: u32,
+        from: usize,
+    ) -> Result<Leaves, Failure> {
+        let leaf_slots = USED_SLOTS[pad as usize] & !vector;
+        let (mut changed, mut to_leaf, mut hops) = (0u64, 0u64, [0 as NextHop; FANOUT]);
+        for &(v, new) in &self.changes[from..] {
+            changed |= 1 << v;
+            if let Slot::Leaf(next_hop) = new {
+                to_leaf |= 1 << v;
+                hops[v as usize] = next_hop;
+            }
+        }
+        let hop = |v: u32| {
+            if to_leaf & 1 << v != 0 {
+                hops[v as usize]
+            } else {
+                L::load(&trie.leaves[node.leaf_index(v)]).next_hop()
+            }
+        };
+        // The slots whose run start is recomputed: the changed leaf slots,
+        // and the leaf slot after each changed slot.
+        let mut dirty = to_leaf;
+        let mut rest = changed;
+        while rest != 0 {
+            let after = leaf_slots & (u64::MAX << rest.trailing_zeros() << 1);
+            dirty |= after & after.wrapping_neg();
+            rest &= rest - 1;
+        }
+        let mut leafvec = node.leafvec & leaf_slots & !dirty;
+        let mut rest = dirty;
+        while rest != 0 {
+            let v = rest.trailing_zeros();
+            rest &= rest - 1;
+            let before = leaf_slots & !(u64::MAX << v);
+            if before == 0 || hop(63 - before.leading_zeros()) != hop(v) {
+                leafvec |= 1 << v;
+            }
+        }
+        let leaves = leafvec.count_ones();
+        if vector == 0 && leaves == 1 {
+            self.replaced.push(Segment::of(node));
+            return Ok(Leaves::Collapsed(hop(leafvec.trailing_zeros())));
+        }
+        if vector == node.vector && leafvec == node.leafvec {
+            // Each changed run changed at its start (a slot after it in
+            // the run has the start's next hop, before and after).
+            let mut rest = to_leaf & leafvec;
+            while rest != 0 {
+                let v = rest.trailing_zeros();
+                rest &= rest - 1;
+                L::store(&trie.leaves[node.leaf_index(v)], leaf_of::<L>(hops[v as usize])?);
+                self.bytes_written += u64::from(L::BITS / 8);
+            }
+            return Ok(Leaves::InPlace);
+        }
+        let segment = self.allocate(0, leaves)?;
+        let (mut rest, mut at) = (leafvec, segment.leaves.0 as usize);
+        while rest != 0 {
+            let v = rest.trailing_zeros();
+            rest &= rest - 1;
+            L::store(&trie.leaves[at], leaf_of::<L>(hop(v))?);
+            at += 1;
+        }
+        self.bytes_written += u64::from(leaves) * u64::from(L::BITS / 8);
+        self.replaced.push(Segment { nodes: (0, 0), leaves: (node.base0, node.leaves() as u32) });
+        Ok(Leaves::Block(leafvec, segment.leaves.0))
     }
 
     /// What a slot whose addresses all had `next_hop` becomes under

@@ -259,6 +259,26 @@ impl NodeCell {
         self.base1.store(node.base1, Ordering::Relaxed);
     }
 
+    /// Copies the `len` records at `from` in `cells` to `to`: the updater
+    /// moving the children that stay into a node's new block, a copy of
+    /// bytes rather than eight atomic accesses a record.
+    ///
+    /// # Panics
+    /// If either range is out of `cells` or they overlap.
+    pub(crate) fn copy_block(cells: &[NodeCell], from: usize, to: usize, len: usize) {
+        let (source, target) = (&cells[from..from + len], &cells[to..to + len]);
+        assert!(from + len <= to || to + len <= from, "overlapping blocks");
+        // SAFETY: both ranges are in bounds and disjoint (checked above). A
+        // `NodeCell` is atomics only (`repr(C)`, no padding), so every byte
+        // written is inside an `UnsafeCell`, which a pointer derived from a
+        // shared reference may mutate. No data race: the single writer
+        // (the updater, here) is the only thread that writes the array,
+        // readers only read the source, and the target is free space that
+        // no reader can reach until an entry or a base stored later with
+        // `Release` names it.
+        unsafe { std::ptr::copy_nonoverlapping(source.as_ptr(), target.as_ptr().cast_mut(), len) };
+    }
+
     /// [`Node::is_internal`], reading only `vector`.
     #[inline(always)]
     pub fn is_internal(&self, v: u32) -> bool {
