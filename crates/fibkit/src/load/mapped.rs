@@ -16,8 +16,10 @@ use crate::addr::Prefix;
 use crate::address_text::ipv4_mapped;
 
 /// Moves the IPv6 routes of `table` inside `::ffff:0:0/96` to its IPv4
-/// routes (see the [module docs](self)); the warning says how many, and
-/// names the first. `None` when there are none.
+/// routes, each its length less 96 (an IPv4 route given for the same
+/// prefix keeps its value; a route that only covers the /96, such as
+/// `::/0`, stays IPv6); the warning says how many, and names the first.
+/// `None` when there are none.
 pub fn fold_ipv4_mapped(table: &mut RouteTable) -> Option<String> {
     let mapped: Vec<_> = table
         .v6
