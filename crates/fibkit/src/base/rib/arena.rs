@@ -1,7 +1,7 @@
 //! The RIB's node arena: a growable array that, once it is large, sits on
 //! transparent huge pages ([`LookupArray`]). A walk or an update reads
-//! nodes scattered over megabytes (13 MiB for the 2026 IPv6 table): on 4
-//! KiB pages nearly every one of those reads misses the TLB as well as the
+//! nodes scattered over the megabytes of a full table's trie: on 4 KiB
+//! pages nearly every one of those reads misses the TLB as well as the
 //! cache, a page walk on top of the miss.
 
 use std::ops::{Index, IndexMut};

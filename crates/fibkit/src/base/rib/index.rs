@@ -5,7 +5,7 @@
 //! probed linearly from the slot the tag's top bits name: a lookup reads
 //! one or two cache lines of the table, then the node it names (whose
 //! prefix confirms the match), where a walk from the root reads a node a
-//! level, 28 on average in the 2026 IPv6 table. The tag is 32 bits of a
+//! level, a few dozen in a full IPv6 table. The tag is 32 bits of a
 //! seeded hash of the prefix (a seed per table: a neighbour announcing
 //! prefixes cannot aim them at one slot); slots whose tag differs are
 //! passed over without reading their node. The table holds at most three

@@ -21,9 +21,10 @@
 //! # Updates without a walk from the root
 //!
 //! A walk from the root reads a node a level, most of them out of cache in
-//! a full table (28 levels on average in the 2026 IPv6 table, 13 MiB of
-//! nodes). So an update that names a prefix with a node goes straight to
-//! it, and what it changes is found from there (`update.rs`):
+//! a full table (a few dozen levels deep in IPv6, over megabytes of nodes:
+//! figures in docs/measurements.md). So an update that names a prefix with
+//! a node goes straight to it, and what it changes is found from there
+//! (`update.rs`):
 //!
 //! - an exact-match index (`index.rs`) finds the node of every route;
 //! - each node links to its parent, and `full` flags are recomputed upward
