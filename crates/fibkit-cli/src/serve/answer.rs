@@ -13,6 +13,7 @@ use fibkit::NextHop;
 use http_body_util::Full;
 use hyper::{Response, StatusCode};
 
+use super::http::reply;
 use super::metrics::Counters;
 use super::routes::{Family, Matched, Routes};
 
@@ -24,12 +25,7 @@ pub type Refusal = (StatusCode, String);
 const BLOCKING_KEYS: usize = 1 << 16;
 
 fn json(status: StatusCode, body: String) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
-    response
+    reply(status, "application/json", body)
 }
 
 /// A value as JSON: a number, or an address as a string.
@@ -185,9 +181,7 @@ pub async fn text(
     }
     counters.lookups_text.fetch_add(parsed.order.len() as u64, Ordering::Relaxed);
     let kind = if as_json { "application/x-ndjson" } else { "text/plain" };
-    let mut response = Response::new(Full::new(Bytes::from(out)));
-    response.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(kind));
-    Ok(response)
+    Ok(reply(StatusCode::OK, kind, out))
 }
 
 /// `POST /lookup/ipv4` or `/lookup/ipv6`: keys packed in network order in,
@@ -225,11 +219,7 @@ pub async fn binary<A: Family>(
         out.extend_from_slice(&hop.to_le_bytes());
     }
     counters.lookups_binary.fetch_add(count as u64, Ordering::Relaxed);
-    let mut response = Response::new(Full::new(Bytes::from(out)));
-    response
-        .headers_mut()
-        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/octet-stream"));
-    Ok(response)
+    Ok(reply(StatusCode::OK, "application/octet-stream", out))
 }
 
 /// `GET /values/ipv4` or `/values/ipv6`: the values of next hops 1, 2, ...

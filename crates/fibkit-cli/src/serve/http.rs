@@ -147,7 +147,7 @@ pub async fn accept(server: Arc<Server>, listener: TcpListener, mut stop: watch:
 }
 
 /// An answer with `status`, a content type and a body.
-fn reply(status: StatusCode, kind: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+pub(super) fn reply(status: StatusCode, kind: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(body.into()));
     *response.status_mut() = status;
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(kind));

@@ -218,6 +218,12 @@ impl Routes {
         (shadow.table(), shadow.generation)
     }
 
+    /// The batches the routes have taken since the start (a snapshot is
+    /// due only when it moved).
+    pub fn generation(&self) -> u64 {
+        self.shadow.read().expect("shadow lock").generation
+    }
+
     /// Routes in each family's FIB.
     pub fn counts(&self) -> [usize; 2] {
         let shadow = self.shadow.read().expect("shadow lock");
@@ -235,9 +241,15 @@ impl Routes {
     /// Route updates applied and rejected by the live source, if one runs.
     pub fn updates(&self) -> Option<(u64, u64)> {
         match &self.source {
-            Source::Bgp { speaker, .. } => Some((speaker.stats().updates_applied, speaker.stats().updates_rejected)),
+            Source::Bgp { speaker, .. } => {
+                let stats = speaker.stats();
+                Some((stats.updates_applied, stats.updates_rejected))
+            }
             #[cfg(target_os = "linux")]
-            Source::Kernel { mirror, .. } => Some((mirror.stats().updates_applied, mirror.stats().updates_rejected)),
+            Source::Kernel { mirror, .. } => {
+                let stats = mirror.stats();
+                Some((stats.updates_applied, stats.updates_rejected))
+            }
             Source::File { .. } => None,
         }
     }

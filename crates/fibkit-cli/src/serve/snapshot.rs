@@ -90,6 +90,10 @@ impl Drop for Snapshots {
 /// Writes a snapshot of `routes` unless they are still at generation
 /// `last`, written already; the generation written.
 fn write(routes: &super::routes::Routes, policy: &Policy, last: Option<u64>) -> Result<Option<u64>> {
+    // Nothing copied while the routes are as written last.
+    if last == Some(routes.generation()) {
+        return Ok(None);
+    }
     let (table, generation) = routes.table();
     if last == Some(generation) || (table.v4.is_empty() && table.v6.is_empty()) {
         // Unchanged, or no route yet (no file to write: a compiled file
