@@ -189,7 +189,11 @@ impl Speaker {
             let (shared, events) = (Arc::clone(&shared), events.clone());
             threads.push(thread::spawn(move || neighbours::listen(&shared, &listener, &events)));
         }
+        // The active neighbours' connectors (passive ones only accept).
         for neighbour in 0..shared.neighbours.count() {
+            if shared.neighbours.get(neighbour).config.connect_port.is_none() {
+                continue;
+            }
             let (shared, events) = (Arc::clone(&shared), events.clone());
             threads.push(thread::spawn(move || neighbours::connect(&shared, neighbour, &events)));
         }
