@@ -166,7 +166,7 @@ fn cut<A: Address>(file: &str) -> Table<A> {
         let Some(prefix) = prefix.of::<A>() else { continue };
         let label = match loaded.next_hops.label(hop).unwrap() {
             Label::Number(asn) => Label::Number(asn),
-            Label::Addr(_) => Label::Number(4_200_000_000 + u64::from(hop)),
+            Label::Addr(_) | Label::Record(_) => Label::Number(4_200_000_000 + u64::from(hop)),
         };
         table.insert(prefix, label);
     }

@@ -434,6 +434,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         peer: args.peer,
         value: args.value,
         peers: false,
+        fields: None,
     };
     let (table, family) = family::load_table(&table, &args.family, None)?;
     match family {
@@ -446,8 +447,13 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
 /// that family (module docs).
 fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> {
     let mapping = args.nexthops.map_or(Mapping::Distinct, Mapping::Modulo);
-    let trace_options =
-        LoadOptions { mapping, strict: args.strict, peer: args.peer.unwrap_or_default(), value: args.value };
+    let trace_options = LoadOptions {
+        mapping,
+        strict: args.strict,
+        peer: args.peer.unwrap_or_default(),
+        value: args.value,
+        fields: None,
+    };
     let (trace, skipped, source) = match (&args.updates, args.churn) {
         (Some(path), _) => {
             let (trace, skipped) = read_trace::<A>(path, &trace_options)?;

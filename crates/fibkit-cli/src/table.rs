@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use fibkit::load::{self, LoadOptions, PeerSelector, RouteTable, ValueChoice};
 use fibkit::nexthop::Mapping;
+use fibkit::records::FieldSpec;
 
 use crate::numbers;
 
@@ -36,13 +37,32 @@ pub struct TableArgs {
     /// MRT: list the file's peers with their route counts, then exit.
     #[arg(long)]
     pub peers: bool,
+    /// Route values are records of these fields, `name[:type],...`: a text
+    /// table's columns after the addresses (by its header's names, `*` for
+    /// all; without a header, in order), a MaxMind DB file's paths
+    /// (`country.iso_code`). Types: int, float, bool, text, addr, ints;
+    /// inferred when not given. `lookup` on a compiled file: the fields to
+    /// write.
+    #[arg(long, value_name = "FIELDS", value_parser = parse_fields)]
+    pub fields: Option<FieldSpec>,
+}
+
+/// Parses `--fields`.
+fn parse_fields(list: &str) -> Result<FieldSpec, String> {
+    FieldSpec::parse(list).map_err(|error| error.problem)
 }
 
 impl TableArgs {
     /// How the loader reads the table.
     pub fn options(&self) -> LoadOptions {
         let mapping = self.nexthops.map_or(Mapping::Distinct, Mapping::Modulo);
-        LoadOptions { mapping, strict: self.strict, peer: self.peer.unwrap_or_default(), value: self.value }
+        LoadOptions {
+            mapping,
+            strict: self.strict,
+            peer: self.peer.unwrap_or_default(),
+            value: self.value,
+            fields: self.fields.clone(),
+        }
     }
 
     /// Loads the table (or generates the default one). `--peers` is

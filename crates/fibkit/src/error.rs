@@ -61,6 +61,8 @@ pub enum Limit {
     Chunks,
     /// A base index (Luleå's base index width).
     BaseIndex,
+    /// Text bytes or list items of one field of a table's records.
+    RecordValues,
 }
 
 impl fmt::Display for Limit {
@@ -73,6 +75,7 @@ impl fmt::Display for Limit {
             Limit::DirectIndex => "node index",
             Limit::Chunks => "chunk count",
             Limit::BaseIndex => "base index",
+            Limit::RecordValues => "text bytes or list items of a field",
         })
     }
 }

@@ -93,6 +93,7 @@ pub mod file;
 pub mod live;
 pub mod load;
 pub mod measure;
+pub mod records;
 pub mod registry;
 pub mod router;
 

@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("auto", &["auto.rs"]),
     ("registry", &["registry/"]),
     ("router", &["router.rs"]),
+    ("records", &["records/"]),
     ("load", &["load/"]),
     ("compiled", &["compiled/"]),
     ("measure", &["measure/"]),

@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn every_line_is_answered_skipped_as_blank_or_reported_whatever_its_bytes() {
         let table = table();
-        let values = Values::new(&table).unwrap();
+        let values = Values::new(&table, None).unwrap();
         let alphabet = b"0123456789.:,\"\t \r\nabcdef/\xff";
         let mut random = XorShift32::new(9);
         for round in 0..3000 {
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn values_prefixes_and_json_are_written_as_documented() {
         let table = table();
-        let values = Values::new(&table).unwrap();
+        let values = Values::new(&table, None).unwrap();
         let block = b"10.1.2.3\n 2001:db8::1\r\n11.0.0.0\n";
         let (layout, format) = (Layout::Lines, Format::Json);
         let context = Context { table: &table, values: &values, layout, format, prefix: true };

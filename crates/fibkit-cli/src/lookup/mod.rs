@@ -104,7 +104,7 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
     let delimiter = args.delimiter.map(delimiter_byte).transpose()?;
     let started = Instant::now();
     let table = compiled_table(args)?;
-    let values = Values::new(&table)?;
+    let values = Values::new(&table, args.table.fields.as_ref())?;
     let compiled = started.elapsed();
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().context("cannot start threads")?;

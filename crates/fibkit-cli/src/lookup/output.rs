@@ -11,6 +11,7 @@ use anyhow::{bail, Result};
 use clap::ValueEnum;
 use fibkit::compiled::{CompiledFamily, CompiledTable};
 use fibkit::nexthop::{Label, Mapping};
+use fibkit::records::{write_csv_cell, FieldSpec, Records};
 use fibkit::{Address, NextHop, Prefix, NO_ROUTE};
 
 use super::fields::Layout;
@@ -33,27 +34,30 @@ pub enum Values {
     Labels { text: Strings, json: Strings },
     /// With `--nexthops N`: the next-hop index itself.
     Indexes,
+    /// With records: each chosen field's cells (text: control characters
+    /// as spaces; CSV: quoted where needed), and the JSON object of them.
+    Records { names: Vec<String>, text: Vec<Strings>, csv: Vec<Strings>, json: Strings },
 }
 
 /// Strings by index, back to back in one buffer with 16 bytes to spare at
-/// its end (so [`append`] copies any of them in one move). A span
-/// is `start << 8 | length`: four bytes an entry, so that the spans of the
-/// 46,823 ASNs of a full table stay in L2 cache.
+/// its end (so [`append`] copies any of them in one move). String `i` is
+/// `bytes[ends[i - 1] .. ends[i]]` (the first from 0): four bytes an
+/// entry, so that those of the 46,823 ASNs of a full table stay in L2
+/// cache.
 pub struct Strings {
     bytes: Vec<u8>,
-    spans: Vec<u32>,
+    ends: Vec<u32>,
 }
 
 impl Strings {
     fn new(strings: impl Iterator<Item = String>) -> Result<Self> {
-        let mut packed = Strings { bytes: Vec::new(), spans: Vec::new() };
+        let mut packed = Strings { bytes: Vec::new(), ends: Vec::new() };
         for string in strings {
-            let start = u32::try_from(packed.bytes.len()).ok().filter(|&start| start < 1 << 24);
-            let (Some(start), Ok(len)) = (start, u8::try_from(string.len())) else {
-                bail!("the table's values take more than 16 MiB, or one more than 255 bytes, as text");
-            };
             packed.bytes.extend_from_slice(string.as_bytes());
-            packed.spans.push(start << 8 | u32::from(len));
+            let Ok(end) = u32::try_from(packed.bytes.len()) else {
+                bail!("the table's values take more than 4 GiB as text");
+            };
+            packed.ends.push(end);
         }
         packed.bytes.extend_from_slice(&[0; 16]);
         Ok(packed)
@@ -62,9 +66,9 @@ impl Strings {
     /// Appends string `index` (nothing past the last).
     #[inline]
     fn write(&self, index: usize, out: &mut Vec<u8>) {
-        if let Some(&span) = self.spans.get(index) {
-            let start = (span >> 8) as usize;
-            append(out, &self.bytes, start..start + (span & 0xff) as usize);
+        if let Some(&end) = self.ends.get(index) {
+            let start = index.checked_sub(1).map_or(0, |before| self.ends[before] as usize);
+            append(out, &self.bytes, start..end as usize);
         }
     }
 }
@@ -72,8 +76,17 @@ impl Strings {
 impl Values {
     /// The values of the table's next hops (`value_text`: the input's
     /// label, or the index with `--nexthops`).
-    pub fn new(table: &CompiledTable) -> Result<Self> {
+    ///
+    /// With records, `fields` chooses the fields to write (`None`: all);
+    /// without, it must be `None`.
+    pub fn new(table: &CompiledTable, fields: Option<&FieldSpec>) -> Result<Self> {
         let values = &table.values;
+        if let Some(records) = values.records() {
+            return Self::records(records, fields);
+        }
+        if let Some(fields) = fields {
+            bail!("--fields {fields}: the table's values are not records (a compiled file keeps the fields it was compiled with --fields)");
+        }
         if values.mapping() != Mapping::Distinct {
             return Ok(Values::Indexes);
         }
@@ -81,19 +94,87 @@ impl Values {
         let json = |hop| match values.label(hop) {
             Some(Label::Addr(addr)) => format!("\"{addr}\""),
             Some(Label::Number(number)) => number.to_string(),
-            None => "null".to_string(),
+            Some(Label::Record(_)) | None => "null".to_string(),
         };
         let hops = 0..=values.max_index();
         Ok(Values::Labels { text: Strings::new(hops.clone().map(text))?, json: Strings::new(hops.map(json))? })
     }
 
-    /// Appends the value of `hop` (nothing for [`NO_ROUTE`]).
+    /// The chosen fields of `records` (`None` or `*`: all).
+    fn records(records: &Records, fields: Option<&FieldSpec>) -> Result<Self> {
+        let chosen: Vec<usize> = match fields {
+            None => (0..records.fields().len()).collect(),
+            Some(spec) => {
+                let mut chosen = Vec::new();
+                for (name, _) in &spec.fields {
+                    let Some(index) = records.field_index(name) else {
+                        let names: Vec<&str> = records.fields().map(|field| field.name.as_str()).collect();
+                        bail!("--fields: the table has no field {name:?} (its fields: {})", names.join(", "));
+                    };
+                    chosen.push(index);
+                }
+                if spec.all {
+                    let rest: Vec<usize> =
+                        (0..records.fields().len()).filter(|index| !chosen.contains(index)).collect();
+                    chosen.extend(rest);
+                }
+                chosen
+            }
+        };
+        let hops = 0..=records.len() as NextHop;
+        let cell = |hop, field, csv: bool| {
+            let text = records.get(hop, field).map(|value| value.to_string()).unwrap_or_default();
+            if csv {
+                let mut quoted = String::new();
+                write_csv_cell(&text, &mut quoted);
+                quoted
+            } else {
+                text.replace(|c: char| c.is_control(), " ")
+            }
+        };
+        let strings = |csv| -> Result<Vec<Strings>> {
+            chosen.iter().map(|&field| Strings::new(hops.clone().map(|hop| cell(hop, field, csv)))).collect()
+        };
+        let json = |hop| {
+            let mut out = Vec::new();
+            records.write_json(hop, &chosen, &mut out);
+            String::from_utf8(out).unwrap_or_default()
+        };
+        let names =
+            chosen.iter().filter_map(|&field| records.fields().nth(field).map(|field| field.name.clone())).collect();
+        Ok(Values::Records {
+            names,
+            text: strings(false)?,
+            csv: strings(true)?,
+            json: Strings::new(hops.clone().map(json))?,
+        })
+    }
+
+    /// Appends the value of `hop` (nothing for [`NO_ROUTE`]): a record's
+    /// fields as cells separated by `separator`, quoted for CSV.
     #[inline]
-    fn write_text(&self, hop: NextHop, out: &mut Vec<u8>) {
+    fn write_text(&self, hop: NextHop, format: Format, separator: u8, out: &mut Vec<u8>) {
         match self {
             Values::Labels { text, .. } => text.write(hop as usize, out),
             Values::Indexes if hop != NO_ROUTE => write_decimal(hop, out),
             Values::Indexes => {}
+            Values::Records { text, csv, .. } => {
+                let cells = if format == Format::Csv { csv } else { text };
+                for (index, cells) in cells.iter().enumerate() {
+                    if index > 0 {
+                        out.push(separator);
+                    }
+                    cells.write(hop as usize, out);
+                }
+            }
+        }
+    }
+
+    /// The names of the value's columns in a CSV header.
+    fn names(&self) -> Vec<&str> {
+        match self {
+            Values::Records { names, .. } => names.iter().map(String::as_str).collect(),
+            _ => vec!["value"],
         }
     }
 
@@ -101,7 +182,7 @@ impl Values {
     #[inline]
     fn write_json(&self, hop: NextHop, out: &mut Vec<u8>) {
         match self {
-            Values::Labels { json, .. } => json.write(hop as usize, out),
+            Values::Labels { json, .. } | Values::Records { json, .. } => json.write(hop as usize, out),
             Values::Indexes if hop != NO_ROUTE => write_decimal(hop, out),
             Values::Indexes => out.extend_from_slice(b"null"),
         }
@@ -147,7 +228,8 @@ pub fn header_line(style: Style<'_>, header: Option<&[u8]>, written: &mut bool) 
         (Layout::Column { .. }, None) => return None,
     };
     *written = true;
-    for name in ["value", "prefix", "prefix_len"].into_iter().take(if style.prefix { 3 } else { 1 }) {
+    let prefix: &[&str] = if style.prefix { &["prefix", "prefix_len"] } else { &[] };
+    for name in style.values.names().into_iter().chain(prefix.iter().copied()) {
         line.push(separator);
         line.extend_from_slice(name.as_bytes());
     }
@@ -226,7 +308,7 @@ impl Writer<'_, '_> {
             _ => append(self.out, block, field),
         }
         self.out.push(separator);
-        self.style.values.write_text(hop, self.out);
+        self.style.values.write_text(hop, self.style.format, separator, self.out);
         if self.style.prefix {
             self.out.push(separator);
             if let Some((prefix, _)) = route {

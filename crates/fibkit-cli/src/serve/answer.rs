@@ -33,6 +33,8 @@ fn value_json(label: Option<Label>) -> serde_json::Value {
     match label {
         Some(Label::Number(number)) => number.into(),
         Some(Label::Addr(addr)) => addr.to_string().into(),
+        // A served table is loaded without --fields: no record reaches here.
+        Some(label @ Label::Record(_)) => label.to_string().into(),
         None => serde_json::Value::Null,
     }
 }

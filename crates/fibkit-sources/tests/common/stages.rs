@@ -30,7 +30,7 @@ pub fn table<A: Address>(shared: &str, cut: &str) -> Table<A> {
     eprintln!("{}: {rib} {} prefixes", path.display(), A::FAMILY);
     let as_asn = |hop: u32| match loaded.next_hops.label(hop).unwrap() {
         Label::Number(asn) => Label::Number(asn),
-        Label::Addr(_) => Label::Number(4_200_000_000 + u64::from(hop)),
+        Label::Addr(_) | Label::Record(_) => Label::Number(4_200_000_000 + u64::from(hop)),
     };
     let mut table = Table::new();
     let mut add = |prefix: Option<Prefix<A>>, hop| {

@@ -69,8 +69,9 @@ pub unsafe trait Plain: Sized + Send + Sync + 'static {
 macro_rules! plain {
     ($($type:ty => |$element:ident| $word:expr),* $(,)?) => {
         $(
-            // SAFETY: an integer or an atomic integer: no padding, no drop
-            // glue, every bit pattern valid; written as its little-endian bytes.
+            // SAFETY: an integer, a float or an atomic integer: no padding,
+            // no drop glue, every bit pattern valid (a float's included: NaNs
+            // are values); written as its little-endian bytes.
             unsafe impl Plain for $type {
                 fn write_le(elements: &[Self], out: &mut Vec<u8>) {
                     out.reserve(std::mem::size_of_val(elements));
@@ -89,6 +90,8 @@ plain!(
     u32 => |element| *element,
     u64 => |element| *element,
     u128 => |element| *element,
+    i64 => |element| *element,
+    f64 => |element| *element,
     AtomicU16 => |element| element.load(std::sync::atomic::Ordering::Relaxed),
     AtomicU32 => |element| element.load(std::sync::atomic::Ordering::Relaxed),
     AtomicU64 => |element| element.load(std::sync::atomic::Ordering::Relaxed),

@@ -26,6 +26,8 @@ pub enum Label {
     Number(u64),
     /// A next-hop address.
     Addr(IpAddr),
+    /// A record: its row in the table's [`crate::records::RecordTable`].
+    Record(u32),
 }
 
 impl Label {
@@ -34,6 +36,7 @@ impl Label {
     pub fn as_number(&self) -> u64 {
         match *self {
             Label::Number(value) => value,
+            Label::Record(row) => u64::from(row),
             Label::Addr(IpAddr::V4(addr)) => u64::from(u32::from(addr)),
             Label::Addr(IpAddr::V6(addr)) => {
                 let wide = u128::from(addr);
@@ -48,6 +51,7 @@ impl fmt::Display for Label {
         match self {
             Label::Number(value) => write!(f, "{value}"),
             Label::Addr(addr) => write!(f, "{addr}"),
+            Label::Record(row) => write!(f, "record #{row}"),
         }
     }
 }

@@ -28,7 +28,7 @@ pub use values::Values;
 use std::any::Any;
 
 use crate::addr::{Address, Family, Prefix};
-use crate::error::{BuildError, UnknownEngine};
+use crate::error::{BuildError, Limit, LimitExceeded, UnknownEngine};
 use crate::fib::{BuildOptions, Fib};
 use crate::load::RouteTable;
 use crate::mem::LookupArray;
@@ -210,7 +210,15 @@ impl CompiledTable {
         let max_next_hop = table.next_hops.max_index();
         let v4 = Self::family(&table, options, max_next_hop)?;
         let v6 = Self::family(&table, options, max_next_hop)?;
-        Ok(CompiledTable { name: table.name, v4, v6, values: Values::new(&table.next_hops) })
+        let values = match &table.records {
+            None => Values::new(&table.next_hops),
+            Some(records) => Values::with_records(&table.next_hops, records).map_err(|too_large| {
+                let field = format!("the 32-bit offsets of field {:?}", too_large.field);
+                LimitExceeded::new("records", Limit::RecordValues, field, u64::from(u32::MAX) + 1, u64::from(u32::MAX))
+                    .instead("no engine (split the field)")
+            })?,
+        };
+        Ok(CompiledTable { name: table.name, v4, v6, values })
     }
 
     fn family<A: Address>(

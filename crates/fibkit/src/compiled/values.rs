@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use crate::file::{FibFile, FileError, FileWriter, Problem};
 use crate::mem::LookupArray;
 use crate::nexthop::{Label, Mapping, NextHopTable};
+use crate::records::{RecordTable, Records, RecordsError};
 use crate::{NextHop, NO_ROUTE};
 
 /// Section of the mapping: kind (0 distinct, 1 modulo) and `n`.
@@ -25,6 +26,8 @@ const TEXT: &str = "values.text";
 /// What each next hop of a compiled table stands for.
 pub struct Values {
     mapping: Mapping,
+    /// With records: next hop `h`'s record (its text is empty).
+    records: Option<Records>,
     /// With [`Mapping::Distinct`]: `offsets[i]` ends the text of next hop
     /// `i` and starts that of `i + 1`; `offsets[0] == 0`.
     offsets: LookupArray<u32>,
@@ -42,13 +45,30 @@ impl Values {
         let mut text = Vec::new();
         if next_hops.mapping() == Mapping::Distinct {
             for hop in 1..=next_hops.max_index() {
-                if let Some(label) = next_hops.label(hop) {
+                // A record's text is empty: its fields are in the records.
+                if let Some(label) = next_hops.label(hop).filter(|label| !matches!(label, Label::Record(_))) {
                     text.extend_from_slice(label.to_string().as_bytes());
                 }
                 offsets.push(u32::try_from(text.len()).expect("values of more than 4 GiB of text"));
             }
         }
-        Values { mapping: next_hops.mapping(), offsets: offsets.into(), text: text.into() }
+        Values { mapping: next_hops.mapping(), records: None, offsets: offsets.into(), text: text.into() }
+    }
+
+    /// The values of `next_hops`, whose labels name rows of `records`
+    /// ([`Label::Record`]); a label that is not a record keeps its text.
+    ///
+    /// # Errors
+    /// [`RecordsError`] if a field's texts or lists pass 2^32 bytes or
+    /// items.
+    pub fn with_records(next_hops: &NextHopTable, records: &RecordTable) -> Result<Self, RecordsError> {
+        let records = records.records(next_hops)?;
+        Ok(Values { records: Some(records), ..Values::new(next_hops) })
+    }
+
+    /// The records next hops stand for, if the table's values are records.
+    pub fn records(&self) -> Option<&Records> {
+        self.records.as_ref()
     }
 
     /// The mapping from values to next hops.
@@ -77,7 +97,10 @@ impl Values {
     /// back to the same table ([`NextHopTable::value_text`]).
     pub fn value_text(&self, hop: NextHop) -> Option<Cow<'_, str>> {
         match self.mapping {
-            Mapping::Distinct => self.text(hop).map(Cow::Borrowed),
+            Mapping::Distinct => match self.label(hop)? {
+                Label::Record(_) => self.records.as_ref()?.text(hop).map(Cow::Owned),
+                _ => self.text(hop).map(Cow::Borrowed),
+            },
             Mapping::Modulo(n) => (hop != NO_ROUTE && hop <= n).then(|| Cow::Owned(hop.to_string())),
         }
     }
@@ -91,6 +114,9 @@ impl Values {
             return None;
         }
         let text = self.text(hop)?;
+        if text.is_empty() && self.records.as_ref().is_some_and(|records| (hop as usize) <= records.len()) {
+            return Some(Label::Record(hop - 1));
+        }
         if let Ok(number) = text.parse::<u64>() {
             return Some(Label::Number(number));
         }
@@ -106,6 +132,9 @@ impl Values {
         file.array::<u64>(MAPPING, &mapping);
         file.array(OFFSETS, &self.offsets);
         file.array(TEXT, &self.text);
+        if let Some(records) = &self.records {
+            records.save(file);
+        }
     }
 
     /// Reads the values of `file`, checking that every next hop's text
@@ -146,7 +175,15 @@ impl Values {
             let index = text.iter().position(|byte| !byte.is_ascii_graphic()).unwrap_or_default();
             return bad(TEXT, 1, index, text[index].into(), "not printable ASCII");
         }
-        Ok(Values { mapping, offsets, text })
+        let records = if Records::in_file(file) {
+            if mapping != Mapping::Distinct {
+                return bad(OFFSETS, 4, 0, 0, "values % n + 1 have no records");
+            }
+            Some(Records::open(file, offsets.len() - 1)?)
+        } else {
+            None
+        };
+        Ok(Values { mapping, records, offsets, text })
     }
 }
 

@@ -101,12 +101,14 @@ use std::path::{Path, PathBuf};
 
 use crate::addr::{Address, Family};
 use crate::nexthop::{Mapping, NextHopTable};
+use crate::records::RecordTable;
 use crate::rib::{Rib, Rib4, Rib6};
 use crate::NextHop;
 pub(crate) use compressed::{decompress, Decompressed};
 
 mod capture;
 mod compressed;
+mod fields;
 mod grow;
 mod host_routes;
 mod keys;
@@ -148,6 +150,9 @@ pub struct RouteTable {
     pub v6: Rib6,
     /// The interned route values.
     pub next_hops: NextHopTable,
+    /// The records routes carry, when their values are records (labels
+    /// [`crate::nexthop::Label::Record`]); see [`crate::records`].
+    pub records: Option<RecordTable>,
     /// Non-fatal findings (duplicates, overlaps), each naming its line.
     pub warnings: Vec<String>,
 }
@@ -160,6 +165,7 @@ impl RouteTable {
             v4: Rib4::new(),
             v6: Rib6::new(),
             next_hops: NextHopTable::new(mapping),
+            records: None,
             warnings: Vec::new(),
         }
     }
@@ -252,7 +258,7 @@ impl fmt::Display for LoadError {
 }
 
 /// How to load a table.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     /// How route values become next-hop indexes.
     pub mapping: Mapping,
@@ -262,6 +268,10 @@ pub struct LoadOptions {
     pub peer: PeerSelector,
     /// What an MRT route's value is (`--value`); see [`mrt`].
     pub value: ValueChoice,
+    /// The fields of records to load (`--fields`), for text files with
+    /// columns after the value; `None`: one value per route. See
+    /// [`crate::records`] and the module docs.
+    pub fields: Option<crate::records::FieldSpec>,
 }
 
 /// The name a table loaded from `path` goes by: the file's name.

@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use super::fields::{renumber, RecordColumns};
 use super::text::{for_each_record, parse_value, ExtraColumns, Separator};
 use super::{report_conflicts, Conflict, LoadError, LoadOptions, Position, RouteTable};
 use crate::addr::{Address, Prefix};
@@ -30,14 +31,20 @@ pub(crate) fn load(
     let mut v4: Vec<Entry<u32>> = Vec::new();
     let mut v6: Vec<Entry<u128>> = Vec::new();
     let mut extra_columns = ExtraColumns::default();
+    let mut records = RecordColumns::for_options(file, text, separator, header, options, 1)?;
     for_each_record(file, text, separator, header, |line, fields| {
         let error = |message: String| LoadError::new(file, Position::Line(line), message);
         let prefix_text = fields.first().copied().unwrap_or("");
         let value_text = fields.get(1).copied().ok_or_else(|| {
             error(format!("missing value column after {:?} (expected PREFIX VALUE)", shorten(prefix_text)))
         })?;
-        let label = parse_value(value_text).map_err(error)?;
-        extra_columns.note(line, fields.get(2..).unwrap_or_default());
+        let label = match &mut records {
+            Some(records) => records.read(file, line, fields)?,
+            None => {
+                extra_columns.note(line, fields.get(2..).unwrap_or_default());
+                parse_value(value_text).map_err(error)?
+            }
+        };
         if prefix_text.contains(':') {
             let prefix = prefix_text.parse::<Prefix<u128>>().map_err(|problem| error(problem.to_string()))?;
             v6.push(Entry { prefix, label, line });
@@ -48,6 +55,16 @@ pub(crate) fn load(
         Ok(())
     })?;
     extra_columns.report(file, "PREFIX VALUE", options, &mut table.warnings)?;
+    if let Some(records) = records {
+        let (records, renumbered) = records.finish(file)?;
+        for entry in &mut v4 {
+            entry.label = renumber(entry.label, &renumbered);
+        }
+        for entry in &mut v6 {
+            entry.label = renumber(entry.label, &renumbered);
+        }
+        table.records = Some(records);
+    }
 
     let superseded4 = vec![false; v4.len()];
     let superseded6 = vec![false; v6.len()];

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::fields::{renumber, RecordColumns};
 use super::text::{for_each_record, parse_range_addr, parse_value, RangeAddr, Separator};
 use super::{report_conflicts, Conflict, LoadError, LoadOptions, Position, RouteTable};
 use crate::addr::{range_to_prefixes, Address};
@@ -85,6 +86,7 @@ pub(crate) fn load(
 ) -> Result<(), LoadError> {
     let mut raw = Vec::new();
     let mut decimal = DecimalFamilies::default();
+    let mut records = RecordColumns::for_options(file, text, separator, header, options, 2)?;
     for_each_record(file, text, separator, header, |line, fields| {
         let error = |message: String| LoadError::new(file, Position::Line(line), message);
         let field = |index: usize, name: &str| {
@@ -97,6 +99,8 @@ pub(crate) fn load(
         let value_text = field(2, "VALUE")?;
         let value = if value_text.bytes().all(|b| b == b'0') && !value_text.is_empty() {
             None
+        } else if let Some(records) = &mut records {
+            Some(records.read(file, line, fields)?)
         } else {
             Some(parse_value(value_text).map_err(error)?)
         };
@@ -124,6 +128,13 @@ pub(crate) fn load(
 
     let mut v4: Vec<Span<u32>> = Vec::new();
     let mut v6: Vec<Span<u128>> = Vec::new();
+    if let Some(records) = records {
+        let (records, renumbered) = records.finish(file)?;
+        for span in &mut raw {
+            span.value = span.value.map(|label| renumber(label, &renumbered));
+        }
+        table.records = Some(records);
+    }
     for span in raw {
         let is_v4 = match span.notation {
             Notation::V4 => true,
