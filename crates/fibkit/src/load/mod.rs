@@ -113,6 +113,7 @@ mod grow;
 mod host_routes;
 mod keys;
 mod mapped;
+mod mmdb;
 pub mod mrt;
 /// BGP UPDATE messages, as a live session and an MRT file carry them.
 pub use mrt::message as bgp;
@@ -293,12 +294,17 @@ pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Ro
     let data = decompress(file, bytes)?;
     let mut table = RouteTable::new(table_name(file), options.mapping);
     if mrt::is_mrt(&data.bytes) {
+        reject_fields(file, options, "an MRT file")?;
         mrt::load_table(file, &data, options, &mut table)?;
+    } else if mmdb::is_mmdb(&data.bytes) {
+        reject_mrt_options(file, options, "a MaxMind DB file")?;
+        mmdb::load_table(file, &data.bytes, options, &mut table)?;
     } else {
         let text = complete_lines(file, &data, options, &mut table.warnings)?;
         let text = text::as_text(file, text)?;
         reject_mrt_options(file, options, "a text table")?;
         if updates::is_text_updates(text) {
+            reject_fields(file, options, "an update stream")?;
             let mut stream = updates::parse_text(file, text, options)?;
             table.warnings.append(&mut stream.warnings);
             stream.apply_to(&mut table);
@@ -324,6 +330,19 @@ pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Ro
         return Err(LoadError::new(file, Position::File, format!("no routes in the file{why}")));
     }
     Ok(table)
+}
+
+/// Fails when `--fields` was given for a format whose values are not
+/// records.
+fn reject_fields(file: &Path, options: &LoadOptions, what: &str) -> Result<(), LoadError> {
+    match &options.fields {
+        Some(fields) => Err(LoadError::new(
+            file,
+            Position::File,
+            format!("--fields {fields} reads the columns of a text table or the paths of a MaxMind DB file, but this is {what}"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Fails when MRT-only options (`--peer`, `--value`) were given for a file
