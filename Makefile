@@ -44,6 +44,10 @@ setup:
 	  { echo "setup: pandas, pyarrow and dask for the data-frame paths and the README's Dask example (pip)"; \
 	    $(VENV)/bin/pip install -q pandas pyarrow "dask[dataframe,distributed]"; } || \
 	  echo "warning: pandas, pyarrow or dask did not install: their Python tests skip"
+	@$(HAS_MODULES) maxminddb mmdb_writer _geoip_geolite2 || \
+	  { echo "setup: maxminddb, mmdb-writer and python-geoip-geolite2 (a GeoLite2-City file), which the records tests compare fibkit with (pip)"; \
+	    $(VENV)/bin/pip install -q maxminddb mmdb-writer python-geoip-geolite2; } || \
+	  echo "warning: maxminddb, mmdb-writer or python-geoip-geolite2 did not install: the MaxMind DB tests skip"
 	@$(HAS_MODULES) ray || { echo "setup: ray for the README's Ray example (pip)"; \
 	  $(VENV)/bin/pip install -q ray; } || \
 	  echo "warning: ray did not install: the README's Ray example is skipped"

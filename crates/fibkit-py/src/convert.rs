@@ -84,6 +84,16 @@ pub fn label_object<'py>(py: Python<'py>, label: Label) -> PyResult<Bound<'py, P
     match label {
         Label::Number(number) => Ok(number.into_pyobject(py)?.into_any()),
         Label::Addr(addr) => Ok(PyString::new(py, &addr.to_string()).into_any()),
+        Label::Record(row) => Ok(format!("record #{row}").into_pyobject(py)?.into_any()),
+    }
+}
+
+/// What next-hop index `hop` stands for in `values`: a record's dict, or
+/// the label's int or address string; None for none.
+pub fn value_object<'py>(py: Python<'py>, values: &Values, hop: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match (values.records(), values.label(hop)) {
+        (Some(records), Some(Label::Record(_))) => crate::records::record_dict(py, records, hop),
+        (_, label) => label.map(|label| label_object(py, label)).transpose(),
     }
 }
 
@@ -97,7 +107,7 @@ pub fn route_value<'py>(py: Python<'py>, values: &Values, hop: NextHop) -> PyRes
     }
     match values.mapping() {
         Mapping::Modulo(_) => Ok(Some(hop.into_pyobject(py)?.into_any())),
-        Mapping::Distinct => values.label(hop).map(|label| label_object(py, label)).transpose(),
+        Mapping::Distinct => value_object(py, values, hop),
     }
 }
 
@@ -148,7 +158,16 @@ pub fn threads(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
 /// itself; 0 for no route. A uint64 array, unless some label is an IPv6
 /// address (128 bits): then an object array of Python ints, so that
 /// distinct addresses never share a number.
+///
+/// With records, an object array of each index's record as a dict (None
+/// for 0).
 pub fn values<'py>(py: Python<'py>, next_hops: &Values, last: NextHop) -> PyResult<Bound<'py, PyAny>> {
+    if next_hops.records().is_some() {
+        let objects = (0..=last)
+            .map(|hop| Ok(value_object(py, next_hops, hop)?.map_or_else(|| py.None(), Bound::unbind)))
+            .collect::<PyResult<Vec<Py<PyAny>>>>()?;
+        return Ok(PyArray1::from_vec(py, objects).into_any());
+    }
     let number = |hop: NextHop| -> u128 {
         match next_hops.mapping() {
             Mapping::Modulo(_) => u128::from(hop),
@@ -157,6 +176,7 @@ pub fn values<'py>(py: Python<'py>, next_hops: &Values, last: NextHop) -> PyResu
                 Some(Label::Number(number)) => u128::from(number),
                 Some(Label::Addr(IpAddr::V4(addr))) => u128::from(u32::from(addr)),
                 Some(Label::Addr(IpAddr::V6(addr))) => u128::from(addr),
+                Some(Label::Record(row)) => u128::from(row) + 1,
             },
         }
     };

@@ -21,6 +21,7 @@ mod arrays;
 mod convert;
 mod files;
 mod live;
+mod records;
 mod table;
 mod text;
 
@@ -38,6 +39,7 @@ use fibkit::compiled::{CompiledFamily, CompiledTable, Values};
 use fibkit::fib::{Fib, Figure, Stats};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::Mapping;
+use fibkit::records::FieldSpec;
 use fibkit::{registry, NextHop, NO_ROUTE};
 
 /// Below this many keys a batch is not split across threads.
@@ -48,8 +50,8 @@ const V6_STEP: usize = 256;
 
 /// Loads a table file with fibkit's loaders (format and compression are
 /// detected from the content).
-fn load_table(path: PathBuf, mapping: Mapping, strict: bool) -> PyResult<RouteTable> {
-    let options = LoadOptions { mapping, strict, ..Default::default() };
+fn load_table(path: PathBuf, mapping: Mapping, strict: bool, fields: Option<FieldSpec>) -> PyResult<RouteTable> {
+    let options = LoadOptions { mapping, strict, fields, ..Default::default() };
     load::load_path(&path, &options).map_err(|error| PyValueError::new_err(error.to_string()))
 }
 
@@ -88,7 +90,7 @@ fn at_route(py: Python<'_>, position: usize, error: PyErr) -> PyErr {
 /// Loads a table file for family `A`, refusing a file with none of its
 /// routes but some of the other family's.
 fn load_family<A: PyAddress>(path: PathBuf, mapping: Mapping, strict: bool) -> PyResult<RouteTable> {
-    let table = load_table(path, mapping, strict)?;
+    let table = load_table(path, mapping, strict, None)?;
     if table.prefixes(A::FAMILY) == 0 && table.prefixes(A::FAMILY.other()) > 0 {
         let message = format!("{}: none of its routes is of this family (use {}.load)", table.name, A::OTHER_CLASS);
         return Err(PyValueError::new_err(message));
@@ -316,7 +318,7 @@ impl Compiled {
     /// string), or None for 0 and, with `nexthops`, for every index (there
     /// the index is all that is left of the value: `lookup` answers it).
     fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.values.label(index).map(|label| convert::label_object(py, label)).transpose()
+        convert::value_object(py, &self.values, index)
     }
 
     /// `values[i]`: the number next-hop index `i` stands for, for every

@@ -15,6 +15,8 @@ use fibkit::compiled::{CompileOptions, CompiledFamily, CompiledTable};
 use fibkit::load::{self, AnyAddr, RouteTable};
 use fibkit::{Address, Family, NextHop, Prefix, NO_ROUTE};
 
+use fibkit::records::FieldSpec;
+
 use crate::{convert, files, load_table, text};
 
 /// A routing table of both families compiled by fibkit's engines.
@@ -156,7 +158,11 @@ impl PyTable {
     #[staticmethod]
     /// With `prefixes`, lookups can also answer the matched prefix (the
     /// FIBs are then built over route numbers, and are larger).
-    #[pyo3(signature = (path, engines = None, nexthops = None, strict = false, prefixes = false))]
+    /// With `fields` (`"asn,org:text"`; see `fibkit lookup --fields`), the
+    /// routes' values are records of those fields: a text table's columns
+    /// after the addresses, or a MaxMind DB file's paths
+    /// (`"country.iso_code,location.latitude"`).
+    #[pyo3(signature = (path, engines = None, nexthops = None, strict = false, prefixes = false, fields = None))]
     fn load(
         py: Python<'_>,
         path: PathBuf,
@@ -164,9 +170,11 @@ impl PyTable {
         nexthops: Option<&Bound<'_, PyAny>>,
         strict: bool,
         prefixes: bool,
+        fields: Option<&str>,
     ) -> PyResult<Self> {
         let mapping = convert::mapping(nexthops)?;
-        let routes = py.detach(|| load_table(path, mapping, strict))?;
+        let fields = fields.map(FieldSpec::parse).transpose().map_err(|error| PyValueError::new_err(error.to_string()))?;
+        let routes = py.detach(|| load_table(path, mapping, strict, fields))?;
         Self::build(py, routes, engines, prefixes)
     }
 
@@ -196,13 +204,32 @@ impl PyTable {
     /// `"arrays"`, an (N, 16) uint8 array of the networks (network byte
     /// order; an IPv4 network mapped, `::ffff:a.b.c.d`) and an int16 array
     /// of the prefix lengths in their own family (-1 where no route).
-    #[pyo3(signature = (addrs, prefixes = None))]
+    ///
+    /// With `fields` (a table of records: True for all its fields, or
+    /// their names as a list or `"asn,org"`), returns a
+    /// `pyarrow.RecordBatch` of those fields, one row an address (nulls
+    /// where no route or no value): integers as int64, floats as float64,
+    /// text and addresses as large_string, lists as large_list<int64>.
+    #[pyo3(signature = (addrs, prefixes = None, fields = None))]
     fn lookup_batch<'py>(
         &self,
         py: Python<'py>,
         addrs: &Bound<'py, PyAny>,
         prefixes: Option<&Bound<'py, PyAny>>,
+        fields: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(fields) = fields {
+            if prefixes.is_some() {
+                return Err(PyValueError::new_err("fields= and prefixes= are not asked together"));
+            }
+            let chosen = crate::records::chosen_fields(&self.table.values, fields)?;
+            let hops = self.lookup_batch(py, addrs, None, None)?;
+            let hops = hops.cast::<PyArray1<NextHop>>()?.readonly();
+            let hops = hops.as_slice()?;
+            let records = self.table.values.records().ok_or_else(|| PyValueError::new_err("no records"))?;
+            let columns = crate::records::columns(py, records, hops, &chosen)?;
+            return py.import("fibkit._records")?.getattr("record_batch")?.call1((columns, hops.len()));
+        }
         let form = prefixes.map_or(Ok(Prefixes::None), Prefixes::new)?;
         let prefixes = form != Prefixes::None;
         let v4 = self.table.v4.as_ref().map(CompiledFamily::has_prefixes);
@@ -257,7 +284,7 @@ impl PyTable {
     /// string), or None for 0 and, with `nexthops`, for every index (there
     /// the index is all that is left of the value: `lookup` answers it).
     fn value<'py>(&self, py: Python<'py>, index: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.table.values.label(index).map(|label| convert::label_object(py, label)).transpose()
+        convert::value_object(py, &self.table.values, index)
     }
 
     /// `values[i]`: what next-hop index `i` stands for, as `Fib.values`.

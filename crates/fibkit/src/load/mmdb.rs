@@ -251,9 +251,11 @@ fn kind_of<'a>(name: &str, nodes: impl Iterator<Item = (&'a Node, &'a String)>) 
             Node::Bool(_) => FieldType::Bool,
             Node::Text(_) => FieldType::Text,
             Node::List(items) if items.iter().all(|item| matches!(item, Node::Int(_))) => FieldType::Ints,
-            Node::List(_) => return Err(format!(
+            Node::List(_) => {
+                return Err(format!(
                 "network {network}: field {name:?} is a list of other than integers: name one of its items ({name}.0)"
-            )),
+            ))
+            }
             Node::Map(keys) => {
                 let inside: Vec<String> = keys.iter().take(12).map(|key| format!("{name}.{key}")).collect();
                 return Err(format!(

@@ -92,9 +92,10 @@ fn describe(kind: FieldType) -> &'static str {
 }
 
 /// A finite decimal number with a point or an exponent (not `inf`, `nan`:
-/// those are text).
+/// those are text; nor an integer too large for `int`, an identifier
+/// rather than a quantity).
 fn parse_float(text: &str) -> Option<f64> {
-    let numeric = text.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
+    let numeric = text.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)) && text.contains(['.', 'e', 'E']);
     text.parse::<f64>().ok().filter(|value| numeric && value.is_finite())
 }
 

@@ -220,3 +220,6 @@ impl fmt::Display for FieldRef<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
