@@ -353,6 +353,9 @@ size_t fibkit_fib_footprint(const struct fibkit_fib *fib, int family);
 // address) into `buffer` as NUL-terminated text, cut to fit `size` bytes
 // as `snprintf` does (`buffer` may be NULL when `size` is 0).
 //
+// A record's value is its fields as one line of CSV (`fibkit_fib_field`
+// gives one field).
+//
 // Returns the value's length (without the NUL; larger than `size - 1`
 // when cut), or 0 when `next_hop` has no value of its own: 0 (no route),
 // beyond the FIB's next hops, or a table whose next hops are numbers (from
@@ -424,6 +427,73 @@ int fibkit_lookup6_bulk(const struct fibkit_fib *fib,
                         const struct fibkit_addr6 *keys,
                         uint32_t *next_hops,
                         size_t n);
+
+// Loads a table file whose routes' values are records of `fields`
+// (`"asn,org:text"`: a text table's columns after the addresses, by its
+// header's names or in order; a MaxMind DB file's paths,
+// `"country.iso_code,location.latitude"`). `flags` is 0 or
+// `FIBKIT_LOAD_STRICT`.
+//
+// Returns `FIBKIT_OK` and the table in `*out`, or:
+// - `FIBKIT_EINVAL`: `path`, `fields` or `out` is NULL, `fields` does not
+//   parse (the message says why), or `flags` has an unknown bit;
+// - `FIBKIT_EIO`: the file cannot be read;
+// - `FIBKIT_EPARSE`: its content is wrong, or a value is not of its
+//   field's type (the message names the file, the line and the field).
+//
+// # Safety
+// `path` and `fields` are NULL or NUL-terminated strings; `out` is NULL or
+// points to a writable pointer.
+int fibkit_table_load_fields(const char *path,
+                             const char *fields,
+                             uint32_t flags,
+                             struct fibkit_table **out);
+
+// Writes field `field` of `next_hop`'s record as NUL-terminated text into
+// `buffer`, cut to fit `size` bytes as `snprintf` does (`buffer` may be
+// NULL when `size` is 0), and its whole length into `*length` (if not
+// NULL). A text is itself, a list of integers is written separated by
+// spaces, an address in its usual notation.
+//
+// Returns 1 (written), 0 (no value: `FIBKIT_NO_ROUTE`, a next hop past
+// the last, a missing value), or `FIBKIT_EINVAL`: `fib` or `field` is
+// NULL, the FIB has no records, or no field has that name.
+//
+// # Safety
+// `fib` is NULL or a live FIB; `field` is NULL or a NUL-terminated
+// string; `buffer` is NULL or `size` writable bytes; `length` is NULL or
+// writable.
+int fibkit_fib_field(const struct fibkit_fib *fib,
+                     uint32_t next_hop,
+                     const char *field,
+                     char *buffer,
+                     size_t size,
+                     size_t *length);
+
+// Field `field` of `next_hop`'s record as an integer into `*value`.
+//
+// Returns 1, 0 (no value, as for `fibkit_fib_field`), or `FIBKIT_EINVAL`:
+// as for `fibkit_fib_field`, or the field is not of type `int`.
+//
+// # Safety
+// As for `fibkit_fib_field`; `value` is NULL or writable.
+int fibkit_fib_field_int(const struct fibkit_fib *fib,
+                         uint32_t next_hop,
+                         const char *field,
+                         int64_t *value);
+
+// Field `field` of `next_hop`'s record as a float into `*value` (an
+// `int` field's value converted).
+//
+// Returns 1, 0 (no value, as for `fibkit_fib_field`), or `FIBKIT_EINVAL`:
+// as for `fibkit_fib_field`, or the field is neither `float` nor `int`.
+//
+// # Safety
+// As for `fibkit_fib_field`; `value` is NULL or writable.
+int fibkit_fib_field_float(const struct fibkit_fib *fib,
+                           uint32_t next_hop,
+                           const char *field,
+                           double *value);
 
 // Creates a router over `table`'s routes, each family served by the
 // engine `engines` gives it (as in `fibkit_fib_build`). Engines with

@@ -29,6 +29,11 @@ pub struct Fib {
 }
 
 impl Fib {
+    /// The compiled table of both families.
+    pub(crate) fn compiled(&self) -> &CompiledTable {
+        &self.compiled
+    }
+
     fn new(compiled: CompiledTable) -> Self {
         let engine4 = compiled.v4.as_ref().map(|family| c_string(family.fib().name()));
         let engine6 = compiled.v6.as_ref().map(|family| c_string(family.fib().name()));
@@ -218,6 +223,9 @@ pub unsafe extern "C" fn fibkit_fib_footprint(fib: *const Fib, family: c_int) ->
 /// address) into `buffer` as NUL-terminated text, cut to fit `size` bytes
 /// as `snprintf` does (`buffer` may be NULL when `size` is 0).
 ///
+/// A record's value is its fields as one line of CSV (`fibkit_fib_field`
+/// gives one field).
+///
 /// Returns the value's length (without the NUL; larger than `size - 1`
 /// when cut), or 0 when `next_hop` has no value of its own: 0 (no route),
 /// beyond the FIB's next hops, or a table whose next hops are numbers (from
@@ -231,9 +239,16 @@ pub unsafe extern "C" fn fibkit_fib_value(fib: *const Fib, next_hop: u32, buffer
     guard_value(0, || {
         // SAFETY: the contract above.
         let fib = unsafe { args::reference(fib, "fib") }?;
-        let Some(text) = fib.compiled.values.text(next_hop) else { return Ok(0) };
+        let values = &fib.compiled.values;
+        // A record's value is its fields as one CSV line; a number's, its text.
+        let text = if values.records().is_some() {
+            values.value_text(next_hop)
+        } else {
+            values.text(next_hop).map(Into::into)
+        };
+        let Some(text) = text else { return Ok(0) };
         // SAFETY: the contract above.
-        unsafe { args::write_text(text, buffer, size) }
+        unsafe { args::write_text(&text, buffer, size) }
     })
 }
 

@@ -22,6 +22,7 @@
 pub mod args;
 pub mod error;
 pub mod fib;
+pub mod records;
 pub mod router;
 pub mod source;
 pub mod table;

@@ -24,7 +24,7 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(routes: RouteTable) -> Self {
+    pub(crate) fn new(routes: RouteTable) -> Self {
         let name = c_string(&routes.name);
         let warnings = routes.warnings.iter().map(|warning| c_string(warning)).collect();
         Table { routes, name, warnings }

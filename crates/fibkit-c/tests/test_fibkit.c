@@ -685,6 +685,53 @@ static void test_ipv4_mapped(void) {
     fibkit_table_free(table);
 }
 
+/* Records: a field of a next hop's record by name, as text, int or float. */
+static void test_records(void) {
+    char path[256], fib_path[300], text[32];
+    temp_file(path, sizeof path,
+              "prefix,asn,org,share\n10.0.0.0/8,64500,\"Example, Inc.\",0.25\n10.1.0.0/16,64501,,\n2001:db8::/32,64502,Z,1.5\n");
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_load_fields(path, "asn,org,share", 0, &table));
+    fibkit_fib *fib = NULL, *opened = NULL;
+    CHECK_OK(fibkit_fib_build(table, NULL, &fib));
+    snprintf(fib_path, sizeof fib_path, "%s.fib", path);
+    CHECK_OK(fibkit_fib_save(fib, fib_path));
+    CHECK_OK(fibkit_fib_open(fib_path, &opened));
+    fibkit_fib *fibs[2] = {fib, opened};
+    for (int i = 0; i < 2; i++) {
+        uint32_t hop = fibkit_lookup4(fibs[i], 0x0a090909), other = fibkit_lookup4(fibs[i], 0x0a010101);
+        size_t length = 0;
+        int64_t asn = 0;
+        double share = 0;
+        CHECK(fibkit_fib_field(fibs[i], hop, "org", text, sizeof text, &length) == 1 && strcmp(text, "Example, Inc.") == 0 &&
+                  length == 13, "org %s", text);
+        CHECK(fibkit_fib_field(fibs[i], hop, "org", text, 5, &length) == 1 && strcmp(text, "Exam") == 0 && length == 13,
+              "cut org %s", text);
+        CHECK(fibkit_fib_field_int(fibs[i], hop, "asn", &asn) == 1 && asn == 64500, "asn %lld", (long long)asn);
+        CHECK(fibkit_fib_field_float(fibs[i], hop, "share", &share) == 1 && share == 0.25, "share %g", share);
+        CHECK(fibkit_fib_field_float(fibs[i], hop, "asn", &share) == 1 && share == 64500.0, "an int as a float");
+        CHECK(fibkit_fib_field(fibs[i], other, "org", text, sizeof text, NULL) == 0, "a missing value");
+        CHECK(fibkit_fib_field_float(fibs[i], other, "share", &share) == 0, "a missing float");
+        CHECK(fibkit_fib_field_int(fibs[i], FIBKIT_NO_ROUTE, "asn", &asn) == 0, "no route: no value");
+        CHECK(fibkit_fib_field_int(fibs[i], hop, "nope", &asn) == FIBKIT_EINVAL &&
+                  strstr(fibkit_last_error(), "no field \"nope\" (the fields: asn, org, share)") != NULL,
+              "unknown field: %s", fibkit_last_error());
+        CHECK(fibkit_fib_field_int(fibs[i], hop, "org", &asn) == FIBKIT_EINVAL &&
+                  strstr(fibkit_last_error(), "not ints") != NULL, "wrong type: %s", fibkit_last_error());
+        CHECK(fibkit_fib_value(fibs[i], hop, text, sizeof text) == 26 && strcmp(text, "64500,\"Example, Inc.\",0.25") == 0,
+              "the whole record as a value: %s", text);
+    }
+    fibkit_table *bad = table;
+    CHECK(fibkit_table_load_fields(path, "asn:integer", 0, &bad) == FIBKIT_EINVAL && bad == NULL, "a bad field list");
+    CHECK(fibkit_table_load_fields(path, "org:int", 0, &bad) == FIBKIT_EPARSE &&
+              strstr(fibkit_last_error(), ":2: field \"org\"") != NULL, "a value of another type: %s", fibkit_last_error());
+    fibkit_fib_free(opened);
+    fibkit_fib_free(fib);
+    fibkit_table_free(table);
+    remove(fib_path);
+    remove(path);
+}
+
 int main(int argc, char **argv) {
     test_version_and_engines();
     test_small_table();
@@ -692,6 +739,7 @@ int main(int argc, char **argv) {
     test_every_engine_against_the_reference();
     test_ipv6_against_the_reference();
     test_files();
+    test_records();
     test_errors();
     test_foreach();
     test_router();
