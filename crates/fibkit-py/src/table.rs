@@ -306,6 +306,14 @@ impl PyTable {
         files::reduce(py, "Table", self.pickle_path.as_deref(), || self.table.to_file(), protocol)
     }
 
+    /// The fields of a table of records as `(name, type)` pairs (types:
+    /// int, float, bool, text, addr, ints); None for a table of values.
+    #[getter]
+    fn fields(&self) -> Option<Vec<(String, &'static str)>> {
+        let records = self.table.values.records()?;
+        Some(records.fields().map(|field| (field.name.clone(), field.kind.name())).collect())
+    }
+
     /// The engines answering IPv4 and IPv6 (None for a family without routes).
     #[getter]
     fn engines(&self) -> (Option<String>, Option<String>) {

@@ -161,3 +161,58 @@ def test_geolite2_city_answers_as_the_maxminddb_reader():
     fields = ["country.iso_code", "city.names.en", "location.latitude", "location.longitude", "subdivisions.0.iso_code"]
     rows = compare_with_maxminddb(geolite2_city(), fields, addresses)
     assert sum(row["city.names.en"] is not None for row in rows) > 1000
+
+
+def asn_table(tmp_path):
+    path = tmp_path / "asn.csv"
+    path.write_text("start,end,asn,org\n1.0.0.0,1.0.0.255,13335,Cloudflare\n"
+                    "8.8.8.0,8.8.8.255,15169,Google\n2001:db8::,2001:db8::ffff,64500,\"Doc, Net\"\n")
+    return fibkit.Table.load(str(path), fields="asn,org", prefixes=True)
+
+
+def test_enrich_adds_a_column_a_field(tmp_path):
+    pd = pytest.importorskip("pandas")
+    table = asn_table(tmp_path)
+    frame = pd.DataFrame({"src": ["8.8.8.8", "1.0.0.1", "9.9.9.9", "2001:db8::1"], "n": [1, 2, 3, 4]}, index=[5, 6, 7, 8])
+    enriched = fibkit.enrich(frame, "src", table, fields=True, prefix="route")
+    assert list(enriched.columns) == ["src", "n", "asn", "org", "route"]
+    def listed(series):
+        return [None if pd.isna(item) else item for item in series.tolist()]
+
+    assert isinstance(enriched["org"].dtype, pd.ArrowDtype)
+    assert listed(enriched["asn"]) == [15169, 13335, None, 64500]
+    assert listed(enriched["org"]) == ["Google", "Cloudflare", None, "Doc, Net"]
+    assert listed(enriched["route"]) == ["8.8.8.0/24", "1.0.0.0/24", None, "2001:db8::/112"]
+    assert list(enriched.index) == [5, 6, 7, 8]
+
+
+duckdb = pytest.importorskip("duckdb")
+
+
+def test_duckdb_functions_answer_as_the_table(tmp_path):
+    import fibkit.duckdb
+
+    table = asn_table(tmp_path)
+    table.save(str(tmp_path / "asn.fib"))
+    con = duckdb.connect()
+    fibkit.duckdb.register(con, str(tmp_path / "asn.fib"))
+    fibkit.duckdb.register(con, table, name="org_of", fields=["org"])
+    rows = con.sql("SELECT ip, fibkit_lookup(ip) AS r, org_of(ip).org AS o FROM (VALUES ('8.8.8.8'), ('9.9.9.9'), "
+                   "(NULL), ('2001:db8::5')) t(ip)").fetchall()
+    assert rows == [
+        ("8.8.8.8", {"asn": 15169, "org": "Google"}, "Google"),
+        ("9.9.9.9", {"asn": None, "org": None}, None),
+        (None, None, None),
+        ("2001:db8::5", {"asn": 64500, "org": "Doc, Net"}, "Doc, Net"),
+    ]
+    # Many vectors: a column of 10,000 addresses answers as lookup_batch does.
+    rng = random.Random(5)
+    addresses = [f"{rng.choice([1, 8, 9])}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}"
+                 for _ in range(10000)]
+    frame = pa.table({"ip": addresses})
+    got = con.sql("SELECT fibkit_lookup(ip).org FROM frame").fetchall()
+    assert [row[0] for row in got] == table.lookup_batch(addresses, fields=["org"]).column(0).to_pylist()
+    with pytest.raises(duckdb.Error, match="\"10.1.2.300\": not an IPv4 or IPv6 address"):
+        con.sql("SELECT fibkit_lookup('10.1.2.300')").fetchall()
+    with pytest.raises(ValueError, match="no field 'city'"):
+        fibkit.duckdb.register(con, table, name="x", fields=["city"])

@@ -108,14 +108,26 @@ def ipv6_array(addrs):
     return np.frombuffer(packed, dtype=np.uint8).reshape(-1, 16).copy()
 
 
-def enrich(frame, column, table, value="value", prefix=None):
+def enrich(frame, column, table, value="value", prefix=None, fields=None):
     """A copy of the pandas DataFrame ``frame`` with the route of each
     address of ``column`` (strings of either family) added: its value as
     column ``value`` (a nullable integer column; or, where some values are
     addresses, objects: ints and address strings; missing where no route),
     and with ``prefix`` (a ``Table`` loaded with ``prefixes=True``) the
-    matched prefix as column ``prefix``."""
+    matched prefix as column ``prefix``. With ``fields`` (a table of
+    records: their names, or True for all), a column per field in place of
+    ``value``, Arrow-backed (``pd.ArrowDtype``: the batch's arrays, not
+    copied)."""
     import pandas as pd
+
+    if fields is not None:
+        batch = table.lookup_batch(frame[column], fields=fields)
+        enriched = frame.copy()
+        for name, array in zip(batch.schema.names, batch.columns):
+            enriched[name] = pd.Series(array, index=frame.index, dtype=pd.ArrowDtype(array.type))
+        if prefix is not None:
+            enriched[prefix] = table.lookup_batch(frame[column], prefixes=True)[1]
+        return enriched
 
     answers = table.lookup_batch(frame[column], prefixes=prefix is not None)
     hops, matched = answers if prefix is not None else (answers, None)
