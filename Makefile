@@ -8,7 +8,7 @@ PYTHON ?= python3
 # to compare; pandas and pyarrow for the data-frame paths).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench bench-lookup bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint
+.PHONY: setup bench bench-lookup bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -48,6 +48,10 @@ setup:
 	  { echo "setup: maxminddb, mmdb-writer and python-geoip-geolite2 (a GeoLite2-City file), which the records tests compare fibkit with (pip)"; \
 	    $(VENV)/bin/pip install -q maxminddb mmdb-writer python-geoip-geolite2; } || \
 	  echo "warning: maxminddb, mmdb-writer or python-geoip-geolite2 did not install: the MaxMind DB tests skip"
+	@$(HAS_MODULES) duckdb duckdb_extensions duckdb_extension_inet polars polars_iptools || \
+	  { echo "setup: duckdb with its inet extension, polars and polars-iptools, for the records' SQL function tests and make bench-records (pip)"; \
+	    $(VENV)/bin/pip install -q "duckdb==1.5.5" "duckdb-extensions==1.5.5" "duckdb-extension-inet==1.5.5" polars polars-iptools; } || \
+	  echo "warning: duckdb or polars did not install: their tests skip and make bench-records cannot run"
 	@$(HAS_MODULES) ray || { echo "setup: ray for the README's Ray example (pip)"; \
 	  $(VENV)/bin/pip install -q ray; } || \
 	  echo "warning: ray did not install: the README's Ray example is skipped"
@@ -174,6 +178,11 @@ python: setup
 test-python: python
 	$(CARGO) build -p fibkit-cli
 	$(VENV)/bin/pytest -q --doctest-modules crates/fibkit-py/python crates/fibkit-py/tests
+
+# Records beside their anchors (maxminddb, DuckDB's inet join,
+# polars-iptools) on GeoLite2-City: a benchmark, minutes; not part of make test.
+bench-records: python
+	$(VENV)/bin/python crates/fibkit-py/bench_records.py
 
 test-exhaustive:
 	$(CARGO) test --release --workspace -- --ignored
