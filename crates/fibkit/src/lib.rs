@@ -131,6 +131,8 @@ mod docs_examples {
     struct Measurements;
     #[doc = include_str!("../../../docs/python.md")]
     struct Python;
+    #[doc = include_str!("../../../docs/records.md")]
+    struct Records;
     #[doc = include_str!("../../../docs/serve.md")]
     struct Serve;
 }

@@ -16,6 +16,7 @@
 //! | range TSV (iptoasn) | `16777216<TAB>16777471<TAB>13335<TAB>US<TAB>CLOUDFLARENET` | fields split on tabs only |
 //! | MRT (RFC 6396) | binary: RIB dumps, `BGP4MP` update files | see [`mrt`]: peers, values |
 //! | update stream | `1418774413 a 202.70.88.0/21 195.66.226.74` | see [`updates`]; replayed from an empty table |
+//! | MaxMind DB (`.mmdb`) | binary: GeoLite2, DB-IP, IPinfo | records of the paths [`LoadOptions::fields`] names (`mmdb` module) |
 //!
 //! An MRT file is recognised by its first record header ([`mrt`]); a text
 //! file whose first data line is `UNIXTIME a|w PREFIX ...` is an update
@@ -36,7 +37,9 @@
 //!   skipped.
 //!
 //! Columns after the value are ignored in every format (an `.ipasn` file has
-//! none; range files carry country codes and AS names there).
+//! none; range files carry country codes and AS names there), unless
+//! [`LoadOptions::fields`] makes them a record's fields ([`crate::records`];
+//! the `fields` module: by a header's names, or in order).
 //!
 //! Prefixes are parsed strictly ([`crate::addr::Prefix`]): host bits set, a
 //! length above 32 (128), a malformed address are errors. IPv4 and IPv6 lines
