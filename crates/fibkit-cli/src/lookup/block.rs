@@ -26,12 +26,16 @@ pub struct Context<'a> {
     pub format: Format,
     /// Whether to write the matched prefix and its length.
     pub prefix: bool,
+    /// Whether to write every covering route (`--all-matches`).
+    pub all_matches: bool,
 }
 
 impl<'a> Context<'a> {
-    /// How the answers are written.
+    /// How the answers are written (every route with its prefix, with
+    /// `--all-matches`).
     pub fn style(&self) -> Style<'a> {
-        Style { values: self.values, layout: self.layout, format: self.format, prefix: self.prefix }
+        let prefix = self.prefix || self.all_matches;
+        Style { values: self.values, layout: self.layout, format: self.format, prefix }
     }
 }
 
@@ -125,17 +129,31 @@ fn answer_lines(block: &[u8], first_line: u64, context: &Context<'_>) -> Answere
             }
         }
     }
-    let answers4 = lookup_all(context.table.family_fib::<u32>(), &keys4);
-    let answers6 = lookup_all(context.table.family_fib::<u128>(), &keys6);
     answered.counts = [keys4.len() as u64, keys6.len() as u64];
+    let (v4, v6) = (context.table.family_fib::<u32>(), context.table.family_fib::<u128>());
     let mut writer = Writer { style: context.style(), out: &mut answered.output, unrouted: 0 };
+    if context.all_matches {
+        for row in &rows {
+            let index = (row.key & !V6_BIT) as usize;
+            let (line, field) = (row.line.0 as usize..row.line.1 as usize, row.field.0 as usize..row.field.1 as usize);
+            if row.key & V6_BIT == 0 {
+                writer.covering_rows(block, line, field, v4, keys4[index]);
+            } else {
+                writer.covering_rows(block, line, field, v6, keys6[index]);
+            }
+        }
+        answered.unrouted = writer.unrouted;
+        return answered;
+    }
+    let answers4 = lookup_all(v4, &keys4);
+    let answers6 = lookup_all(v6, &keys6);
     for row in &rows {
         let index = (row.key & !V6_BIT) as usize;
         let (line, field) = (row.line.0 as usize..row.line.1 as usize, row.field.0 as usize..row.field.1 as usize);
         if row.key & V6_BIT == 0 {
-            writer.row(block, line, field, context.table.family_fib::<u32>(), answers4[index]);
+            writer.row(block, line, field, v4, answers4[index]);
         } else {
-            writer.row(block, line, field, context.table.family_fib::<u128>(), answers6[index]);
+            writer.row(block, line, field, v6, answers6[index]);
         }
     }
     answered.unrouted = writer.unrouted;
@@ -186,7 +204,7 @@ mod tests {
     #[test]
     fn every_line_is_answered_skipped_as_blank_or_reported_whatever_its_bytes() {
         let table = table();
-        let values = Values::new(&table).unwrap();
+        let values = Values::new(&table.values).unwrap();
         let alphabet = b"0123456789.:,\"\t \r\nabcdef/\xff";
         let mut random = XorShift32::new(9);
         for round in 0..3000 {
@@ -198,7 +216,9 @@ mod tests {
                 _ => Layout::Column { index: 0, delimiter: b'\t' },
             };
             for format in [Format::Text, Format::Csv, Format::Json] {
-                let context = Context { table: &table, values: &values, layout, format, prefix: round % 2 == 0 };
+                let prefix = round % 2 == 0;
+                let context =
+                    Context { table: &table, values: &values, layout, format, prefix, all_matches: round % 4 == 1 };
                 let answered = answer(&block, 1, &context);
                 let lines = block.split(|&byte| byte == b'\n').count() - usize::from(block.ends_with(b"\n"));
                 let blank = block.split(|&byte| byte == b'\n').take(lines).filter(|line| line.trim_ascii().is_empty());
@@ -214,10 +234,10 @@ mod tests {
     #[test]
     fn values_prefixes_and_json_are_written_as_documented() {
         let table = table();
-        let values = Values::new(&table).unwrap();
+        let values = Values::new(&table.values).unwrap();
         let block = b"10.1.2.3\n 2001:db8::1\r\n11.0.0.0\n";
         let (layout, format) = (Layout::Lines, Format::Json);
-        let context = Context { table: &table, values: &values, layout, format, prefix: true };
+        let context = Context { table: &table, values: &values, layout, format, prefix: true, all_matches: false };
         let answered = answer(block, 1, &context);
         let expected = "{\"address\":\"10.1.2.3\",\"value\":64500,\"prefix\":\"10.0.0.0/8\",\"prefix_len\":8}\n\
                         {\"address\":\"2001:db8::1\",\"value\":\"2001:db8::9\",\

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use anyhow::{bail, Result};
 use clap::ValueEnum;
-use fibkit::compiled::{CompiledFamily, CompiledTable};
+use fibkit::compiled::CompiledFamily;
 use fibkit::nexthop::{Label, Mapping};
 use fibkit::{Address, NextHop, Prefix, NO_ROUTE};
 
@@ -72,8 +72,7 @@ impl Strings {
 impl Values {
     /// The values of the table's next hops (`value_text`: the input's
     /// label, or the index with `--nexthops`).
-    pub fn new(table: &CompiledTable) -> Result<Self> {
-        let values = &table.values;
+    pub fn new(values: &fibkit::compiled::Values) -> Result<Self> {
         if values.mapping() != Mapping::Distinct {
             return Ok(Values::Indexes);
         }
@@ -89,7 +88,7 @@ impl Values {
 
     /// Appends the value of `hop` (nothing for [`NO_ROUTE`]).
     #[inline]
-    fn write_text(&self, hop: NextHop, out: &mut Vec<u8>) {
+    pub fn write_text(&self, hop: NextHop, out: &mut Vec<u8>) {
         match self {
             Values::Labels { text, .. } => text.write(hop as usize, out),
             Values::Indexes if hop != NO_ROUTE => write_decimal(hop, out),
@@ -99,7 +98,7 @@ impl Values {
 
     /// Appends the value of `hop` as JSON (`null` for [`NO_ROUTE`]).
     #[inline]
-    fn write_json(&self, hop: NextHop, out: &mut Vec<u8>) {
+    pub fn write_json(&self, hop: NextHop, out: &mut Vec<u8>) {
         match self {
             Values::Labels { json, .. } => json.write(hop as usize, out),
             Values::Indexes if hop != NO_ROUTE => write_decimal(hop, out),
@@ -176,7 +175,7 @@ pub fn append(out: &mut Vec<u8>, source: &[u8], range: Range<usize>) {
 /// Appends `prefix` as `ADDRESS/LENGTH`: an IPv4 prefix octet by octet
 /// (no allocation: `--prefix` writes one a line), IPv6 as the standard
 /// library writes it.
-fn write_prefix<A: Address>(prefix: Prefix<A>, out: &mut Vec<u8>) {
+pub fn write_prefix<A: Address>(prefix: Prefix<A>, out: &mut Vec<u8>) {
     if A::BITS == 32 {
         let addr = prefix.addr().to_u128() as u32;
         for (index, octet) in addr.to_be_bytes().into_iter().enumerate() {
@@ -214,6 +213,40 @@ impl Writer<'_, '_> {
         let hop = family.map_or(NO_ROUTE, |family| family.next_hop(answer));
         self.unrouted += u64::from(hop == NO_ROUTE);
         let route = if self.style.prefix { family.and_then(|family| family.route(answer)) } else { None };
+        self.write_row(block, line, field, hop, route);
+    }
+
+    /// A row for each route covering `addr`, least specific first (one
+    /// without a route if none does), for the address at `field` of the
+    /// line at `line` of `block`: `--all-matches`.
+    pub fn covering_rows<A: Address>(
+        &mut self,
+        block: &[u8],
+        line: Range<usize>,
+        field: Range<usize>,
+        family: Option<&CompiledFamily<A>>,
+        addr: A,
+    ) {
+        let mut routes = family.and_then(|family| family.covering(Prefix::host(addr)).ok()).into_iter().flatten();
+        let Some(first) = routes.next() else {
+            self.unrouted += 1;
+            return self.write_row::<A>(block, line, field, NO_ROUTE, None);
+        };
+        for (prefix, hop) in std::iter::once(first).chain(routes) {
+            self.write_row(block, line.clone(), field.clone(), hop, Some((prefix, hop)));
+        }
+    }
+
+    /// One row: the address at `field` of the line at `line`, its next hop
+    /// `hop` and its route.
+    fn write_row<A: Address>(
+        &mut self,
+        block: &[u8],
+        line: Range<usize>,
+        field: Range<usize>,
+        hop: NextHop,
+        route: Option<(Prefix<A>, NextHop)>,
+    ) {
         self.out.reserve(128);
         let separator = match (self.style.format, self.style.layout) {
             (Format::Text, _) => b'\t',
