@@ -21,6 +21,7 @@ mod arrays;
 mod convert;
 mod files;
 mod live;
+mod routes;
 mod table;
 mod text;
 
