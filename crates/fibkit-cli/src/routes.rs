@@ -74,7 +74,7 @@ pub fn run(args: &RoutesArgs) -> Result<ExitCode> {
     }
     let mut queries = args.prefixes.iter().map(|text| query(text)).collect::<Result<Vec<_>>>()?;
     if queries.is_empty() {
-        queries = ["0.0.0.0/0", "::/0"].map(|text| query(text)).into_iter().collect::<Result<_>>()?;
+        queries = ["0.0.0.0/0", "::/0"].map(query).into_iter().collect::<Result<_>>()?;
     }
     let (source, values) = source(args)?;
     let output: Box<dyn Write> = match args.output.as_deref().filter(|&path| !crate::is_stdio(path)) {
