@@ -223,3 +223,43 @@ fn format_route<A: Address>(
     }
     line.push(b'\n');
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fibkit::nexthop::{Label, Mapping, NextHopTable};
+
+    #[test]
+    fn queries_are_prefixes_or_addresses_and_mapped_ones_ipv4() {
+        let asked = |text: &str| query(text).map(|query| (query.text, query.prefix.to_string()));
+        assert_eq!(asked(" 10.0.0.0/8 ").unwrap(), ("10.0.0.0/8".into(), "10.0.0.0/8".into()));
+        assert_eq!(asked("8.8.8.8").unwrap(), ("8.8.8.8/32".into(), "8.8.8.8/32".into()));
+        assert_eq!(asked("2001:db8::1").unwrap(), ("2001:db8::1/128".into(), "2001:db8::1/128".into()));
+        assert_eq!(asked("::ffff:10.1.0.0/112").unwrap(), ("::ffff:10.1.0.0/112".into(), "10.1.0.0/16".into()));
+        assert_eq!(asked("::ffff:0:0/96").unwrap().1, "0.0.0.0/0");
+        assert_eq!(asked("::/64").unwrap().1, "::/64", "covering ::ffff:0:0/96, not inside it: IPv6");
+        let error = asked("10.0.0.1/8").unwrap_err().to_string();
+        assert!(error.contains("\"10.0.0.1/8\" is neither a prefix nor an address"), "{error}");
+        assert!(format!("{:#}", asked("10.0.0.1/8").unwrap_err()).contains("did you mean 10.0.0.0/8?"));
+    }
+
+    #[test]
+    fn routes_are_written_in_each_format() {
+        let mut next_hops = NextHopTable::new(Mapping::Distinct);
+        let asn = next_hops.intern(Label::Number(64500));
+        let address = next_hops.intern(Label::Addr("2001:db8::9".parse().unwrap()));
+        let values = Values::new(&fibkit::compiled::Values::new(&next_hops)).unwrap();
+        let mut line = Vec::new();
+        let mut written = |format, route: (Prefix<u32>, NextHop)| {
+            format_route(format, &values, "10.0.0.0/8", route, &mut line);
+            String::from_utf8(line.clone()).unwrap()
+        };
+        let route = ("10.1.0.0/16".parse().unwrap(), asn);
+        assert_eq!(written(Format::Text, route), "10.1.0.0/16\t64500\n");
+        assert_eq!(written(Format::Csv, route), "10.0.0.0/8,10.1.0.0/16,16,64500\n");
+        let json = "{\"query\":\"10.0.0.0/8\",\"prefix\":\"10.1.0.0/16\",\"prefix_len\":16,\"value\":64500}\n";
+        assert_eq!(written(Format::Json, route), json);
+        let route = ("10.1.0.0/16".parse().unwrap(), address);
+        assert!(written(Format::Json, route).ends_with(",\"value\":\"2001:db8::9\"}\n"));
+    }
+}

@@ -250,4 +250,24 @@ mod tests {
         let expected = "10.1.2.3\t64500\t10.0.0.0/8\n2001:db8::1\t2001:db8::9\t2001:db8::/32\n11.0.0.0\t\t\n";
         assert_eq!(String::from_utf8(answered.output).unwrap(), expected);
     }
+
+    #[test]
+    fn all_matches_writes_a_row_per_covering_route_least_specific_first() {
+        let mut routes = RouteTable::new("t", Mapping::Distinct);
+        for (prefix, asn) in [("10.0.0.0/8", 64500), ("10.1.0.0/16", 64501), ("10.1.2.0/24", 64502)] {
+            let hop = routes.next_hops.intern(Label::Number(asn));
+            routes.v4.insert(prefix.parse().unwrap(), hop);
+        }
+        let table =
+            crate::registered::compile(routes, &CompileOptions { engines: Vec::new(), prefixes: true }).unwrap();
+        let values = Values::new(&table.values).unwrap();
+        let (layout, format) = (Layout::Column { index: 1, delimiter: b';' }, Format::Csv);
+        let context = Context { table: &table, values: &values, layout, format, prefix: false, all_matches: true };
+        let answered = answer(b"a;10.1.2.3\nb;10.2.0.1\nc;2001:db8::1\n", 1, &context);
+        let expected =
+            "a;10.1.2.3;64500;10.0.0.0/8;8\na;10.1.2.3;64501;10.1.0.0/16;16\na;10.1.2.3;64502;10.1.2.0/24;24\n\
+                        b;10.2.0.1;64500;10.0.0.0/8;8\nc;2001:db8::1;;;\n";
+        assert_eq!(String::from_utf8(answered.output).unwrap(), expected);
+        assert_eq!((answered.counts, answered.unrouted), ([2, 1], 1));
+    }
 }
