@@ -25,6 +25,7 @@ mod numbers;
 mod registered;
 mod replay;
 mod reproduce;
+mod routes;
 mod serve;
 mod stat;
 mod table;
@@ -60,6 +61,8 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// The route of each address (arguments, files, CSV columns, stdin).
     Lookup(lookup::LookupArgs),
+    /// The routes inside prefixes, or covering prefixes and addresses.
+    Routes(routes::RoutesArgs),
     /// Compile a table into a FIB file that `lookup` maps instead of
     /// building.
     Compile(compile::CompileArgs),
@@ -148,6 +151,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Serve(args) => serve::run(&args),
         Command::Convert(args) => convert::run(&args),
         Command::Lookup(args) => lookup::run(&args),
+        Command::Routes(args) => routes::run(&args),
         Command::Compile(args) => compile::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
     }
@@ -162,6 +166,7 @@ impl Command {
             Command::Bench(args) => Some(&args.table),
             Command::Convert(args) => Some(&args.table),
             Command::Lookup(args) => Some(&args.table),
+            Command::Routes(args) => Some(&args.table),
             Command::Compile(args) => Some(&args.table),
             Command::Replay(_) | Command::Follow(_) | Command::Serve(_) | Command::Reproduce(_) => None,
         }

@@ -22,6 +22,7 @@ mod convert;
 mod files;
 mod live;
 mod records;
+mod routes;
 mod table;
 mod text;
 

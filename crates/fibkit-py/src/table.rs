@@ -17,7 +17,7 @@ use fibkit::{Address, Family, NextHop, Prefix, NO_ROUTE};
 
 use fibkit::records::FieldSpec;
 
-use crate::{convert, files, load_table, text};
+use crate::{convert, files, load_table, routes, text};
 
 /// A routing table of both families compiled by fibkit's engines.
 ///
@@ -253,6 +253,32 @@ impl PyTable {
         let mut answers = vec![hops];
         answers.extend(matched_arrays(py, matched, form)?);
         Ok(PyTuple::new(py, answers)?.into_any())
+    }
+
+    /// Every route covering each address (strings of either family, in
+    /// any form `lookup_batch` takes), from the least specific to the
+    /// longest match, for a table loaded (or compiled) with prefixes: a
+    /// pyarrow `ListArray` with a list per address (empty: no route) of
+    /// structs `prefix` (string, `"10.0.0.0/8"`), `prefix_len` (uint8) and
+    /// `next_hop` (uint32: `values[next_hop]` gives the value). Parsing
+    /// and the lists' building release the GIL. An element that is no
+    /// address is a `ValueError` naming its index; a table without
+    /// prefixes, a `ValueError` saying to load it with `prefixes=True`.
+    fn covering<'py>(&self, py: Python<'py>, addrs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let split = text::split(addrs)?;
+        routes::covering(py, &self.table, &split)
+    }
+
+    /// The routes inside `prefixes` (the prefix itself included when it is
+    /// a route), in address order, for a table loaded (or compiled) with
+    /// prefixes: for one prefix string (`"10.0.0.0/8"`; an address stands
+    /// for its /32 or /128), a pyarrow `StructArray` of `prefix`,
+    /// `prefix_len` and `next_hop` as `covering` answers; for a sequence
+    /// of them, a `ListArray` of such structs, a list per prefix. A
+    /// malformed prefix, or one with host bits set, is a `ValueError`
+    /// naming it.
+    fn within<'py>(&self, py: Python<'py>, prefixes: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        routes::within(py, &self.table, prefixes)
     }
 
     /// The value of the route that matches `addr` (a string of either

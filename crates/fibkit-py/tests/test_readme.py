@@ -98,6 +98,14 @@ def test_the_readme_python_examples_run_as_written(tmp_path, monkeypatch):
             assert "asn" in printed and len(namespace["enriched"]) == 3000
         if "ray.put" in block:  # the default table has no IPv6 route
             assert printed.split()[-1] == "None]"
+        if "table.covering(" in block:
+            # The routes covering three addresses and inside 10.0.0.0/8, as its comments show.
+            assert printed.splitlines() == [
+                "[{'prefix': '10.0.0.0/8', 'prefix_len': 8, 'next_hop': 1}]",
+                "[3, 1, 0]",
+                "[64500 64501 64502 64500]",
+                "['10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/24']",
+            ]
         if "mapInArrow" in block:
             assert "|2001:db8::1|NULL|" in printed
     skipped = [(index, missing) for index, missing in skipped if missing != ["fibkit serve"]]

@@ -26,12 +26,16 @@ pub struct Context<'a> {
     pub format: Format,
     /// Whether to write the matched prefix and its length.
     pub prefix: bool,
+    /// Whether to write every covering route (`--all-matches`).
+    pub all_matches: bool,
 }
 
 impl<'a> Context<'a> {
-    /// How the answers are written.
+    /// How the answers are written (every route with its prefix, with
+    /// `--all-matches`).
     pub fn style(&self) -> Style<'a> {
-        Style { values: self.values, layout: self.layout, format: self.format, prefix: self.prefix }
+        let prefix = self.prefix || self.all_matches;
+        Style { values: self.values, layout: self.layout, format: self.format, prefix }
     }
 }
 
@@ -125,17 +129,31 @@ fn answer_lines(block: &[u8], first_line: u64, context: &Context<'_>) -> Answere
             }
         }
     }
-    let answers4 = lookup_all(context.table.family_fib::<u32>(), &keys4);
-    let answers6 = lookup_all(context.table.family_fib::<u128>(), &keys6);
     answered.counts = [keys4.len() as u64, keys6.len() as u64];
+    let (v4, v6) = (context.table.family_fib::<u32>(), context.table.family_fib::<u128>());
     let mut writer = Writer { style: context.style(), out: &mut answered.output, unrouted: 0 };
+    if context.all_matches {
+        for row in &rows {
+            let index = (row.key & !V6_BIT) as usize;
+            let (line, field) = (row.line.0 as usize..row.line.1 as usize, row.field.0 as usize..row.field.1 as usize);
+            if row.key & V6_BIT == 0 {
+                writer.covering_rows(block, line, field, v4, keys4[index]);
+            } else {
+                writer.covering_rows(block, line, field, v6, keys6[index]);
+            }
+        }
+        answered.unrouted = writer.unrouted;
+        return answered;
+    }
+    let answers4 = lookup_all(v4, &keys4);
+    let answers6 = lookup_all(v6, &keys6);
     for row in &rows {
         let index = (row.key & !V6_BIT) as usize;
         let (line, field) = (row.line.0 as usize..row.line.1 as usize, row.field.0 as usize..row.field.1 as usize);
         if row.key & V6_BIT == 0 {
-            writer.row(block, line, field, context.table.family_fib::<u32>(), answers4[index]);
+            writer.row(block, line, field, v4, answers4[index]);
         } else {
-            writer.row(block, line, field, context.table.family_fib::<u128>(), answers6[index]);
+            writer.row(block, line, field, v6, answers6[index]);
         }
     }
     answered.unrouted = writer.unrouted;
@@ -186,7 +204,7 @@ mod tests {
     #[test]
     fn every_line_is_answered_skipped_as_blank_or_reported_whatever_its_bytes() {
         let table = table();
-        let values = Values::new(&table, None).unwrap();
+        let values = Values::new(&table.values, None).unwrap();
         let alphabet = b"0123456789.:,\"\t \r\nabcdef/\xff";
         let mut random = XorShift32::new(9);
         for round in 0..3000 {
@@ -198,7 +216,9 @@ mod tests {
                 _ => Layout::Column { index: 0, delimiter: b'\t' },
             };
             for format in [Format::Text, Format::Csv, Format::Json] {
-                let context = Context { table: &table, values: &values, layout, format, prefix: round % 2 == 0 };
+                let prefix = round % 2 == 0;
+                let context =
+                    Context { table: &table, values: &values, layout, format, prefix, all_matches: round % 4 == 1 };
                 let answered = answer(&block, 1, &context);
                 let lines = block.split(|&byte| byte == b'\n').count() - usize::from(block.ends_with(b"\n"));
                 let blank = block.split(|&byte| byte == b'\n').take(lines).filter(|line| line.trim_ascii().is_empty());
@@ -214,10 +234,10 @@ mod tests {
     #[test]
     fn values_prefixes_and_json_are_written_as_documented() {
         let table = table();
-        let values = Values::new(&table, None).unwrap();
+        let values = Values::new(&table.values, None).unwrap();
         let block = b"10.1.2.3\n 2001:db8::1\r\n11.0.0.0\n";
         let (layout, format) = (Layout::Lines, Format::Json);
-        let context = Context { table: &table, values: &values, layout, format, prefix: true };
+        let context = Context { table: &table, values: &values, layout, format, prefix: true, all_matches: false };
         let answered = answer(block, 1, &context);
         let expected = "{\"address\":\"10.1.2.3\",\"value\":64500,\"prefix\":\"10.0.0.0/8\",\"prefix_len\":8}\n\
                         {\"address\":\"2001:db8::1\",\"value\":\"2001:db8::9\",\
@@ -229,5 +249,25 @@ mod tests {
         let answered = answer(block, 1, &context);
         let expected = "10.1.2.3\t64500\t10.0.0.0/8\n2001:db8::1\t2001:db8::9\t2001:db8::/32\n11.0.0.0\t\t\n";
         assert_eq!(String::from_utf8(answered.output).unwrap(), expected);
+    }
+
+    #[test]
+    fn all_matches_writes_a_row_per_covering_route_least_specific_first() {
+        let mut routes = RouteTable::new("t", Mapping::Distinct);
+        for (prefix, asn) in [("10.0.0.0/8", 64500), ("10.1.0.0/16", 64501), ("10.1.2.0/24", 64502)] {
+            let hop = routes.next_hops.intern(Label::Number(asn));
+            routes.v4.insert(prefix.parse().unwrap(), hop);
+        }
+        let table =
+            crate::registered::compile(routes, &CompileOptions { engines: Vec::new(), prefixes: true }).unwrap();
+        let values = Values::new(&table.values, None).unwrap();
+        let (layout, format) = (Layout::Column { index: 1, delimiter: b';' }, Format::Csv);
+        let context = Context { table: &table, values: &values, layout, format, prefix: false, all_matches: true };
+        let answered = answer(b"a;10.1.2.3\nb;10.2.0.1\nc;2001:db8::1\n", 1, &context);
+        let expected =
+            "a;10.1.2.3;64500;10.0.0.0/8;8\na;10.1.2.3;64501;10.1.0.0/16;16\na;10.1.2.3;64502;10.1.2.0/24;24\n\
+                        b;10.2.0.1;64500;10.0.0.0/8;8\nc;2001:db8::1;;;\n";
+        assert_eq!(String::from_utf8(answered.output).unwrap(), expected);
+        assert_eq!((answered.counts, answered.unrouted), ([2, 1], 1));
     }
 }

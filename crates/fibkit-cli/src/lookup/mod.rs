@@ -18,13 +18,20 @@
 //!
 //! A value is the route's value as the table gave it (an ASN, a next-hop
 //! address; the next-hop index with `--nexthops N`), empty (JSON: `null`)
-//! for an address without a route. A line whose field is not an address
+//! for an address without a route.
+//!
+//! With `--all-matches`, an address gets a line per route covering it,
+//! from the least specific to its longest match, each with its prefix
+//! (as `--prefix` writes it), or one line without a route if none does:
+//! the covering routes of the table's routes compiled with prefixes
+//! ([`fibkit::compiled::CompiledFamily::covering`]), in place of the one
+//! lookup. A line whose field is not an address
 //! is reported on stderr with its source and line, and skipped (with
 //! `--strict`, the run fails there).
 
 mod block;
 mod fields;
-mod output;
+pub(crate) mod output;
 mod source;
 
 use std::fs::File;
@@ -74,6 +81,12 @@ pub struct LookupArgs {
     /// Also answer the matched prefix (and in CSV and JSON its length).
     #[arg(long)]
     prefix: bool,
+    /// Answer every route covering each address, from the least specific
+    /// to the longest match: a line per route, with its prefix as
+    /// --prefix writes it (a compiled FIB file needs fibkit compile
+    /// --prefix).
+    #[arg(long)]
+    all_matches: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
@@ -104,7 +117,7 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
     let delimiter = args.delimiter.map(delimiter_byte).transpose()?;
     let started = Instant::now();
     let table = compiled_table(args)?;
-    let values = Values::new(&table, args.table.fields.as_ref())?;
+    let values = Values::new(&table.values, args.table.fields.as_ref())?;
     let compiled = started.elapsed();
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().context("cannot start threads")?;
@@ -129,7 +142,8 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
         for source in &sources {
             let mut reader = SourceReader::open(source)?;
             let layout = reader.layout(args.column.as_deref(), delimiter)?;
-            let context = Context { table: &table, values: &values, layout, format: args.format, prefix: args.prefix };
+            let (format, prefix, all_matches) = (args.format, args.prefix, args.all_matches);
+            let context = Context { table: &table, values: &values, layout, format, prefix, all_matches };
             if let Some(header) = output::header_line(context.style(), reader.header(), &mut header_written) {
                 sender.send(header).context("writer stopped")?;
             }
@@ -173,7 +187,7 @@ fn compiled_table(args: &LookupArgs) -> Result<CompiledTable> {
     let fib_file =
         args.table.table.as_deref().filter(|path| !crate::is_stdio(path)).filter(|path| is_fib_file_at(path));
     let Some(path) = fib_file else {
-        let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
+        let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix || args.all_matches };
         // Every engine name checked (whatever family it serves) before the table loads.
         crate::registered::compile_engine::<u32>(&options)?;
         let routes: RouteTable = args.table.load()?;
@@ -194,9 +208,10 @@ fn compiled_table(args: &LookupArgs) -> Result<CompiledTable> {
         compiled.v4.as_ref().map(|family| family.has_prefixes()),
         compiled.v6.as_ref().map(|family| family.has_prefixes()),
     ];
-    if args.prefix && families.iter().flatten().any(|&prefixes| !prefixes) {
+    let option = if args.all_matches { "--all-matches" } else { "--prefix" };
+    if (args.prefix || args.all_matches) && families.iter().flatten().any(|&prefixes| !prefixes) {
         bail!(
-            "{}: compiled without the routes' prefixes; compile it with fibkit compile --prefix for --prefix",
+            "{}: compiled without the routes' prefixes; compile it with fibkit compile --prefix for {option}",
             path.display()
         );
     }

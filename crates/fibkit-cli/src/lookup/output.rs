@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use anyhow::{bail, Result};
 use clap::ValueEnum;
-use fibkit::compiled::{CompiledFamily, CompiledTable};
+use fibkit::compiled::CompiledFamily;
 use fibkit::nexthop::{Label, Mapping};
 use fibkit::records::{write_csv_cell, FieldSpec, Records};
 use fibkit::{Address, NextHop, Prefix, NO_ROUTE};
@@ -79,8 +79,7 @@ impl Values {
     ///
     /// With records, `fields` chooses the fields to write (`None`: all);
     /// without, it must be `None`.
-    pub fn new(table: &CompiledTable, fields: Option<&FieldSpec>) -> Result<Self> {
-        let values = &table.values;
+    pub fn new(values: &fibkit::compiled::Values, fields: Option<&FieldSpec>) -> Result<Self> {
         if let Some(records) = values.records() {
             return Self::records(records, fields);
         }
@@ -153,7 +152,7 @@ impl Values {
     /// Appends the value of `hop` (nothing for [`NO_ROUTE`]): a record's
     /// fields as cells separated by `separator`, quoted for CSV.
     #[inline]
-    fn write_text(&self, hop: NextHop, format: Format, separator: u8, out: &mut Vec<u8>) {
+    pub fn write_text(&self, hop: NextHop, format: Format, separator: u8, out: &mut Vec<u8>) {
         match self {
             Values::Labels { text, .. } => text.write(hop as usize, out),
             Values::Indexes if hop != NO_ROUTE => write_decimal(hop, out),
@@ -171,7 +170,7 @@ impl Values {
     }
 
     /// The names of the value's columns in a CSV header.
-    fn names(&self) -> Vec<&str> {
+    pub fn names(&self) -> Vec<&str> {
         match self {
             Values::Records { names, .. } => names.iter().map(String::as_str).collect(),
             _ => vec!["value"],
@@ -180,7 +179,7 @@ impl Values {
 
     /// Appends the value of `hop` as JSON (`null` for [`NO_ROUTE`]).
     #[inline]
-    fn write_json(&self, hop: NextHop, out: &mut Vec<u8>) {
+    pub fn write_json(&self, hop: NextHop, out: &mut Vec<u8>) {
         match self {
             Values::Labels { json, .. } | Values::Records { json, .. } => json.write(hop as usize, out),
             Values::Indexes if hop != NO_ROUTE => write_decimal(hop, out),
@@ -258,7 +257,7 @@ pub fn append(out: &mut Vec<u8>, source: &[u8], range: Range<usize>) {
 /// Appends `prefix` as `ADDRESS/LENGTH`: an IPv4 prefix octet by octet
 /// (no allocation: `--prefix` writes one a line), IPv6 as the standard
 /// library writes it.
-fn write_prefix<A: Address>(prefix: Prefix<A>, out: &mut Vec<u8>) {
+pub fn write_prefix<A: Address>(prefix: Prefix<A>, out: &mut Vec<u8>) {
     if A::BITS == 32 {
         let addr = prefix.addr().to_u128() as u32;
         for (index, octet) in addr.to_be_bytes().into_iter().enumerate() {
@@ -296,6 +295,40 @@ impl Writer<'_, '_> {
         let hop = family.map_or(NO_ROUTE, |family| family.next_hop(answer));
         self.unrouted += u64::from(hop == NO_ROUTE);
         let route = if self.style.prefix { family.and_then(|family| family.route(answer)) } else { None };
+        self.write_row(block, line, field, hop, route);
+    }
+
+    /// A row for each route covering `addr`, least specific first (one
+    /// without a route if none does), for the address at `field` of the
+    /// line at `line` of `block`: `--all-matches`.
+    pub fn covering_rows<A: Address>(
+        &mut self,
+        block: &[u8],
+        line: Range<usize>,
+        field: Range<usize>,
+        family: Option<&CompiledFamily<A>>,
+        addr: A,
+    ) {
+        let mut routes = family.and_then(|family| family.covering(Prefix::host(addr)).ok()).into_iter().flatten();
+        let Some(first) = routes.next() else {
+            self.unrouted += 1;
+            return self.write_row::<A>(block, line, field, NO_ROUTE, None);
+        };
+        for (prefix, hop) in std::iter::once(first).chain(routes) {
+            self.write_row(block, line.clone(), field.clone(), hop, Some((prefix, hop)));
+        }
+    }
+
+    /// One row: the address at `field` of the line at `line`, its next hop
+    /// `hop` and its route.
+    fn write_row<A: Address>(
+        &mut self,
+        block: &[u8],
+        line: Range<usize>,
+        field: Range<usize>,
+        hop: NextHop,
+        route: Option<(Prefix<A>, NextHop)>,
+    ) {
         self.out.reserve(128);
         let separator = match (self.style.format, self.style.layout) {
             (Format::Text, _) => b'\t',

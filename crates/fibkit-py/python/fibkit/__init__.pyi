@@ -189,6 +189,18 @@ class Table:
         route); with ``"arrays"``, the networks as an (N, 16) uint8 array (IPv4 ones mapped) and the lengths as
         int16 (-1 where no route).
         """
+    def covering(self, addrs: Union[Sequence[str], npt.NDArray[Any], Any]) -> Any:
+        """Every route covering each address, least specific first (a table with prefixes).
+
+        A ``pyarrow.ListArray``, a list per address (empty: no route), of structs ``prefix`` (string),
+        ``prefix_len`` (uint8) and ``next_hop`` (uint32: ``values[next_hop]`` gives the value).
+        """
+    def within(self, prefixes: Union[str, Sequence[str]]) -> Any:
+        """The routes inside a prefix, in address order (a table with prefixes).
+
+        For one prefix string, a ``pyarrow.StructArray`` of ``prefix``, ``prefix_len`` and ``next_hop``; for a
+        sequence of them, a ``pyarrow.ListArray`` of such structs, a list per prefix.
+        """
     @property
     def values(self) -> npt.NDArray[Any]:
         """``values[hops]`` maps next-hop indexes to the routes' values."""

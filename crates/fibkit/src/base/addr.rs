@@ -255,6 +255,14 @@ impl<A: Address> Prefix<A> {
         Prefix { addr: addr & A::mask(prefix_len), prefix_len }
     }
 
+    /// The prefix of the one address `addr` (`/32` for IPv4, `/128` for
+    /// IPv6): what a covering query asks of an address
+    /// ([`crate::Rib::covering`]).
+    #[inline]
+    pub fn host(addr: A) -> Self {
+        Prefix { addr, prefix_len: A::BITS }
+    }
+
     /// The whole address space (`0.0.0.0/0` or `::/0`).
     pub const fn default_route() -> Self {
         Prefix { addr: A::ZERO, prefix_len: 0 }

@@ -4,7 +4,7 @@
 //!
 //! | section | elements | what |
 //! |---|---|---|
-//! | `v4.route_addr` | `u32` (`u128` for `v6.`) | network address of route `n` at index `n - 1` |
+//! | `v4.route_addr` | `u32` (`u128` for `v6.`) | network address of route `n` at index `n - 1`; ascending `(address, length)`, no route twice |
 //! | `v4.route_len` | `u8` | its prefix length |
 //! | `v4.route_hop` | `u32` | its next hop |
 
@@ -92,6 +92,11 @@ impl<A: Address> CompiledFamily<A> {
                 let value = routes.next_hops[index].into();
                 return Err(family.bad::<NextHop>("route_hop", index, value, "next hop beyond the file's values"));
             }
+        }
+        if let Some(index) = routes.first_out_of_order() {
+            let value = routes.lengths[index].into();
+            let problem = "a route not after the one before it (routes are in address order, each once)";
+            return Err(family.bad::<u8>("route_len", index, value, problem));
         }
         let numbers = NextHop::try_from(count)
             .map_err(|_| family.bad::<NextHop>("route_hop", 0, count as u64, "too many routes"))?;

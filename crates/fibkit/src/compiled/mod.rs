@@ -19,10 +19,17 @@
 //! over a copy of the RIB whose values are route numbers, so one lookup
 //! gives the route, and the route gives prefix and next hop. The FIB is
 //! then larger (neighbouring prefixes with one next hop no longer merge).
+//!
+//! With prefixes, a family also lists the routes covering a prefix or an
+//! address and the routes inside a prefix ([`CompiledFamily::covering`],
+//! [`CompiledFamily::covered`]: binary searches over the routes, which are
+//! in [`Rib::iter`]'s order).
 
+mod cover;
 mod file;
 mod values;
 
+pub use cover::{Covered, Covering, NoPrefixes};
 pub use values::Values;
 
 use std::any::Any;
@@ -45,7 +52,10 @@ pub use crate::registry::default_engine;
 pub type Route<A> = (Prefix<A>, NextHop);
 
 /// The routes of a family that answers prefixes, as arrays (route `n` at
-/// index `n - 1`), built or read in place from a compiled FIB file.
+/// index `n - 1`), built or read in place from a compiled FIB file; in
+/// [`Rib::iter`]'s order, ascending `(address, length)`, each once (a
+/// file's are checked when it is opened).
+#[derive(Debug)]
 struct Routes<A: Address> {
     addrs: LookupArray<A>,
     lengths: LookupArray<u8>,

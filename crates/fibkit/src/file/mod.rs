@@ -50,7 +50,7 @@
 //! | `values.offsets`, `values.text` | distinct values: the text of next hop `i` is `text[offsets[i - 1] .. offsets[i]]` |
 //! | `v4.engine`, `v6.engine` | a family's engine (its registry name); absent: no routes of that family |
 //! | `v4.params` | `u64`s the engine defines (counts, widths), then its arrays `v4.*` |
-//! | `v4.route_addr`, `v4.route_len`, `v4.route_hop` | with prefixes: route `n`'s prefix and next hop at index `n - 1` |
+//! | `v4.route_addr`, `v4.route_len`, `v4.route_hop` | with prefixes: route `n`'s prefix and next hop at index `n - 1`, in ascending `(address, length)` order (refused otherwise) |
 //!
 //! A mapped file must not change under its readers: fibkit replaces a file
 //! by writing a new one and renaming it over the old ([`FileWriter::write`]),

@@ -16,7 +16,9 @@
 //! RIB answers longest-prefix match ([`Rib::lookup`]) and walks the disjoint
 //! address ranges of the whole space or any sub-range with their effective
 //! next hop ([`Rib::for_each_range`]), from which the range-based engines
-//! (DXR) build their chunks.
+//! (DXR) build their chunks. It lists the routes covering a prefix or an
+//! address, least specific first ([`Rib::covering`]), and the routes
+//! inside a prefix ([`Rib::covered`]), without allocating (`cover.rs`).
 //!
 //! # Updates without a walk from the root
 //!
@@ -45,8 +47,11 @@
 //! walks down from the root.
 
 mod arena;
+mod cover;
 mod index;
 mod update;
+
+pub use cover::{Covered, Covering};
 
 #[cfg(test)]
 mod tests;
