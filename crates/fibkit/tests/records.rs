@@ -12,7 +12,8 @@ use std::net::Ipv6Addr;
 use fibkit::compiled::{CompileOptions, CompiledTable};
 use fibkit::file::FibFile;
 use fibkit::load::{self, LoadOptions};
-use fibkit::records::{FieldRef, FieldSpec};
+use fibkit::nexthop::Label;
+use fibkit::records::{FieldRef, FieldSpec, FieldValue};
 
 #[test]
 fn every_range_of_the_asn_table_answers_its_line_s_fields() {
@@ -62,4 +63,46 @@ fn every_range_of_the_asn_table_answers_its_line_s_fields() {
         }
     }
     assert!(checked > 100_000, "{checked} addresses");
+}
+
+/// An MRT RIB dump's routes as records: on a real dump, every route's
+/// `next_hop` and `origin_as` fields are the values `--value next-hop` and
+/// `--value origin-as` give it, and a path ending in a sequence ends with
+/// its origin.
+#[test]
+fn mrt_fields_agree_with_the_values_of_the_same_routes() {
+    for name in ["mrt/rib.20140523.0600_firstMB.bz2", "mrt/rib6.20151101.0600_firstMB.bz2"] {
+        let Some(path) = common::shared_data(name) else { continue };
+        let spec = FieldSpec::parse("next_hop,origin_as,as_path,communities,peer_as").unwrap();
+        let records = load::load_path(&path, &LoadOptions { fields: Some(spec), ..Default::default() }).unwrap();
+        let next_hops = load::load_path(&path, &LoadOptions::default()).unwrap();
+        let origins =
+            load::load_path(&path, &LoadOptions { value: load::ValueChoice::OriginAs, ..Default::default() }).unwrap();
+        let record_table = records.records.as_ref().unwrap();
+        let mut checked = 0;
+        let v4 = next_hops.v4.iter().zip(origins.v4.iter());
+        for ((prefix, hop), ((_, by_hop), (_, by_origin))) in records.v4.iter().zip(v4) {
+            let Some(fibkit::nexthop::Label::Record(row)) = records.next_hops.label(hop) else {
+                panic!("{prefix}: not a record")
+            };
+            let values = record_table.get(row).unwrap();
+            let label = |value: &FieldValue| match value {
+                FieldValue::Addr(addr) => Some(Label::Addr(*addr)),
+                FieldValue::Int(number) => Some(Label::Number(*number as u64)),
+                _ => None,
+            };
+            assert_eq!(label(&values[0]), next_hops.next_hops.label(by_hop), "{prefix} next hop");
+            assert_eq!(label(&values[1]), origins.next_hops.label(by_origin), "{prefix} origin");
+            checked += 1;
+        }
+        for (prefix, hop) in records.v6.iter() {
+            let Some(fibkit::nexthop::Label::Record(row)) = records.next_hops.label(hop) else { panic!("{prefix}") };
+            let values = record_table.get(row).unwrap();
+            if let (FieldValue::Ints(path), FieldValue::Int(origin)) = (&values[2], &values[1]) {
+                assert!(path.contains(origin), "{prefix}: origin {origin} in {path:?}");
+            }
+            checked += 1;
+        }
+        assert!(checked > 1000, "{name}: {checked} routes");
+    }
 }

@@ -297,7 +297,6 @@ pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<Ro
     let data = decompress(file, bytes)?;
     let mut table = RouteTable::new(table_name(file), options.mapping);
     if mrt::is_mrt(&data.bytes) {
-        reject_fields(file, options, "an MRT file")?;
         mrt::load_table(file, &data, options, &mut table)?;
     } else if mmdb::is_mmdb(&data.bytes) {
         reject_mrt_options(file, options, "a MaxMind DB file")?;

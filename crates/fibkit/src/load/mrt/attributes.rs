@@ -52,6 +52,8 @@ pub(super) const ATTR_ATOMIC_AGGREGATE: u8 = 6;
 pub(super) const ATTR_MP_REACH_NLRI: u8 = 14;
 pub(super) const ATTR_MP_UNREACH_NLRI: u8 = 15;
 pub(super) const ATTR_AS4_PATH: u8 = 17;
+/// `COMMUNITIES` (RFC 1997).
+pub(super) const ATTR_COMMUNITIES: u8 = 8;
 /// Attribute flag: optional (clear: well-known).
 pub(super) const ATTR_OPTIONAL: u8 = 0x80;
 /// Attribute flag: transitive.
@@ -94,7 +96,8 @@ pub(super) struct Attributes<'a> {
     pub(super) origin: Option<Cursor<'a>>,
     next_hop: Option<Cursor<'a>>,
     pub(super) as_path: Option<Cursor<'a>>,
-    as4_path: Option<Cursor<'a>>,
+    pub(super) as4_path: Option<Cursor<'a>>,
+    pub(super) communities: Option<Cursor<'a>>,
     pub(super) med: Option<Cursor<'a>>,
     pub(super) local_pref: Option<Cursor<'a>>,
     pub(super) mp_reach: Option<Cursor<'a>>,
@@ -134,6 +137,7 @@ impl<'a> Attributes<'a> {
                 ATTR_MULTI_EXIT_DISC => (&mut found.med, ATTR_OPTIONAL, Action::TreatAsWithdraw),
                 ATTR_LOCAL_PREF => (&mut found.local_pref, ATTR_TRANSITIVE, Action::TreatAsWithdraw),
                 ATTR_AS4_PATH => (&mut found.as4_path, ATTR_OPTIONAL | ATTR_TRANSITIVE, Action::Discard),
+                ATTR_COMMUNITIES => (&mut found.communities, ATTR_OPTIONAL | ATTR_TRANSITIVE, Action::TreatAsWithdraw),
                 // Malformed Attribute List: the NLRI cannot be found for sure.
                 ATTR_MP_REACH_NLRI => (&mut found.mp_reach, ATTR_OPTIONAL, Action::Reset(1)),
                 ATTR_MP_UNREACH_NLRI => (&mut found.mp_unreach, ATTR_OPTIONAL, Action::Reset(1)),

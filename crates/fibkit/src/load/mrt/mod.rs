@@ -122,6 +122,7 @@ use super::{decompress, read_file, table_name, Decompressed, LoadError, LoadOpti
 mod attributes;
 mod bgp4mp;
 mod cursor;
+mod fields;
 pub mod message;
 mod peers;
 mod records;
@@ -202,6 +203,11 @@ pub(crate) fn load_table(
 ) -> Result<(), LoadError> {
     match Content::of(&data.bytes) {
         Content::Rib => load_rib(file, data, options, table),
+        Content::Updates if options.fields.is_some() => Err(LoadError::new(
+            file,
+            Position::File,
+            "--fields reads the routes of an MRT RIB dump, but this is an update stream (BGP4MP messages)",
+        )),
         Content::Updates => {
             let stream = load_updates(file, data, options)?;
             table.warnings.extend(stream.warnings.iter().cloned());

@@ -7,12 +7,14 @@ use std::path::Path;
 
 use super::attributes::Attributes;
 use super::cursor::{Cursor, Malformed};
+use super::fields;
 use super::peers::{select_peer, Omissions};
 use super::records::{classify, report_reading, Content, Kind, Records};
 use crate::addr::{Family, IpPrefix};
 use crate::load::peer::{Peer, PeerKey};
 use crate::load::{warn, Decompressed, LoadError, LoadOptions, Position, RouteTable};
 use crate::nexthop::{Label, NextHopTable};
+use crate::records::RecordTable;
 use crate::rib::Rib;
 use crate::NextHop;
 
@@ -214,6 +216,18 @@ pub(super) fn load_rib(
     let chosen = select_peer(file, &scan.peers, options.peer)?;
     let peer = &scan.peers[chosen];
     let key = peer.key;
+    let mut records = match &options.fields {
+        None => None,
+        Some(_) if options.value != super::ValueChoice::NextHop => {
+            let problem = "--value chooses a route's one value; --fields makes it a record: give one or the other";
+            return Err(LoadError::new(file, Position::File, problem));
+        }
+        Some(spec) => {
+            let fields = fields::fields_of(spec).map_err(|problem| LoadError::new(file, Position::File, problem))?;
+            Some(RecordTable::new(fields).map_err(|problem| LoadError::new(file, Position::File, problem))?)
+        }
+    };
+    let record_fields = records.as_ref().map(|records| records.fields().to_vec()).unwrap_or_default();
     let mut routes = Vec::with_capacity(peer.routes());
     let mut missing = Omissions::default();
     for record in Records::new(&data.bytes) {
@@ -228,12 +242,22 @@ pub(super) fn load_rib(
         let mine = rib.entries.iter().filter(|entry| entry.peer == key);
         let Some(entry) = mine.min_by_key(|entry| entry.path_id) else { continue };
         let attributes = Attributes::parse(entry.attributes, rib.as4).map_err(|error| error.into_error(file))?;
+        if let Some(records) = &mut records {
+            let record = fields::record(&attributes, &rib.prefix, &record_fields, peer.asn)
+                .map_err(|error| error.into_error(file))?;
+            let row = records
+                .intern(record)
+                .map_err(|problem| LoadError::new(file, Position::Offset(entry.offset), problem))?;
+            routes.push(Route { prefix: rib.prefix, value: Label::Record(row), offset: entry.offset });
+            continue;
+        }
         match attributes.value(&rib.prefix, options.value, peer.asn).map_err(|error| error.into_error(file))? {
             Ok(value) => routes.push(Route { prefix: rib.prefix, value, offset: entry.offset }),
             Err(why) => missing.note(why, entry.offset),
         }
     }
     missing.report(file, peer, options, &mut table.warnings)?;
+    table.records = records;
     insert_routes(file, &routes, options, table)
 }
 
