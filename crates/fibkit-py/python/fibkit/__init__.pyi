@@ -162,8 +162,13 @@ class Table:
         nexthops: Nexthops = None,
         strict: bool = False,
         prefixes: bool = False,
+        fields: Optional[str] = None,
     ) -> "Table":
-        """Builds from a table file with routes of either family or both."""
+        """Builds from a table file with routes of either family or both.
+
+        With ``fields`` (``"asn,org:text"``), the routes' values are records of those fields: a text table's
+        columns, a MaxMind DB file's paths or an MRT dump's attributes (docs/records.md).
+        """
     @staticmethod
     def default(engines: Optional[list[str]] = None, nexthops: Nexthops = None, prefixes: bool = False) -> "Table":
         """Builds from the embedded default table (synthetic, IPv4)."""
@@ -175,13 +180,20 @@ class Table:
     def next_hop(self, addr: str) -> int:
         """The next-hop index of ``addr`` (of either family, as ``lookup_batch`` answers it); 0: no route."""
     def lookup_batch(
-        self, addrs: Union[Sequence[str], npt.NDArray[Any]], prefixes: Union[bool, str, None] = None
+        self,
+        addrs: Union[Sequence[str], npt.NDArray[Any]],
+        prefixes: Union[bool, str, None] = None,
+        fields: Union[bool, str, Sequence[str], None] = None,
     ) -> Union[
         npt.NDArray[np.uint32],
         tuple[npt.NDArray[np.uint32], npt.NDArray[np.object_]],
         tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8], npt.NDArray[np.int16]],
+        Any,
     ]:
         """Next-hop indexes, not values (0: no route), of address strings of either family.
+
+        With ``fields`` (a table of records: True, or field names), a ``pyarrow.RecordBatch`` of those fields,
+        one row an address, nulls where no route.
 
         ``values[hops]`` maps them to the routes' values.
 
@@ -189,6 +201,9 @@ class Table:
         route); with ``"arrays"``, the networks as an (N, 16) uint8 array (IPv4 ones mapped) and the lengths as
         int16 (-1 where no route).
         """
+    @property
+    def fields(self) -> Optional[list[tuple[str, str]]]:
+        """The fields of a table of records, as ``(name, type)`` pairs; None for a table of values."""
     def covering(self, addrs: Union[Sequence[str], npt.NDArray[Any], Any]) -> Any:
         """Every route covering each address, least specific first (a table with prefixes).
 
@@ -246,7 +261,14 @@ class ServerError(Exception):
     request: str
     def __init__(self, url: str, request: str, status: int, message: str) -> None: ...
 
-def enrich(frame: Any, column: str, table: Table, value: str = "value", prefix: Optional[str] = None) -> Any:
+def enrich(
+    frame: Any,
+    column: str,
+    table: Table,
+    value: str = "value",
+    prefix: Optional[str] = None,
+    fields: Union[bool, str, Sequence[str], None] = None,
+) -> Any:
     """A copy of the DataFrame with each address's route value (and matched prefix) added."""
 
 def open(path: Union[str, PathLike[str]], pickle_path: bool = False) -> Table:
