@@ -7,14 +7,14 @@
 
 use std::ffi::{c_char, c_int};
 
-use fibkit_core::load::{self, LoadOptions};
+use fibkit_core::load::LoadOptions;
 use fibkit_core::records::{FieldRef, FieldSpec};
 use fibkit_core::NextHop;
 
 use crate::args;
 use crate::error::{guard, Failure};
 use crate::fib::Fib;
-use crate::table::{Table, FIBKIT_LOAD_STRICT};
+use crate::table::{load_into, Table};
 
 /// Loads a table file whose routes' values are records of `fields`
 /// (`"asn,org:text"`: a text table's columns after the addresses, by its
@@ -39,23 +39,14 @@ pub unsafe extern "C" fn fibkit_table_load_fields(
     flags: u32,
     out: *mut *mut Table,
 ) -> c_int {
-    // SAFETY: the contract above.
-    unsafe { args::clear(out) };
-    guard(|| {
-        // SAFETY: the contract above.
-        let path = unsafe { args::path(path, "path") }?;
+    let options = |strict| {
         // SAFETY: the contract above.
         let fields = unsafe { args::text(fields, "fields") }?;
         let fields = FieldSpec::parse(fields).map_err(|error| Failure::invalid(error.to_string()))?;
-        if flags & !FIBKIT_LOAD_STRICT != 0 {
-            return Err(Failure::invalid(format!("flags {flags:#x}: unknown bits (only FIBKIT_LOAD_STRICT)")));
-        }
-        let options =
-            LoadOptions { strict: flags & FIBKIT_LOAD_STRICT != 0, fields: Some(fields), ..Default::default() };
-        let routes = load::load_path(&path, &options)?;
-        // SAFETY: the contract above.
-        unsafe { args::store(out, Table::new(routes)) }
-    })
+        Ok(LoadOptions { strict, fields: Some(fields), ..Default::default() })
+    };
+    // SAFETY: the contract above.
+    unsafe { load_into(path, flags, out, options) }
 }
 
 /// Field `field` of `next_hop`'s record in `fib`: `Ok(None)` for no value.

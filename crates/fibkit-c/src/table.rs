@@ -119,18 +119,33 @@ pub unsafe extern "C" fn fibkit_table_load(
     flags: u32,
     out: *mut *mut Table,
 ) -> c_int {
+    let mapping = if next_hops == 0 { Mapping::Distinct } else { Mapping::Modulo(next_hops) };
     // SAFETY: the contract above.
+    unsafe { load_into(path, flags, out, |strict| Ok(LoadOptions { mapping, strict, ..Default::default() })) }
+}
+
+/// Loads the table file `path` into `*out` with the options `options`
+/// gives (told whether `flags` asks for `FIBKIT_LOAD_STRICT`): the body of
+/// the `fibkit_table_load` functions, returning their status.
+///
+/// # Safety
+/// As for `fibkit_table_load`.
+pub(crate) unsafe fn load_into(
+    path: *const c_char,
+    flags: u32,
+    out: *mut *mut Table,
+    options: impl FnOnce(bool) -> Result<LoadOptions, Failure>,
+) -> c_int {
+    // SAFETY: the caller's contract.
     unsafe { args::clear(out) };
     guard(|| {
-        // SAFETY: the contract above.
+        // SAFETY: the caller's contract.
         let path = unsafe { args::path(path, "path") }?;
         if flags & !FIBKIT_LOAD_STRICT != 0 {
             return Err(Failure::invalid(format!("flags {flags:#x}: unknown bits (only FIBKIT_LOAD_STRICT)")));
         }
-        let mapping = if next_hops == 0 { Mapping::Distinct } else { Mapping::Modulo(next_hops) };
-        let options = LoadOptions { mapping, strict: flags & FIBKIT_LOAD_STRICT != 0, ..Default::default() };
-        let routes = load::load_path(&path, &options)?;
-        // SAFETY: the contract above.
+        let routes = load::load_path(&path, &options(flags & FIBKIT_LOAD_STRICT != 0)?)?;
+        // SAFETY: the caller's contract.
         unsafe { args::store(out, Table::new(routes)) }
     })
 }

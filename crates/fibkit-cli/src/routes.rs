@@ -23,7 +23,7 @@ use clap::Args;
 use fibkit::addr::IpPrefix;
 use fibkit::compiled::{CompiledFamily, CompiledTable};
 use fibkit::file::is_fib_file_at;
-use fibkit::load::{parse_address, AnyAddr, RouteTable, ValueChoice};
+use fibkit::load::{parse_address, AnyAddr, RouteTable};
 use fibkit::{Address, NextHop, Prefix};
 
 use crate::lookup::output::{write_decimal, write_prefix, Format, Values};
@@ -145,13 +145,7 @@ fn source(args: &RoutesArgs) -> Result<(Source, Values)> {
         let values = Values::new(&values, table.fields.as_ref())?;
         return Ok((Source::Loaded(routes), values));
     };
-    let fixed = [
-        (table.nexthops.is_some(), "--nexthops"),
-        (table.peer.is_some() || table.value != ValueChoice::NextHop || table.peers, "--peer, --value and --peers"),
-    ];
-    if let Some((_, option)) = fixed.iter().find(|(given, _)| *given) {
-        bail!("{}: {option} cannot change a compiled FIB file; give them to fibkit compile", path.display());
-    }
+    table.refuse_for_compiled(path, &[])?;
     let compiled = CompiledTable::open(path)?;
     let families = [
         compiled.v4.as_ref().map(CompiledFamily::has_prefixes),

@@ -65,6 +65,23 @@ impl TableArgs {
         }
     }
 
+    /// Refuses the loading options a compiled FIB file at `path` has fixed
+    /// (`--nexthops`, the MRT options, and `more` given by the command),
+    /// naming the first given.
+    pub fn refuse_for_compiled(&self, path: &std::path::Path, more: &[(bool, &str)]) -> Result<()> {
+        let fixed = [
+            (self.nexthops.is_some(), "--nexthops"),
+            (self.peer.is_some() || self.value != ValueChoice::NextHop || self.peers, "--peer, --value and --peers"),
+        ];
+        if let Some((_, option)) = more.iter().chain(&fixed).find(|(given, _)| *given) {
+            anyhow::bail!(
+                "{}: {option} cannot change a compiled FIB file; give them to fibkit compile",
+                path.display()
+            );
+        }
+        Ok(())
+    }
+
     /// Loads the table (or generates the default one). `--peers` is
     /// `main`'s: it lists the peers in place of the command.
     pub fn load(&self) -> Result<RouteTable> {

@@ -45,7 +45,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use fibkit::compiled::{CompileOptions, CompiledTable};
 use fibkit::file::is_fib_file_at;
-use fibkit::load::{parse_address, RouteTable, ValueChoice};
+use fibkit::load::{parse_address, RouteTable};
 use rayon::prelude::*;
 
 use crate::table::TableArgs;
@@ -195,14 +195,7 @@ fn compiled_table(args: &LookupArgs) -> Result<CompiledTable> {
             .with_context(|| format!("compiling {}", args.table_name()));
     };
     let table = &args.table;
-    let fixed = [
-        (!args.engine.is_empty(), "--engine"),
-        (table.nexthops.is_some(), "--nexthops"),
-        (table.peer.is_some() || table.value != ValueChoice::NextHop || table.peers, "--peer, --value and --peers"),
-    ];
-    if let Some((_, option)) = fixed.iter().find(|(given, _)| *given) {
-        bail!("{}: {option} cannot change a compiled FIB file; give them to fibkit compile", path.display());
-    }
+    table.refuse_for_compiled(path, &[(!args.engine.is_empty(), "--engine")])?;
     let compiled = CompiledTable::open(path)?;
     let families = [
         compiled.v4.as_ref().map(|family| family.has_prefixes()),
