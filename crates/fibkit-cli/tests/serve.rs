@@ -86,7 +86,7 @@ fn expected<A: Address>(table: &RouteTable, rib: &fibkit::Rib<A>, addr: A) -> St
 fn json_value(label: Option<Label>) -> serde_json::Value {
     match label {
         Some(Label::Number(number)) => number.into(),
-        Some(Label::Addr(addr)) => addr.to_string().into(),
+        Some(label @ (Label::Addr(_) | Label::Record(_))) => label.to_string().into(),
         None => serde_json::Value::Null,
     }
 }

@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use common::{installed, speaker, wait_for, Bird, GoBgp, Scratch};
 use fibkit::load::ValueChoice;
-use fibkit::nexthop::Label;
 use fibkit::NO_ROUTE;
 use fibkit_sources::bgp::{NeighbourConfig, SessionState, Speaker};
 
@@ -96,10 +95,7 @@ fn answer(speaker: &Speaker, addr: &str) -> Option<String> {
             (hop != NO_ROUTE).then(|| speaker.label::<u128>(hop)).flatten()
         }
     };
-    hop.map(|label| match label {
-        Label::Addr(addr) => addr.to_string(),
-        Label::Number(number) => number.to_string(),
-    })
+    hop.map(|label| label.to_string())
 }
 
 fn expect(speaker: &Speaker, wanted: &[(&str, Option<&str>)]) {
