@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use fibkit::load::{self, Growth, LoadOptions, PeerList, RouteTable};
-use fibkit::nexthop::{Mapping, NextHopTable};
+use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::records::{write_csv_cell, RecordTable};
 use fibkit::NextHop;
 
 use crate::table::TableArgs;
@@ -73,6 +74,11 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
         None => args.table.load()?,
     };
     if let Some(growth) = args.grow {
+        if table.records.is_some() {
+            anyhow::bail!(
+                "--grow writes next-hop numbers; a table of records (--fields) keeps its fields: give one or the other"
+            );
+        }
         let (name, routes) = (table.name.clone(), table.v4.len());
         let stride = grow_table(&mut table, growth)?;
         eprintln!(
@@ -108,7 +114,14 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
 /// Writes `PREFIX VALUE` lines, IPv4 then IPv6 in address order. The value
 /// is the input's (next hop, ASN) with distinct values, the next-hop index
 /// with `--nexthops N`; either way the text loads back to the same table.
+///
+/// With records, CSV: a header line `prefix,FIELD,...` after a comment
+/// giving the `--fields` that load it back with the same types, then a
+/// line a route with its fields' cells.
 fn write_text(table: &RouteTable, out: &mut impl Write) -> io::Result<()> {
+    if let Some(records) = &table.records {
+        return write_records(table, records, out);
+    }
     let value = |hop| table.next_hops.value_text(hop).unwrap_or_default();
     writeln!(
         out,
@@ -122,6 +135,42 @@ fn write_text(table: &RouteTable, out: &mut impl Write) -> io::Result<()> {
     }
     for (prefix, hop) in table.v6.iter() {
         writeln!(out, "{prefix} {}", value(hop))?;
+    }
+    Ok(())
+}
+
+/// `write_text` of a table of records.
+fn write_records(table: &RouteTable, records: &RecordTable, out: &mut impl Write) -> io::Result<()> {
+    let spec: Vec<String> = records.fields().iter().map(ToString::to_string).collect();
+    let names: Vec<&str> = records.fields().iter().map(|field| field.name.as_str()).collect();
+    writeln!(
+        out,
+        "# {} ({} IPv4, {} IPv6 routes), written by fibkit convert",
+        table.name,
+        table.v4.len(),
+        table.v6.len()
+    )?;
+    writeln!(out, "# load with --fields {}", spec.join(","))?;
+    writeln!(out, "prefix,{}", names.join(","))?;
+    let mut line = String::new();
+    let mut write = |prefix: String, hop| {
+        line.clear();
+        line.push_str(&prefix);
+        let row = match table.next_hops.label(hop) {
+            Some(Label::Record(row)) => records.get(row),
+            _ => None,
+        };
+        for value in row.into_iter().flatten() {
+            line.push(',');
+            write_csv_cell(&value.as_ref().to_string(), &mut line);
+        }
+        writeln!(out, "{line}")
+    };
+    for (prefix, hop) in table.v4.iter() {
+        write(prefix.to_string(), hop)?;
+    }
+    for (prefix, hop) in table.v6.iter() {
+        write(prefix.to_string(), hop)?;
     }
     Ok(())
 }

@@ -113,6 +113,19 @@ fn nexthops_mapping_applies_to_every_format() {
     assert_eq!(ranges.v4.lookup(v4("10.0.0.1")), 1);
 }
 
+/// Comment lines before a CSV header and between rows count as lines:
+/// the header is skipped, and messages name the line as an editor shows it
+/// (the csv reader's own count leaves comment lines out).
+#[test]
+fn csv_lines_after_comments_are_numbered_as_in_the_file() {
+    let text = "# written by a tool\n# two comment lines\nprefix,asn\n10.0.0.0/8,64500\n# between\n10.0.0.0/8,64501\n";
+    let table = load_text(text).unwrap();
+    assert_eq!(v4_routes(&table), ["10.0.0.0/8 64501"]);
+    assert!(table.warnings[0].contains("test.txt:6: 10.0.0.0/8 repeats line 4"), "{}", table.warnings[0]);
+    let bad = load_text("# one\r# two\r\n10.0.0.0/8,1\n10.0.0.300/8,2\n").unwrap_err();
+    assert_eq!(bad.line(), Some(4), "{bad}");
+}
+
 #[test]
 fn range_csv_with_quotes_header_and_extra_columns() {
     let text = "start_ip,end_ip,asn,name\n\

@@ -244,15 +244,18 @@ pub(crate) fn for_each_record<'a>(
                 .comment(Some(b'#'))
                 .from_reader(text.as_bytes());
             let mut record = csv::StringRecord::new();
+            // The csv reader places a record after comment lines at the
+            // first comment: its line is counted here past them.
+            let mut lines = LineCounter::new(text);
             loop {
                 let more = reader.read_record(&mut record).map_err(|error| {
-                    let line = error.position().map_or(0, |position| position.line() as usize);
+                    let line = error.position().map_or(0, |position| lines.line_at(position.byte()));
                     LoadError::new(file, Position::Line(line), format!("malformed CSV: {error}"))
                 })?;
                 if !more {
                     return Ok(());
                 }
-                let number = record.position().map_or(0, |position| position.line() as usize);
+                let number = record.position().map_or(0, |position| lines.record_line(position.byte()));
                 let first = record.get(0).unwrap_or("");
                 if Some(number) == skip || first.starts_with([';', '#']) {
                     continue;
@@ -264,6 +267,47 @@ pub(crate) fn for_each_record<'a>(
                 visit(number, &fields)?;
             }
         }
+    }
+}
+
+/// Line numbers of byte offsets met in increasing order: LF, CRLF and a
+/// bare CR each end a line, as [`numbered_lines`] counts them.
+struct LineCounter<'a> {
+    text: &'a [u8],
+    /// Where counting stopped, and the 1-based line there.
+    at: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> Self {
+        LineCounter { text: text.as_bytes(), at: 0, line: 1 }
+    }
+
+    /// The line of the record the csv reader places at byte `offset`:
+    /// past the comment lines (`#` first) that start there.
+    fn record_line(&mut self, offset: u64) -> usize {
+        let mut at = (offset as usize).min(self.text.len());
+        while self.text.get(at) == Some(&b'#') {
+            let end =
+                self.text[at..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(self.text.len(), |end| at + end);
+            at = if self.text[end..].starts_with(b"\r\n") { end + 2 } else { end + 1 };
+        }
+        self.line_at(at as u64)
+    }
+
+    /// The line of byte `offset` (not before the last one asked).
+    fn line_at(&mut self, offset: u64) -> usize {
+        let end = (offset as usize).min(self.text.len());
+        for index in self.at..end.max(self.at) {
+            match self.text[index] {
+                b'\n' => self.line += 1,
+                b'\r' if self.text.get(index + 1) != Some(&b'\n') => self.line += 1,
+                _ => {}
+            }
+        }
+        self.at = end.max(self.at);
+        self.line
     }
 }
 

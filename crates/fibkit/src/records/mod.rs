@@ -131,6 +131,19 @@ pub enum FieldValue {
 }
 
 impl FieldValue {
+    /// The value as [`Records`] give it (text and lists borrowed).
+    pub fn as_ref(&self) -> FieldRef<'_> {
+        match self {
+            FieldValue::Null => FieldRef::Null,
+            FieldValue::Int(value) => FieldRef::Int(*value),
+            FieldValue::Float(value) => FieldRef::Float(*value),
+            FieldValue::Bool(value) => FieldRef::Bool(*value),
+            FieldValue::Text(text) => FieldRef::Text(text),
+            FieldValue::Addr(addr) => FieldRef::Addr(*addr),
+            FieldValue::Ints(values) => FieldRef::Ints(values),
+        }
+    }
+
     /// The value's type; `None` for [`FieldValue::Null`].
     pub fn kind(&self) -> Option<FieldType> {
         match self {
@@ -199,12 +212,14 @@ impl FieldRef<'_> {
 
 impl fmt::Display for FieldRef<'_> {
     /// The value as text: what a CSV cell of a table holds (empty for a
-    /// missing value; a list's integers separated by spaces).
+    /// missing value; a list's integers separated by spaces; a float with a
+    /// point or an exponent), which [`infer::parse`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             FieldRef::Null => Ok(()),
             FieldRef::Int(value) => write!(f, "{value}"),
-            FieldRef::Float(value) => write!(f, "{value}"),
+            // Debug: a point or an exponent always, so it reads back as a float.
+            FieldRef::Float(value) => write!(f, "{value:?}"),
             FieldRef::Bool(value) => write!(f, "{value}"),
             FieldRef::Text(text) => f.write_str(text),
             FieldRef::Addr(addr) => write!(f, "{addr}"),

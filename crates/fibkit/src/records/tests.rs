@@ -54,7 +54,7 @@ fn a_header_names_the_fields_and_types_are_inferred_or_given() {
             cells(&compiled, "10.9.9.9").unwrap(),
             ["64500", "Example, Inc.", "0.5", "true", "64500 3356", "192.0.2.1"]
         );
-        assert_eq!(cells(&compiled, "10.1.0.1").unwrap(), ["64501", "", "1", "false", "64501", "2001:db8::1"]);
+        assert_eq!(cells(&compiled, "10.1.0.1").unwrap(), ["64501", "", "1.0", "false", "64501", "2001:db8::1"]);
         assert_eq!(cells(&compiled, "2001:db8::5").unwrap(), ["64502", "Zürich AG", "", "", "", ""]);
         let records = compiled.values.records().unwrap();
         let hop = compiled.family_fib::<u32>().unwrap().lookup(0x0a01_0001);
@@ -63,7 +63,7 @@ fn a_header_names_the_fields_and_types_are_inferred_or_given() {
         let mut json = Vec::new();
         records.write_json(hop, &[0, 2, 3], &mut json);
         assert_eq!(String::from_utf8(json).unwrap(), r#"{"asn":"64501","share":1.0,"anycast":false}"#);
-        assert_eq!(compiled.values.value_text(hop).unwrap(), "64501,,1,false,64501,2001:db8::1");
+        assert_eq!(compiled.values.value_text(hop).unwrap(), "64501,,1.0,false,64501,2001:db8::1");
         assert_eq!(cells(&compiled, "11.0.0.0"), None, "no route: no record");
     }
 }
