@@ -56,9 +56,9 @@ pub fn chosen_fields(values: &Values, fields: &Bound<'_, PyAny>) -> PyResult<Vec
             .map(|(name, _)| name)
             .chain(list.split(',').map(str::trim).filter(|item| *item == "*").map(String::from))
             .collect(),
-        Err(_) => fields.extract::<Vec<String>>().map_err(|_| {
-            PyTypeError::new_err("fields is True, a string (\"asn,org\") or a list of field names")
-        })?,
+        Err(_) => fields
+            .extract::<Vec<String>>()
+            .map_err(|_| PyTypeError::new_err("fields is True, a string (\"asn,org\") or a list of field names"))?,
     };
     let mut chosen = Vec::new();
     for name in names {
@@ -78,19 +78,20 @@ pub fn chosen_fields(values: &Values, fields: &Bound<'_, PyAny>) -> PyResult<Vec
 /// A validity bitmap (Arrow's: bit `i` of byte `i / 8`, least significant
 /// first) of `hops`' values in `valid`, and the count of nulls.
 fn validity(valid: &[u8], hops: &[NextHop]) -> (Vec<u8>, usize) {
-    let mut bitmap = vec![0u8; hops.len().div_ceil(8)];
-    let mut nulls = 0;
-    for (index, &hop) in hops.iter().enumerate() {
-        let present = (hop as usize).checked_sub(1).and_then(|row| valid.get(row)).is_some_and(|&flag| flag != 0);
-        bitmap[index / 8] |= u8::from(present) << (index % 8);
-        nulls += usize::from(!present);
-    }
-    (bitmap, nulls)
+    let present =
+        |hop: NextHop| (hop as usize).checked_sub(1).and_then(|row| valid.get(row)).is_some_and(|&flag| flag != 0);
+    let bitmap = hops
+        .chunks(8)
+        .map(|chunk| chunk.iter().enumerate().fold(0u8, |byte, (bit, &hop)| byte | u8::from(present(hop)) << bit))
+        .collect();
+    (bitmap, hops.iter().filter(|&&hop| !present(hop)).count())
 }
 
 /// Gathers `values` at `hops`' rows (the default where no row).
 fn take<T: Copy + Default>(values: &[T], hops: &[NextHop]) -> Vec<T> {
-    hops.iter().map(|&hop| (hop as usize).checked_sub(1).and_then(|row| values.get(row)).copied().unwrap_or_default()).collect()
+    hops.iter()
+        .map(|&hop| (hop as usize).checked_sub(1).and_then(|row| values.get(row)).copied().unwrap_or_default())
+        .collect()
 }
 
 /// Gathers variable-length rows (text bytes, list items) at `hops`:
@@ -114,7 +115,12 @@ fn take_spans<T: Copy>(offsets: &[u32], items: &[T], hops: &[NextHop]) -> (Vec<i
 /// null count, validity bitmap, buffers)` tuples for
 /// `fibkit._records.record_batch`: `type` is `int64`, `float64`, `bool`,
 /// `large_string` (text; addresses as text) or `large_list` (of int64).
-pub fn columns<'py>(py: Python<'py>, records: &Records, hops: &[NextHop], fields: &[usize]) -> PyResult<Bound<'py, PyList>> {
+pub fn columns<'py>(
+    py: Python<'py>,
+    records: &Records,
+    hops: &[NextHop],
+    fields: &[usize],
+) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for &field in fields {
         let (Some(view), Some(name)) = (records.column(field), records.fields().nth(field)) else { continue };
@@ -122,23 +128,36 @@ pub fn columns<'py>(py: Python<'py>, records: &Records, hops: &[NextHop], fields
         let (bitmap, nulls) = py.detach(|| validity(view.valid, hops));
         let bitmap = PyArray1::from_vec(py, bitmap).into_any();
         let (kind, buffers): (&str, Vec<Bound<'py, PyAny>>) = match view.data {
-            ColumnData::Int(values) => ("int64", vec![PyArray1::from_vec(py, py.detach(|| take(values, hops))).into_any()]),
-            ColumnData::Float(values) => ("float64", vec![PyArray1::from_vec(py, py.detach(|| take(values, hops))).into_any()]),
+            ColumnData::Int(values) => {
+                ("int64", vec![PyArray1::from_vec(py, py.detach(|| take(values, hops))).into_any()])
+            }
+            ColumnData::Float(values) => {
+                ("float64", vec![PyArray1::from_vec(py, py.detach(|| take(values, hops))).into_any()])
+            }
             ColumnData::Bool(values) => {
                 let (bits, _) = py.detach(|| validity(values, hops));
                 ("bool", vec![PyArray1::from_vec(py, bits).into_any()])
             }
             ColumnData::Text(bytes) => {
                 let (offsets, data) = py.detach(|| take_spans(view.offsets, bytes, hops));
-                ("large_string", vec![PyArray1::from_vec(py, offsets).into_any(), PyArray1::from_vec(py, data).into_any()])
+                (
+                    "large_string",
+                    vec![PyArray1::from_vec(py, offsets).into_any(), PyArray1::from_vec(py, data).into_any()],
+                )
             }
             ColumnData::Addr(values) => {
                 let (offsets, data) = py.detach(|| addr_texts(view.valid, values, hops));
-                ("large_string", vec![PyArray1::from_vec(py, offsets).into_any(), PyArray1::from_vec(py, data).into_any()])
+                (
+                    "large_string",
+                    vec![PyArray1::from_vec(py, offsets).into_any(), PyArray1::from_vec(py, data).into_any()],
+                )
             }
             ColumnData::Ints(items) => {
                 let (offsets, data) = py.detach(|| take_spans(view.offsets, items, hops));
-                ("large_list", vec![PyArray1::from_vec(py, offsets).into_any(), PyArray1::from_vec(py, data).into_any()])
+                (
+                    "large_list",
+                    vec![PyArray1::from_vec(py, offsets).into_any(), PyArray1::from_vec(py, data).into_any()],
+                )
             }
         };
         list.append((name, kind, nulls, bitmap, buffers))?;

@@ -173,7 +173,8 @@ impl PyTable {
         fields: Option<&str>,
     ) -> PyResult<Self> {
         let mapping = convert::mapping(nexthops)?;
-        let fields = fields.map(FieldSpec::parse).transpose().map_err(|error| PyValueError::new_err(error.to_string()))?;
+        let fields =
+            fields.map(FieldSpec::parse).transpose().map_err(|error| PyValueError::new_err(error.to_string()))?;
         let routes = py.detach(|| load_table(path, mapping, strict, fields))?;
         Self::build(py, routes, engines, prefixes)
     }
