@@ -32,7 +32,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("engine catalogue", &["registry/catalogue.rs"]),
     ("auto", &["auto.rs"]),
     ("registry", &["registry/"]),
-    ("router", &["router.rs"]),
+    ("router", &["router/"]),
     ("records", &["records/"]),
     ("load", &["load/"]),
     ("compiled", &["compiled/"]),

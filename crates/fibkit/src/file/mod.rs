@@ -210,6 +210,14 @@ pub enum Problem {
         /// by it ([`crate::registry::not_savable`]).
         savable: String,
     },
+    /// A live FIB keeps its default route aside from its structure
+    /// ([`crate::live::WithDefault`]): a file holds it in the structure,
+    /// so compile the table from its RIB instead.
+    #[error("{engine} keeps its default route aside from its structure while it is updated in place; compile the table from its RIB to save it")]
+    DefaultAside {
+        /// The engine.
+        engine: String,
+    },
     /// FIB files are little-endian; a big-endian machine can neither write
     /// nor map them.
     #[error("compiled FIB files are little-endian; this machine is big-endian")]

@@ -36,19 +36,35 @@
 //! address intervals whose answer can have changed (those no more specific
 //! route covers), each with its one next hop, and the in-place updaters
 //! rewrite only their chunks, slots or blocks, keeping what the structure
-//! holds elsewhere. A default route announced under a full table rewrites
-//! the gaps between the more specific routes, not the address space.
+//! holds elsewhere. A default route announced under a full table would
+//! rewrite the gaps between the more specific routes, not the address
+//! space; the router keeps it out of in-place structures altogether (see
+//! below).
 //!
 //! For an address, a lookup answers as the RIB before or as the RIB after
 //! the batch being applied; a batch is not atomic across addresses for
 //! in-place engines, as in a router's FIB.
+//!
+//! # The default route, aside
+//!
+//! Even only its gaps are too many under a full table (41,339 in the 2014
+//! table) for a default route that flaps: the in-place updaters keep it out
+//! of their structure, which
+//! answers [`crate::NO_ROUTE`] there, and their lookups answer the default
+//! route's next hop instead, one word beside the structure
+//! ([`WithDefault`], [`Updater::set_default`]). The router hands such an
+//! updater a RIB without its default route, and orders the word's stores
+//! and the structure's writes so that a lookup still answers as the RIB
+//! before or after a batch ([`crate::router`], "The default route").
 
+mod default;
 mod rebuild;
 mod reclaim;
 mod space;
 
 use std::sync::Arc;
 
+pub use default::WithDefault;
 pub use rebuild::{replace_updater, FullRebuild};
 pub use reclaim::Limbo;
 pub use space::FreeSpace;
@@ -177,6 +193,16 @@ pub trait Updater<A: Address>: Send {
     /// When the engine cannot hold the new table ([`BuildError::Limit`]);
     /// then the structure readers are served must answer as before.
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError>;
+
+    /// Makes `next_hop` ([`crate::NO_ROUTE`]: none) what the served
+    /// structure answers where it holds no route ([`WithDefault`]): how the
+    /// default route is kept aside from it. Returns whether the updater
+    /// does that; one that does not (the default) gets the default route in
+    /// [`Updater::apply`] as any other route.
+    fn set_default(&mut self, next_hop: NextHop) -> bool {
+        let _ = next_hop;
+        false
+    }
 }
 
 #[cfg(test)]

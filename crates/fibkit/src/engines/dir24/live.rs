@@ -34,13 +34,13 @@ use super::{Dir24, Dir24Table, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
 use crate::addr::Prefix4;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, Applied, ApplyContext, Limbo, Updater};
+use crate::live::{changed_spans, Applied, ApplyContext, Limbo, Updater, WithDefault};
 use crate::rib::{Range, Rib4};
 use crate::{NextHop, NO_ROUTE};
 
 /// The DIR-24-8 engine's updater (module docs above).
 pub struct Dir24Updater {
-    fib: Arc<Dir24>,
+    fib: Arc<WithDefault<Dir24>>,
     /// Groups no reader can reach, free for reuse.
     free_groups: Vec<u32>,
     /// Retired groups, until no reader can hold a `tbl24` entry pointing
@@ -64,7 +64,7 @@ impl Dir24Updater {
         let capacity = Self::capacity_for(groups_used as usize - free_groups.len(), groups_used as usize);
         table.tbl8.resize_with(capacity * GROUP_ENTRIES, || AtomicU32::new(0));
         Ok(Dir24Updater {
-            fib: Arc::new(table),
+            fib: Arc::new(WithDefault::new(table)),
             free_groups,
             limbo: Limbo::default(),
             groups_used,
@@ -80,7 +80,7 @@ impl Dir24Updater {
     }
 
     /// The live table.
-    pub fn dir24(&self) -> &Arc<Dir24> {
+    pub fn dir24(&self) -> &Arc<WithDefault<Dir24>> {
         &self.fib
     }
 
@@ -123,7 +123,7 @@ impl Dir24Updater {
         let free_groups = &mut self.free_groups;
         self.limbo.drain(|group| free_groups.push(group));
         *bytes_written += relocated.footprint() as u64;
-        self.fib = Arc::new(relocated);
+        self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
         self.relocated = true;
     }
 
@@ -235,6 +235,11 @@ impl Updater<u32> for Dir24Updater {
 
     fn fib(&self) -> Arc<dyn Fib<u32>> {
         self.fib.clone()
+    }
+
+    fn set_default(&mut self, next_hop: NextHop) -> bool {
+        self.fib.set_default(next_hop);
+        true
     }
 
     fn max_next_hop(&self) -> NextHop {

@@ -35,7 +35,7 @@ use super::{
 use crate::addr::Prefix4;
 use crate::error::{BuildError, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater};
+use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater, WithDefault};
 use crate::mem::LookupArray;
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
@@ -249,7 +249,7 @@ enum Stop {
 /// The DXR engine's updater: owns the live structure's bookkeeping and
 /// rewrites the chunks that route changes touch (module docs above).
 pub struct DxrUpdater<const K: u32> {
-    fib: Arc<Dxr<K>>,
+    fib: Arc<WithDefault<Dxr<K>>>,
     long: LiveStore<LongEntry>,
     short: LiveStore<ShortEntry>,
     wide: LiveStore<WideEntry>,
@@ -293,7 +293,7 @@ impl<const K: u32> DxrUpdater<K> {
                 "short",
             ),
             wide: LiveStore::new(bookkeeping.wide, wide_used, fib.range_wide.len(), Dxr::<K>::engine_name(), "wide"),
-            fib: Arc::new(fib),
+            fib: Arc::new(WithDefault::new(fib)),
             encoder: Encoder::new(),
             fragments: Vec::with_capacity(256),
             patched: Vec::with_capacity(256),
@@ -305,7 +305,7 @@ impl<const K: u32> DxrUpdater<K> {
     }
 
     /// The live structure.
-    pub fn dxr(&self) -> &Arc<Dxr<K>> {
+    pub fn dxr(&self) -> &Arc<WithDefault<Dxr<K>>> {
         &self.fib
     }
 
@@ -332,7 +332,7 @@ impl<const K: u32> DxrUpdater<K> {
             prefixes: AtomicUsize::new(fib.prefixes.load(Ordering::Relaxed)),
         };
         *bytes_written += relocated.footprint() as u64;
-        self.fib = Arc::new(relocated);
+        self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
         self.relocated = true;
     }
 
@@ -496,6 +496,11 @@ impl<const K: u32> Updater<u32> for DxrUpdater<K> {
 
     fn fib(&self) -> Arc<dyn Fib<u32>> {
         self.fib.clone()
+    }
+
+    fn set_default(&mut self, next_hop: NextHop) -> bool {
+        self.fib.set_default(next_hop);
+        true
     }
 
     fn max_next_hop(&self) -> NextHop {

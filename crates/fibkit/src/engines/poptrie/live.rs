@@ -36,7 +36,7 @@ use super::{Leaf, NodeCell, Poptrie, PoptrieOptions, DIRECT_MAX};
 use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Updater};
+use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Updater, WithDefault};
 use crate::rib::{Range, Rib};
 use crate::NextHop;
 
@@ -77,7 +77,7 @@ pub(super) fn grown(live: [usize; 2], capacity: [usize; 2]) -> [usize; 2] {
 /// The Poptrie engine's updater for addresses `A` (IPv4 or IPv6) with
 /// `S > 0` bits of direct pointing (module docs above).
 pub struct PoptrieUpdater<A: Address, L: Leaf, const S: u32> {
-    fib: Arc<Poptrie<A, L, S>>,
+    fib: Arc<WithDefault<Poptrie<A, L, S>>>,
     writer: SubtreeWriter<A, L>,
     /// The address intervals a batch changed, with their next hop
     /// ([`changed_spans`]).
@@ -104,7 +104,7 @@ impl<A: Address, L: Leaf, const S: u32> PoptrieUpdater<A, L, S> {
         let (fib, used) = Poptrie::<A, L, S>::assemble_with_slack(prepared, true)?;
         Ok(PoptrieUpdater {
             writer: SubtreeWriter::new(used, fib.capacity()),
-            fib: Arc::new(fib),
+            fib: Arc::new(WithDefault::new(fib)),
             spans: Vec::new(),
             slots: Vec::new(),
             pending: Vec::new(),
@@ -114,7 +114,7 @@ impl<A: Address, L: Leaf, const S: u32> PoptrieUpdater<A, L, S> {
     }
 
     /// The live structure.
-    pub fn poptrie(&self) -> &Arc<Poptrie<A, L, S>> {
+    pub fn poptrie(&self) -> &Arc<WithDefault<Poptrie<A, L, S>>> {
         &self.fib
     }
 
@@ -132,7 +132,7 @@ impl<A: Address, L: Leaf, const S: u32> PoptrieUpdater<A, L, S> {
         let relocated = self.fib.copy_grown(to);
         self.writer.relocated(from, to);
         *bytes_written += relocated.footprint() as u64;
-        self.fib = Arc::new(relocated);
+        self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
         self.relocated = true;
     }
 }
@@ -144,6 +144,11 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
 
     fn fib(&self) -> Arc<dyn Fib<A>> {
         self.fib.clone()
+    }
+
+    fn set_default(&mut self, next_hop: NextHop) -> bool {
+        self.fib.set_default(next_hop);
+        true
     }
 
     fn max_next_hop(&self) -> NextHop {
@@ -304,6 +309,13 @@ impl<A: Address, N: LeafWidth<A>, W: LeafWidth<A>> Updater<A> for Widening<N, W>
             }
             Widening::Narrow(narrow) => narrow.apply(rib, changed, context),
             Widening::Wide(wide) => wide.apply(rib, changed, context),
+        }
+    }
+
+    fn set_default(&mut self, next_hop: NextHop) -> bool {
+        match self {
+            Widening::Narrow(narrow) => narrow.set_default(next_hop),
+            Widening::Wide(wide) => wide.set_default(next_hop),
         }
     }
 }

@@ -42,7 +42,7 @@ use super::{Expanded, Leaf, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX, MAX_BLOCK_E
 use crate::addr::{Address, Prefix};
 use crate::error::{BuildError, Limit};
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Limbo, Updater};
+use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Limbo, Updater, WithDefault};
 use crate::mem::LookupArray;
 use crate::rib::{Range, Rib};
 use crate::NextHop;
@@ -64,7 +64,7 @@ struct Rewritten {
 
 /// The updater of `poptrieSxX` ([`Expanded`], module docs above).
 pub struct ExpandedUpdater<A: Address, L: Leaf, const S: u32, const X: u32> {
-    fib: Arc<Expanded<A, L, S, X>>,
+    fib: Arc<WithDefault<Expanded<A, L, S, X>>>,
     writer: SubtreeWriter<A, L>,
     /// Blocks no entry names and no reader can still be reading.
     free_blocks: Vec<u32>,
@@ -113,7 +113,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
             free_blocks: (blocks_used as u32..capacity as u32).rev().collect(),
             block_limbo: Limbo::default(),
             inner,
-            fib: Arc::new(fib),
+            fib: Arc::new(WithDefault::new(fib)),
             spans: Vec::new(),
             slots: Vec::new(),
             cells: Vec::new(),
@@ -127,7 +127,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
     }
 
     /// The live structure.
-    pub fn expanded(&self) -> &Arc<Expanded<A, L, S, X>> {
+    pub fn expanded(&self) -> &Arc<WithDefault<Expanded<A, L, S, X>>> {
         &self.fib
     }
 
@@ -167,7 +167,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
             name: fib.name.clone(),
         };
         *bytes_written += relocated.footprint() as u64;
-        self.fib = Arc::new(relocated);
+        self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
         self.relocated = true;
     }
 
@@ -278,6 +278,11 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Updater<A> for ExpandedUpd
 
     fn fib(&self) -> Arc<dyn Fib<A>> {
         self.fib.clone()
+    }
+
+    fn set_default(&mut self, next_hop: NextHop) -> bool {
+        self.fib.set_default(next_hop);
+        true
     }
 
     fn max_next_hop(&self) -> NextHop {

@@ -44,7 +44,9 @@ use super::{Sail, Word, CHUNK_ENTRIES};
 use crate::addr::Prefix4;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, Limbo, Updater};
+use crate::live::{
+    changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, Limbo, Updater, WithDefault,
+};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -101,7 +103,7 @@ struct Scratch {
 /// reader holds them, and the arrays move to a copy with more room (or the
 /// structure is rebuilt) when a level runs out.
 pub struct SailUpdater<W: Word> {
-    fib: Arc<Sail<W>>,
+    fib: Arc<WithDefault<Sail<W>>>,
     level24: Chunks,
     level32: Chunks,
     /// Address intervals a batch changed, with their next hop.
@@ -132,7 +134,7 @@ impl<W: Word> SailUpdater<W> {
         let (chunks_24, chunks_32) = (built.bcn24.len() / CHUNK_ENTRIES, built.n32.len() / CHUNK_ENTRIES);
         let fib = built.with_room(capacity_for::<W>(chunks_24, 0), capacity_for::<W>(chunks_32, 0));
         Ok(SailUpdater {
-            fib: Arc::new(fib),
+            fib: Arc::new(WithDefault::new(fib)),
             level24: Chunks { used: chunks_24 as u32, ..Chunks::default() },
             level32: Chunks { used: chunks_32 as u32, ..Chunks::default() },
             spans: Vec::new(),
@@ -144,7 +146,7 @@ impl<W: Word> SailUpdater<W> {
     }
 
     /// The live structure.
-    pub fn sail(&self) -> &Arc<Sail<W>> {
+    pub fn sail(&self) -> &Arc<WithDefault<Sail<W>>> {
         &self.fib
     }
 
@@ -182,7 +184,7 @@ impl<W: Word> SailUpdater<W> {
             chunks.limbo.drain(|id| free.push(id));
         }
         *bytes_written += copy.footprint() as u64;
-        self.fib = Arc::new(copy);
+        self.fib = Arc::new(WithDefault::like(copy, &self.fib));
         self.relocated = true;
     }
 
@@ -309,6 +311,11 @@ impl<W: Word> Updater<u32> for SailUpdater<W> {
 
     fn fib(&self) -> Arc<dyn Fib<u32>> {
         self.fib.clone()
+    }
+
+    fn set_default(&mut self, next_hop: NextHop) -> bool {
+        self.fib.set_default(next_hop);
+        true
     }
 
     fn max_next_hop(&self) -> NextHop {

@@ -57,7 +57,9 @@ use super::{Line, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, MAX_LINES, NAME, SPLIT,
 use crate::addr::Prefix4;
 use crate::error::{BuildError, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater};
+use crate::live::{
+    changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater, WithDefault,
+};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -134,7 +136,7 @@ struct Scratch {
 /// once no reader holds them, and the structure moves to a compacted copy
 /// with room (or is rebuilt) when it runs out.
 pub struct SailRunsUpdater {
-    fib: Arc<SailRuns>,
+    fib: Arc<WithDefault<SailRuns>>,
     space: Space,
     /// Address intervals a batch changed, with their next hop.
     spans: Vec<Range<u32>>,
@@ -160,7 +162,7 @@ impl SailRunsUpdater {
     pub fn new(rib: &Rib4) -> Result<Self, LimitExceeded> {
         let (fib, space) = Self::with_room(&SailRuns::build(rib)?, Demand::default());
         Ok(SailRunsUpdater {
-            fib: Arc::new(fib),
+            fib: Arc::new(WithDefault::new(fib)),
             space,
             spans: Vec::new(),
             pending: Vec::new(),
@@ -188,7 +190,7 @@ impl SailRunsUpdater {
     /// all of it free.
     fn relocate(&mut self, demand: Demand) -> u64 {
         let (fib, space) = Self::with_room(&self.fib, demand);
-        (self.fib, self.space) = (Arc::new(fib), space);
+        (self.fib, self.space) = (Arc::new(WithDefault::like(fib, &self.fib)), space);
         self.fib.footprint() as u64
     }
 
@@ -348,6 +350,11 @@ impl Updater<u32> for SailRunsUpdater {
 
     fn fib(&self) -> Arc<dyn Fib<u32>> {
         self.fib.clone()
+    }
+
+    fn set_default(&mut self, next_hop: NextHop) -> bool {
+        self.fib.set_default(next_hop);
+        true
     }
 
     fn max_next_hop(&self) -> NextHop {
@@ -577,15 +584,16 @@ mod tests {
     #[test]
     fn a_batch_larger_than_the_room_relocates_once_with_room_for_it() {
         // 3,000 /16s with a /24 each: 3,000 lines in use, room for 2,524
-        // more. A new default route rewrites every one in one batch: it
+        // more. A new route over them all (a /3: the default route is kept
+        // aside from the structure) rewrites every one in one batch: it
         // needs 3,000 fresh lines at once.
-        let mut rib = crate::rib::rib_of(&[("0.0.0.0/0", 1)]);
+        let mut rib = crate::rib::rib_of(&[("0.0.0.0/3", 1)]);
         for slash16 in 0..3000u32 {
             rib.insert(Prefix4::new(0x0a00_0000 + (slash16 << 16) + 0x100, 24).unwrap(), 2);
         }
         let mut router = router_over(rib);
         assert_eq!((count(&router, "lines"), count(&router, "lines_allocated")), (3000, 3000 + 2524));
-        router.apply(&[Update::Announce { prefix: "0.0.0.0/0".parse().unwrap(), value: label(3) }]).unwrap();
+        router.apply(&[Update::Announce { prefix: "0.0.0.0/3".parse().unwrap(), value: label(3) }]).unwrap();
         assert_eq!((router.stats().relocations, router.stats().full_rebuilds), (1, 0));
         assert_matches_rib(&router);
         assert_eq!(router.reader().lookup(0x0a00_0100), 2);

@@ -47,6 +47,25 @@
 //! suffices for engines that rebuild, which a time window
 //! ([`Window::Time`]) gives.
 //!
+//! # The default route
+//!
+//! An in-place engine keeps the default route out of its structure
+//! ([`crate::live::WithDefault`]): the structure answers "no route" in the
+//! gaps between the more specific routes, and its lookups answer the
+//! default route's next hop there, a word that the router stores. So a
+//! default route announced, changed or withdrawn under a full table costs
+//! one store, not a rewrite of the gaps. The updater is handed the RIB
+//! without its default route (taken out of the root for the call). A
+//! lookup answers the default only if no store of the word came while it
+//! searched the structure, else it looks up again. A batch that changes
+//! the default route and other routes is written in three steps, so that
+//! an address still answers as the RIB before or after the batch: first
+//! the routes it announces (the structure then holds the RIB after the
+//! batch with its withdrawn routes still in, which for every address
+//! answers as before or as after), then the default's word, then the
+//! routes it withdraws. Engines rebuilt per batch keep the default route in
+//! the structure they build.
+//!
 //! # Failed updates
 //!
 //! An update is rejected alone: it never takes the valid updates of its
@@ -75,6 +94,8 @@ use crate::registry;
 use crate::rib::Rib;
 pub use crate::update::Update;
 use crate::NextHop;
+
+mod aside;
 
 /// Why an update or a batch was rejected. Whatever the error, the serving
 /// FIB and the RIB are as they were before. Every error names the update
@@ -332,6 +353,14 @@ pub struct Router<A: Address = u32> {
     /// Scratch of a batch: prefixes changed, and how to undo the changes.
     changed: Vec<Prefix<A>>,
     undo: Vec<(Prefix<A>, Option<NextHop>)>,
+    /// The default route's next hop, kept aside from the structure by the
+    /// updater (module docs, "The default route"); `None` where the
+    /// updater keeps it in the structure.
+    aside: Option<NextHop>,
+    /// Scratch of a batch with the default aside: the other prefixes it
+    /// announces, and those it withdraws with their next hop before it.
+    announced: Vec<Prefix<A>>,
+    withdrawn: Vec<(Prefix<A>, NextHop)>,
 }
 
 impl<A: Address> Router<A> {
@@ -345,7 +374,13 @@ impl<A: Address> Router<A> {
 
     /// A router serving what `updater` (already built from `rib`) keeps up
     /// to date.
-    pub fn with_updater(updater: Box<dyn Updater<A>>, rib: Rib<A>, next_hops: NextHopTable, window: Window) -> Self {
+    pub fn with_updater(
+        mut updater: Box<dyn Updater<A>>,
+        mut rib: Rib<A>,
+        next_hops: NextHopTable,
+        window: Window,
+    ) -> Self {
+        let aside = aside::set_default_aside(&mut *updater, &mut rib, next_hops.max_index());
         let version = Version { generation: 0, fib: updater.fib() };
         Router {
             rib,
@@ -361,6 +396,9 @@ impl<A: Address> Router<A> {
             queued_labels: HashSet::new(),
             changed: Vec::new(),
             undo: Vec::new(),
+            aside,
+            announced: Vec::new(),
+            withdrawn: Vec::new(),
         }
     }
 
@@ -506,7 +544,11 @@ impl<A: Address> Router<A> {
             oldest_held: self.oldest_held(),
             max_next_hop: self.next_hops.max_index(),
         };
-        let applied = match self.updater.apply(&self.rib, &self.changed, context) {
+        let outcome = match self.aside {
+            None => self.updater.apply(&self.rib, &self.changed, context),
+            Some(default) => self.apply_aside(default, context),
+        };
+        let applied = match outcome {
             Ok(applied) => applied,
             Err(error) => {
                 for &(prefix, old) in self.undo.iter().rev() {
