@@ -119,10 +119,6 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
 /// giving the `--fields` that load it back with the same types, then a
 /// line a route with its fields' cells.
 fn write_text(table: &RouteTable, out: &mut impl Write) -> io::Result<()> {
-    if let Some(records) = &table.records {
-        return write_records(table, records, out);
-    }
-    let value = |hop| table.next_hops.value_text(hop).unwrap_or_default();
     writeln!(
         out,
         "# {} ({} IPv4, {} IPv6 routes), written by fibkit convert",
@@ -130,6 +126,10 @@ fn write_text(table: &RouteTable, out: &mut impl Write) -> io::Result<()> {
         table.v4.len(),
         table.v6.len()
     )?;
+    if let Some(records) = &table.records {
+        return write_records(table, records, out);
+    }
+    let value = |hop| table.next_hops.value_text(hop).unwrap_or_default();
     for (prefix, hop) in table.v4.iter() {
         writeln!(out, "{prefix} {}", value(hop))?;
     }
@@ -139,17 +139,10 @@ fn write_text(table: &RouteTable, out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
-/// `write_text` of a table of records.
+/// `write_text` of a table of records, after its first comment line.
 fn write_records(table: &RouteTable, records: &RecordTable, out: &mut impl Write) -> io::Result<()> {
     let spec: Vec<String> = records.fields().iter().map(ToString::to_string).collect();
     let names: Vec<&str> = records.fields().iter().map(|field| field.name.as_str()).collect();
-    writeln!(
-        out,
-        "# {} ({} IPv4, {} IPv6 routes), written by fibkit convert",
-        table.name,
-        table.v4.len(),
-        table.v6.len()
-    )?;
     writeln!(out, "# load with --fields {}", spec.join(","))?;
     writeln!(out, "prefix,{}", names.join(","))?;
     let mut line = String::new();
