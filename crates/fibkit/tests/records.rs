@@ -75,6 +75,15 @@ fn mrt_fields_agree_with_the_values_of_the_same_routes() {
         let Some(path) = common::shared_data(name) else { continue };
         let spec = FieldSpec::parse("next_hop,origin_as,as_path,communities,peer_as").unwrap();
         let records = load::load_path(&path, &LoadOptions { fields: Some(spec), ..Default::default() }).unwrap();
+        // A record is no number to map onto N next hops: refused, not
+        // interned as one (every route answered nothing).
+        let mapped = LoadOptions {
+            fields: Some(FieldSpec::parse("origin_as").unwrap()),
+            mapping: fibkit::nexthop::Mapping::Modulo(8),
+            ..Default::default()
+        };
+        let refused = load::load_path(&path, &mapped).unwrap_err().to_string();
+        assert!(refused.contains("--nexthops cannot map"), "{refused}");
         let next_hops = load::load_path(&path, &LoadOptions::default()).unwrap();
         let origins =
             load::load_path(&path, &LoadOptions { value: load::ValueChoice::OriginAs, ..Default::default() }).unwrap();

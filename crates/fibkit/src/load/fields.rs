@@ -84,7 +84,6 @@ impl RecordColumns {
         first: usize,
     ) -> Result<Option<Self>, LoadError> {
         let Some(spec) = &options.fields else { return Ok(None) };
-        check_mapping(file, options)?;
         let header = header.map(|line| (line, header_fields(text, separator, line)));
         Self::new(file, spec, header, first).map(Some)
     }
@@ -160,9 +159,9 @@ pub(crate) fn header_fields(text: &str, separator: Separator, line: usize) -> Ve
     }
 }
 
-/// Refuses `--fields` with a `--nexthops` mapping: a record is not a
-/// number to take modulo N of.
-fn check_mapping(file: &Path, options: &super::LoadOptions) -> Result<(), LoadError> {
+/// Refuses `--fields` with a `--nexthops` mapping, whatever the format: a
+/// record is not a number to take modulo N of.
+pub(crate) fn check_mapping(file: &Path, options: &super::LoadOptions) -> Result<(), LoadError> {
     if options.fields.is_some() && options.mapping != crate::nexthop::Mapping::Distinct {
         return Err(LoadError::new(
             file,

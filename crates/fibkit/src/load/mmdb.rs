@@ -29,7 +29,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use super::{LoadError, LoadOptions, Position, RouteTable};
 use crate::addr::Prefix;
 use crate::error::shorten;
-use crate::nexthop::{Label, Mapping};
+use crate::nexthop::Label;
 use crate::records::{Field, FieldSpec, FieldType, FieldValue, RecordTable};
 
 /// The metadata marker every MaxMind DB file has in its last 128 KiB.
@@ -128,12 +128,6 @@ pub(crate) fn load_table(
         return Err(fail(
             Position::File,
             "--fields '*' names a header's columns; a MaxMind DB file's fields are paths: name them".into(),
-        ));
-    }
-    if options.mapping != Mapping::Distinct {
-        return Err(fail(
-            Position::File,
-            "--fields makes values records, which --nexthops cannot map onto next hops".into(),
         ));
     }
     let paths: Vec<Vec<PathElement<'_>>> = spec.fields.iter().map(|(name, _)| path_of(name)).collect();

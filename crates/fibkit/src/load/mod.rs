@@ -294,6 +294,7 @@ pub fn load_path(path: &Path, options: &LoadOptions) -> Result<RouteTable, LoadE
 /// Loads a routing table from bytes already in memory; `file` names them in
 /// errors and becomes the table's name. Compressed bytes are decompressed.
 pub fn load_bytes(file: &Path, bytes: &[u8], options: &LoadOptions) -> Result<RouteTable, LoadError> {
+    fields::check_mapping(file, options)?;
     let data = decompress(file, bytes)?;
     let mut table = RouteTable::new(table_name(file), options.mapping);
     if mrt::is_mrt(&data.bytes) {
