@@ -9,29 +9,23 @@
 
 mod common;
 
+use common::model::{label, next_hops, rib_from};
+
 use common::racing::stress;
 
 use fibkit::addr::{Address, Prefix, Prefix4, Prefix6};
 use fibkit::compiled::{CompileOptions, CompiledTable};
 use fibkit::file::Problem;
 use fibkit::load::RouteTable;
-use fibkit::nexthop::{Label, Mapping, NextHopTable};
+use fibkit::nexthop::{Label, Mapping};
 use fibkit::random::XorShift32;
 use fibkit::registry;
 use fibkit::router::{Router, Update, Window};
-use fibkit::{BuildOptions, Family, Fib, NextHop, Rib, NO_ROUTE};
+use fibkit::{BuildOptions, Family, Fib, Rib, NO_ROUTE};
 use proptest::prelude::*;
 
 /// Next hops up to this index are written as `Label::Number(hop - 1)`.
 const HOPS: u32 = 4_000_000;
-
-fn next_hops(hops: u32) -> NextHopTable {
-    NextHopTable::new(Mapping::Modulo(hops))
-}
-
-fn label(next_hop: NextHop) -> Label {
-    Label::Number(u64::from(next_hop) - 1)
-}
 
 /// Every engine of family `A` that its router updates in place, with the
 /// next hops its tests give it (up to [`HOPS`] or the engine's limit).
@@ -44,23 +38,6 @@ fn incremental_engines<A: Address>() -> Vec<(&'static str, u32)> {
             updater.incremental().then(|| (spec.name, updater.max_next_hop().min(HOPS)))
         })
         .collect()
-}
-
-/// The table `updates` leave, with labels as next hops up to `hops`.
-fn rib_from<A: Address>(updates: &[Update<Prefix<A>>], hops: u32) -> Rib<A> {
-    let mut rib = Rib::new();
-    let mut hops = next_hops(hops);
-    for update in updates {
-        match *update {
-            Update::Announce { prefix, value } => {
-                rib.insert(prefix, hops.intern(value));
-            }
-            Update::Withdraw { prefix } => {
-                rib.remove(prefix);
-            }
-        }
-    }
-    rib
 }
 
 /// `fib` answers as `rib` at both ends of every range.

@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::model::{label, next_hops, rib_from};
+
 use common::racing::stress;
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -25,15 +27,6 @@ use proptest::prelude::*;
 
 /// Next hops up to this index are written as `Label::Number(hop - 1)`.
 const HOPS: u32 = 4_000_000;
-
-/// Labels as next hops up to `hops`.
-fn next_hops(hops: u32) -> NextHopTable {
-    NextHopTable::new(Mapping::Modulo(hops))
-}
-
-fn label(next_hop: NextHop) -> Label {
-    Label::Number(u64::from(next_hop) - 1)
-}
 
 /// Every engine whose router updates it in place, with the next hops its
 /// tests give it: up to [`HOPS`], or to the engine's limit where that is
@@ -69,23 +62,6 @@ fn update() -> impl Strategy<Value = Update<Prefix4>> {
             .prop_map(|(prefix, next_hop)| Update::Announce { prefix, value: label(next_hop) }),
         2 => prefix().prop_map(|prefix| Update::Withdraw { prefix }),
     ]
-}
-
-/// The table `updates` leave, with labels as next hops up to `hops`.
-fn rib_from(updates: &[Update<Prefix4>], hops: u32) -> Rib4 {
-    let mut rib = Rib4::new();
-    let mut hops = next_hops(hops);
-    for update in updates {
-        match *update {
-            Update::Announce { prefix, value } => {
-                rib.insert(prefix, hops.intern(value));
-            }
-            Update::Withdraw { prefix } => {
-                rib.remove(prefix);
-            }
-        }
-    }
-    rib
 }
 
 /// `fib` answers as `rib` at every range boundary and at random addresses.

@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::model::{label, next_hops, rib_from};
+
 use fibkit::addr::Prefix6;
 use fibkit::fib::{BuildOptions, Fib};
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
@@ -15,19 +17,11 @@ use fibkit::random::XorShift32;
 use fibkit::registry;
 use fibkit::rib::Rib6;
 use fibkit::router::{Router, Update, Window};
-use fibkit::{Family, NextHop};
+use fibkit::Family;
 use proptest::prelude::*;
 
 /// Next hops up to this index are written as `Label::Number(hop - 1)`.
 const HOPS: u32 = 4_000_000;
-
-fn next_hops(hops: u32) -> NextHopTable {
-    NextHopTable::new(Mapping::Modulo(hops))
-}
-
-fn label(next_hop: NextHop) -> Label {
-    Label::Number(u64::from(next_hop) - 1)
-}
 
 /// The engines whose router updates IPv6 in place, with the next hops
 /// their tests give them.
@@ -80,16 +74,6 @@ fn update() -> impl Strategy<Value = Update<Prefix6>> {
             .prop_map(|(prefix, next_hop)| Update::Announce { prefix, value: label(next_hop) }),
         2 => prefix().prop_map(|prefix| Update::Withdraw { prefix }),
     ]
-}
-
-/// The table `updates` leave, with labels as next hops up to `hops`.
-fn rib_from(updates: &[Update<Prefix6>], hops: u32) -> Rib6 {
-    let mut rib = Rib6::new();
-    let mut hops = next_hops(hops);
-    for update in updates {
-        apply(&mut rib, &mut hops, update);
-    }
-    rib
 }
 
 fn apply(rib: &mut Rib6, hops: &mut NextHopTable, update: &Update<Prefix6>) {

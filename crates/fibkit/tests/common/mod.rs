@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 mod data;
+pub mod model;
 pub mod racing;
 
 pub use data::shared_data;
