@@ -50,7 +50,7 @@ setup:
 	  echo "warning: maxminddb, mmdb-writer or python-geoip-geolite2 did not install: the MaxMind DB tests skip"
 	@$(HAS_MODULES) duckdb duckdb_extensions duckdb_extension_inet polars polars_iptools || \
 	  { echo "setup: duckdb with its inet extension, polars and polars-iptools, for the records' SQL function tests and make bench-records (pip)"; \
-	    $(VENV)/bin/pip install -q "duckdb==1.5.5" "duckdb-extensions==1.5.5" "duckdb-extension-inet==1.5.5" polars polars-iptools; } || \
+	    $(VENV)/bin/pip install -q "duckdb==1.5.5" "duckdb-extensions==1.5.5" "duckdb-extension-inet==1.5.5" "polars==2.1.0" "polars-iptools==0.2.2"; } || \
 	  echo "warning: duckdb or polars did not install: their tests skip and make bench-records cannot run"
 	@$(HAS_MODULES) ray || { echo "setup: ray for the README's Ray example (pip)"; \
 	  $(VENV)/bin/pip install -q ray; } || \
@@ -172,12 +172,14 @@ test-c:
 python: setup
 	@echo "python: maturin builds the bindings (release; about two minutes from scratch on two cores)"
 	cd crates/fibkit-py && VIRTUAL_ENV=$(VENV) CARGO_TARGET_DIR=$(CURDIR)/target/py $(VENV)/bin/maturin develop --release
+	@echo "python: maturin builds the Polars plugin, fibkit-polars (release; Polars itself makes it long the first time)"
+	cd crates/fibkit-polars && VIRTUAL_ENV=$(VENV) CARGO_TARGET_DIR=$(CURDIR)/target/polars $(VENV)/bin/maturin develop --release
 
 # tests/test_client.py runs target/debug/fibkit serve (or target/release's,
 # if newer) for fibkit.Client to ask: it is built first.
 test-python: python
 	$(CARGO) build -p fibkit-cli
-	$(VENV)/bin/pytest -q --doctest-modules crates/fibkit-py/python crates/fibkit-py/tests
+	$(VENV)/bin/pytest -q --doctest-modules crates/fibkit-py/python crates/fibkit-polars/python crates/fibkit-py/tests
 
 # Records beside their anchors (maxminddb, DuckDB's inet join,
 # polars-iptools) on GeoLite2-City: a benchmark, minutes; not part of make test.
@@ -190,8 +192,10 @@ test-exhaustive:
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --manifest-path crates/fibkit-py/Cargo.toml --check
+	$(CARGO) fmt --manifest-path crates/fibkit-polars/Cargo.toml --check
 	$(CARGO) fmt --manifest-path fuzz/Cargo.toml --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	CARGO_TARGET_DIR=$(CURDIR)/target/py $(CARGO) clippy --manifest-path crates/fibkit-py/Cargo.toml -- -D warnings
+	CARGO_TARGET_DIR=$(CURDIR)/target/polars $(CARGO) clippy --release --manifest-path crates/fibkit-polars/Cargo.toml -- -D warnings
 	for package in fibkit fibkit-cli fibkit-peers fibkit-c; do RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p $$package || exit 1; done
 	RUSTDOCFLAGS="-D warnings" CARGO_TARGET_DIR=$(CURDIR)/target/py $(CARGO) doc --no-deps --manifest-path crates/fibkit-py/Cargo.toml

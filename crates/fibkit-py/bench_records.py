@@ -7,7 +7,8 @@ addresses, in one run (a benchmark, not a test: `make bench-records`).
   compiled file of the same database;
 - DuckDB: the inet extension's containment join of the addresses against
   the database's networks, and fibkit's DuckDB function;
-- polars-iptools' `geoip.full` (its own MaxMind reader) on a Polars column;
+- polars-iptools' `geoip.full` (its own MaxMind reader) on a Polars column,
+  and fibkit's Polars plugin (`.fibkit.lookup(fields=...)`) on the same one;
 - opening the compiled file against building it.
 
 Every figure is the median of `--repeat` runs with its range; the CPU is
@@ -109,7 +110,7 @@ def main():
         assert [tuple(row[path] for path in FIELDS) for row in got] == expected, "fibkit and maxminddb disagree"
 
         duckdb_figures(args, table, compiled, addresses, reader)
-        polars_figures(args, addresses, table)
+        polars_figures(args, addresses, table, compiled)
 
 
 def duckdb_figures(args, table, compiled, addresses, reader):
@@ -153,7 +154,7 @@ def duckdb_figures(args, table, compiled, addresses, reader):
     assert joined == answered, "DuckDB's join and fibkit's function disagree"
 
 
-def polars_figures(args, addresses, table):
+def polars_figures(args, addresses, table, compiled):
     try:
         import polars as pl
         import polars_iptools as ip
@@ -174,10 +175,26 @@ def polars_figures(args, addresses, table):
     os.environ["MAXMIND_MMDB_DIR"] = folder
     frame = pl.DataFrame({"ip": addresses})
     try:
-        report("polars-iptools geoip.full (City and ASN)", len(addresses),
-               timed(args.repeat, lambda: frame.with_columns(ip.geoip.full(pl.col("ip")).alias("geo"))))
+        anchor = report("polars-iptools geoip.full (City and ASN)", len(addresses),
+                        timed(args.repeat, lambda: frame.with_columns(ip.geoip.full(pl.col("ip")).alias("geo"))))
     except Exception as error:  # its reader wants GeoLite2-ASN.mmdb beside the City file
         print(f"polars-iptools geoip.full: failed: {str(error).splitlines()[0]}")
+        anchor = None
+    try:
+        import fibkit.polars  # noqa: F401  (the namespace)
+    except ImportError:
+        print("fibkit's Polars plugin: skipped (make python builds fibkit-polars)")
+        return
+    lookup = pl.col("ip").fibkit.lookup(compiled, fields=FIELDS).alias("geo")
+    plugin = report("fibkit Polars plugin .fibkit.lookup(fields=...)", len(addresses),
+                    timed(args.repeat, lambda: frame.with_columns(lookup)))
+    lazy = frame.lazy().with_columns(lookup)
+    report("  the same, streaming engine", len(addresses),
+           timed(args.repeat, lambda: lazy.collect(engine="streaming")))
+    if anchor is not None:
+        print(f"  fibkit plugin / polars-iptools: {anchor / plugin:.1f} times faster (target: 5)")
+    got = frame.head(1000).with_columns(lookup)["geo"].to_list()
+    assert got == table.lookup_batch(addresses[:1000], fields=FIELDS).to_pylist(), "the plugin and the table disagree"
 
 
 if __name__ == "__main__":
