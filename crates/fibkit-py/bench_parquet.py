@@ -20,6 +20,8 @@ workers started, the file opened), with the fastest and slowest:
   rows) and at 200,000 rows; and, to see where Spark's time goes, the
   files read and written by Spark alone, and passed through ``mapInArrow``
   unchanged (200,000-row batches);
+- Spark scheduling only: ``fibkit.spark.enrich_parquet``, a task per
+  file that its Python worker reads and writes with pyarrow;
 - the patterns that lose, on one file's rows held by the client as a
   pandas frame: ``fibkit.enrich`` in this process against
   ``dd.from_pandas`` → ``fibkit.dask.enrich`` → ``compute`` and
@@ -136,6 +138,8 @@ def spark_figures(flows, out, fib_file, frame):
     spark.sparkContext.setLogLevel("ERROR")
     figures = {}
     try:
+        figures["Spark enrich_parquet (a task per file, pyarrow)"] = timed(
+            lambda: fibkit.spark.enrich_parquet(spark, flows, fresh(out), "src", fib_file, fields=FIELDS))
         for batch in (10_000, 200_000):
             spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(batch))
             figures[f"Spark mapInArrow, batches of {batch:,}"] = timed(lambda: fibkit.spark.enrich(
@@ -192,7 +196,9 @@ def main():
             count = len(frame) if "pandas" in name or "compute" in name or "toPandas" in name else total
             rate = count / median
             alone = one_frame if count == len(frame) else one
-            share = "" if name.startswith("one process") else f", per worker {rate / WORKERS / 1e6:.2f} M/s = {rate / WORKERS / alone:.2f} of one process"
+            per_worker = rate / WORKERS
+            share = "" if name.startswith("one process") else \
+                f", per worker {per_worker / 1e6:.2f} M/s = {per_worker / alone:.2f} of one process"
             print(f"{name:>46}: {rate / 1e6:5.2f} M rows/s ({median:.2f} s, {fastest:.2f}-{slowest:.2f}){share}")
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -28,7 +28,8 @@ def data(tmp_path_factory):
 
 def test_a_parquet_file_enriched_row_group_by_row_group(data, tmp_path):
     directory, fib_file, table, flows = data
-    rows = fibkit.arrow.enrich_parquet_file(flows / "part-0.parquet", tmp_path / "out.parquet", "src", table, prefix="route")
+    source, destination = flows / "part-0.parquet", tmp_path / "out.parquet"
+    rows = fibkit.arrow.enrich_parquet_file(source, destination, "src", table, prefix="route")
     assert rows == ROWS
     written = pq.ParquetFile(tmp_path / "out.parquet")
     assert written.num_row_groups == 4

@@ -59,6 +59,19 @@ def test_parquet_enriched_by_map_in_arrow_into_parquet(spark, data, tmp_path):
     assert_rows_match(result, table, FIELDS)
 
 
+def test_python_workers_enrich_parquet_files_into_parquet_files(spark, data, tmp_path):
+    directory, fib_file, table, flows = data
+    rows = fibkit.spark.enrich_parquet(spark, flows, tmp_path / "enriched", "src", fib_file, prefix="route")
+    assert rows == FILES * ROWS
+    for number in range(FILES):
+        name = f"part-{number}.parquet"
+        result = pq.read_table(tmp_path / "enriched" / name)
+        assert result.column("src").to_pylist() == pq.read_table(flows / name).column("src").to_pylist()
+        assert_rows_match(result, table, FIELDS)
+    with pytest.raises(KeyError, match="no column 'dst'"):  # before any task runs
+        fibkit.spark.enrich_parquet(spark, flows, tmp_path / "none", "dst", fib_file)
+
+
 def test_values_chosen_fields_an_uploaded_file_and_errors(spark, data, tmp_path):
     directory, fib_file, table, flows = data
     frame = spark.read.parquet(str(flows / "part-0.parquet"))

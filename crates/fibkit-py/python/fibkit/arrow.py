@@ -17,11 +17,15 @@ address without a route does.
 """
 
 import os
+import posixpath
 import re
 
 import numpy as np
 
-__all__ = ["enrich", "enrich_parquet_file", "enriched_schema", "non_null"]
+__all__ = [
+    "enrich", "enrich_parquet_file", "enrich_parquet_path", "enriched_schema", "non_null", "parquet_files",
+    "parquet_pairs",
+]
 
 _INT64_MAX = 2**63 - 1
 
@@ -149,3 +153,50 @@ def enrich_parquet_file(source, destination, column, table, value="value", prefi
             writer.write_table(enriched)
             rows += len(data)
     return rows
+
+
+def enrich_parquet_path(source, destination, filesystem, column, table, value="value", prefix=None, fields=None):
+    """``enrich_parquet_file`` of the paths ``source`` and ``destination``
+    on the ``pyarrow.fs.FileSystem`` ``filesystem``, the task that a worker
+    runs; an error names ``source``."""
+    with filesystem.open_input_file(source) as reader, filesystem.open_output_stream(destination) as writer:
+        try:
+            return enrich_parquet_file(reader, writer, column, table, value=value, prefix=prefix, fields=fields)
+        except (ValueError, TypeError) as error:
+            raise type(error)(f"{source}, {error}") from None
+
+
+def parquet_files(source):
+    """The Parquet files of ``source`` (a directory, a file, or a list of
+    files; or a URI pyarrow reads, such as ``s3://bucket/flows/``) in name
+    order, and their ``pyarrow.fs.FileSystem``."""
+    import pyarrow.dataset
+
+    dataset = pyarrow.dataset.dataset(source if isinstance(source, list) else os.fspath(source), format="parquet")
+    return sorted(dataset.files), dataset.filesystem
+
+
+def parquet_pairs(source, destination, column, table, value="value", prefix=None, fields=None):
+    """The work of a Parquet pipeline, checked before any task runs: each
+    Parquet file of ``source`` (``parquet_files``) with the file of the
+    same name in the directory ``destination`` (made if missing, on the
+    same file system), and that file system. A missing column, a column of
+    another type, a field the table has not, no files, or two files of one
+    name are errors here, naming them."""
+    import pyarrow.parquet as pq
+
+    files, filesystem = parquet_files(source)
+    if not files:
+        raise ValueError(f"{source}: no Parquet files")
+    names = [posixpath.basename(file) for file in files]
+    if len(set(names)) < len(names):
+        raise ValueError(f"{source}: two Parquet files have the same name; they would write one file")
+    with filesystem.open_input_file(files[0]) as first:
+        enriched_schema(pq.read_schema(first), column, table, value=value, prefix=prefix, fields=fields)
+    destination = os.fspath(destination)
+    if "://" in destination:
+        destination = type(filesystem).from_uri(destination)[1]
+    elif type(filesystem).__name__ == "LocalFileSystem":
+        destination = os.path.abspath(destination)
+    filesystem.create_dir(destination, recursive=True)
+    return [(file, posixpath.join(destination, name)) for file, name in zip(files, names)], filesystem

@@ -28,12 +28,11 @@ for it by name when the path does not exist on the worker.
 """
 
 import os
-import posixpath
 
 import fibkit
 import fibkit.arrow
 
-__all__ = ["enrich", "enrich_parquet", "parquet_files", "upload"]
+__all__ = ["enrich", "enrich_parquet", "upload"]
 
 def _resolve(path):
     """``path`` if it exists here, else the file of that name ``upload``
@@ -74,60 +73,29 @@ def enrich(frame, column, fib_file, value="value", prefix=None, fields=None):
 
 def _enrich_file(source, destination, filesystem, column, path, value, prefix, fields):
     table = fibkit.open_once(_resolve(path))
-    with filesystem.open_input_file(source) as reader, filesystem.open_output_stream(destination) as writer:
-        try:
-            return fibkit.arrow.enrich_parquet_file(
-                reader, writer, column, table, value=value, prefix=prefix, fields=fields
-            )
-        except (ValueError, TypeError) as error:
-            raise type(error)(f"{source}, {error}") from None
-
-
-def parquet_files(source):
-    """The Parquet files of ``source`` (a directory, a file, or a list of
-    files; or a URI pyarrow reads, such as ``s3://bucket/flows/``) in name
-    order, and their ``pyarrow.fs.FileSystem``."""
-    import pyarrow.dataset
-
-    dataset = pyarrow.dataset.dataset(source if isinstance(source, list) else os.fspath(source), format="parquet")
-    return sorted(dataset.files), dataset.filesystem
+    return fibkit.arrow.enrich_parquet_path(
+        source, destination, filesystem, column, table, value=value, prefix=prefix, fields=fields
+    )
 
 
 def enrich_parquet(source, destination, column, fib_file, value="value", prefix=None, fields=None):
-    """Enriches every Parquet file of ``source`` (as ``parquet_files``
-    lists them) into a Parquet file of the same name in the directory
-    ``destination`` (made if missing, on the same file system), a task per
-    file on the current Dask scheduler (a ``distributed.Client``'s if one
-    is active): the task reads its file on the worker, row group by row
-    group, adds the routes of ``column`` as ``fibkit.arrow.enrich`` does (a
-    value column, or a column per field of a table of records) and writes
-    them there. Answers the number of rows written. ``fib_file``: as for
-    ``enrich``."""
+    """Enriches every Parquet file of ``source`` (a directory, a file, a
+    list of files, or a URI pyarrow reads) into a Parquet file of the same
+    name in the directory ``destination`` (made if missing, on the same
+    file system), a task per file on the current Dask scheduler (a
+    ``distributed.Client``'s if one is active): the task reads its file on
+    the worker, row group by row group, adds the routes of ``column`` as
+    ``fibkit.arrow.enrich`` does (a value column, or a column per field of
+    a table of records) and writes them there. Answers the number of rows
+    written. ``fib_file``: as for ``enrich``."""
     import dask
-    import pyarrow.parquet as pq
 
     path = os.fspath(fib_file)
-    files, filesystem = parquet_files(source)
-    if not files:
-        raise ValueError(f"{source}: no Parquet files")
-    names = [posixpath.basename(file) for file in files]
-    if len(set(names)) < len(names):
-        raise ValueError(f"{source}: two Parquet files have the same name; they would write one file")
-    # A wrong column or field fails here, before any task runs.
-    schema = pq.read_schema(filesystem.open_input_file(files[0]))
-    fibkit.arrow.enriched_schema(schema, column, fibkit.open_once(path), value=value, prefix=prefix, fields=fields)
-    destination = os.fspath(destination)
-    if "://" in destination:
-        destination = type(filesystem).from_uri(destination)[1]
-    elif type(filesystem).__name__ == "LocalFileSystem":
-        destination = os.path.abspath(destination)
-    filesystem.create_dir(destination, recursive=True)
+    pairs, filesystem = fibkit.arrow.parquet_pairs(
+        source, destination, column, fibkit.open_once(path), value=value, prefix=prefix, fields=fields
+    )
     task = dask.delayed(_enrich_file, pure=False)
-    tasks = [
-        task(file, posixpath.join(destination, name), filesystem, column, path, value, prefix, fields)
-        for file, name in zip(files, names)
-    ]
-    return sum(dask.compute(*tasks))
+    return sum(dask.compute(*[task(file, out, filesystem, column, path, value, prefix, fields) for file, out in pairs]))
 
 
 def upload(client, fib_file):

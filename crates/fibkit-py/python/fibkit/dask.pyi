@@ -14,10 +14,6 @@ def enrich(
     """The Dask DataFrame with each address's route value or fields (and matched prefix) added, partition by
     partition."""
 
-def parquet_files(source: Union[str, PathLike[str], list[str]]) -> tuple[list[str], Any]:
-    """The Parquet files of a directory, a file, a list of files or a URI, in name order, and their
-    ``pyarrow.fs.FileSystem``."""
-
 def enrich_parquet(
     source: Union[str, PathLike[str], list[str]],
     destination: Union[str, PathLike[str]],

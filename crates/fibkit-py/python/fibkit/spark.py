@@ -10,7 +10,11 @@ Read from Parquet and written to Parquet, no row passes through the
 driver: Spark hands each Python worker Arrow record batches of its
 partition and takes Arrow batches back (``mapInArrow``), and
 ``fibkit.arrow.enrich`` adds the routes to them in place of rows of
-Python objects. A DataFrame made with ``createDataFrame`` from a pandas
+Python objects. ``enrich_parquet`` is the other way: a Spark task per
+Parquet file, which its Python worker reads and writes with pyarrow, the
+JVM only scheduling (docs/python.md measures both).
+
+A DataFrame made with ``createDataFrame`` from a pandas
 frame or a list has its rows on the driver, sent to the executors:
 docs/python.md measures what that costs.
 """
@@ -20,7 +24,7 @@ import os
 import fibkit
 import fibkit.arrow
 
-__all__ = ["enrich", "upload"]
+__all__ = ["enrich", "enrich_parquet", "upload"]
 
 
 def _resolve(path):
@@ -95,6 +99,30 @@ def enrich(frame, column, fib_file, value="value", prefix=None, fields=None):
     kept = [added_spark.pop(field.name, field) for field in frame.schema.fields]
     schema = StructType(kept + list(added_spark.values()))
     return frame.mapInArrow(_enricher(column, path, value, prefix, fields, added), schema)
+
+
+def _enrich_file(pair, filesystem, column, path, value, prefix, fields):
+    table = fibkit.open_once(_resolve(path))
+    source, destination = pair
+    return fibkit.arrow.enrich_parquet_path(
+        source, destination, filesystem, column, table, value=value, prefix=prefix, fields=fields
+    )
+
+
+def enrich_parquet(spark, source, destination, column, fib_file, value="value", prefix=None, fields=None):
+    """Enriches every Parquet file of ``source`` (a directory, a file, a
+    list of files, or a URI pyarrow reads) into a Parquet file of the same
+    name in the directory ``destination``, a Spark task per file, as
+    ``fibkit.dask.enrich_parquet`` does: the Python worker reads and writes
+    its file with pyarrow, and no row passes through the JVM (Spark
+    schedules, the file's rows stay in the worker that reads them). Answers
+    the number of rows written. ``fib_file``: as for ``enrich``."""
+    path = os.fspath(fib_file)
+    pairs, filesystem = fibkit.arrow.parquet_pairs(
+        source, destination, column, fibkit.open_once(path), value=value, prefix=prefix, fields=fields
+    )
+    tasks = spark.sparkContext.parallelize(pairs, len(pairs))
+    return sum(tasks.map(lambda pair: _enrich_file(pair, filesystem, column, path, value, prefix, fields)).collect())
 
 
 def upload(spark, fib_file):
