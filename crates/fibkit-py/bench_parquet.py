@@ -28,7 +28,10 @@ workers started, the file opened), with the fastest and slowest:
   ``createDataFrame`` → ``fibkit.spark.enrich`` → ``toPandas``.
 
 Per worker is the rate divided by the 2 workers; its ratio is to the one
-process's rate on the same work.
+process's rate on the same work. CPU is the one process's CPU seconds
+divided by the run's (this process and all under it): the per-worker
+ratio a worker would reach on a core of its own, which a shared machine's
+other jobs do not move as they move the rates.
 """
 
 import gzip
@@ -83,15 +86,42 @@ def records_file(directory, source):
     return directory / "records.fib", f"{len(routes):,} routes of {name} as records (asn, name)"
 
 
+def cpu_seconds():
+    """CPU seconds (user and system) used so far by this process and every
+    process under it (Dask's nannies and workers; Spark's JVM and its
+    Python workers), from /proc: what a run costs whatever else the machine
+    runs at the same time."""
+    parents, used = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        parents[int(entry)] = int(fields[1])
+        used[int(entry)] = int(fields[11]) + int(fields[12])
+    ours, total = {os.getpid()}, 0
+    changed = True
+    while changed:
+        grown = {pid for pid, parent in parents.items() if parent in ours} | ours
+        changed, ours = grown != ours, grown
+    total = sum(used[pid] for pid in ours)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def timed(run, repeat=3):
-    """(median, fastest, slowest) seconds of ``repeat`` runs after an untimed one."""
+    """(median, fastest, slowest) seconds of ``repeat`` runs after an
+    untimed one, and the median CPU seconds of a run."""
     run()
-    seconds = []
+    seconds, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), cpu_seconds()
         run()
         seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds), min(seconds), max(seconds)
+        cpu.append(cpu_seconds() - start_cpu)
+    return statistics.median(seconds), min(seconds), max(seconds), statistics.median(cpu)
 
 
 def fresh(path):
@@ -190,16 +220,18 @@ def main():
             print(f"Spark not measured: {error}")
         print(f"{files} files x {rows:,} random IPv4 rows; {described}; "
               f"{WORKERS} workers; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}")
-        one = total / figures["one process, enrich_parquet_file in a loop"][0]
-        one_frame = len(frame) / figures["one process, fibkit.enrich of a pandas frame"][0]
-        for name, (median, fastest, slowest) in figures.items():
-            count = len(frame) if "pandas" in name or "compute" in name or "toPandas" in name else total
+        print("rate (median of 3 s, fastest-slowest); per worker: the rate / workers, as a share of one process's;"
+              " CPU: one process's CPU seconds a row / the run's (all its processes)")
+        alone = figures["one process, enrich_parquet_file in a loop"]
+        alone_frame = figures["one process, fibkit.enrich of a pandas frame"]
+        for name, (median, fastest, slowest, cpu) in figures.items():
+            in_memory = "pandas" in name or "compute" in name or "toPandas" in name
+            count, one = (len(frame), alone_frame) if in_memory else (total, alone)
             rate = count / median
-            alone = one_frame if count == len(frame) else one
             per_worker = rate / WORKERS
             share = "" if name.startswith("one process") else \
-                f", per worker {per_worker / 1e6:.2f} M/s = {per_worker / alone:.2f} of one process"
-            print(f"{name:>46}: {rate / 1e6:5.2f} M rows/s ({median:.2f} s, {fastest:.2f}-{slowest:.2f}){share}")
+                f", per worker {per_worker / 1e6:.2f} M/s = {per_worker / (count / one[0]):.2f}, CPU {one[3] / cpu:.2f}"
+            print(f"{name:>48}: {rate / 1e6:5.2f} M rows/s ({median:.2f} s, {fastest:.2f}-{slowest:.2f}){share}")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
