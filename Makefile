@@ -8,7 +8,7 @@ PYTHON ?= python3
 # to compare; pandas and pyarrow for the data-frame paths).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench bench-lookup bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint
+.PHONY: setup bench bench-lookup bench-parquet bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -185,6 +185,12 @@ test-python: python
 # polars-iptools) on GeoLite2-City: a benchmark, minutes; not part of make test.
 bench-records: python
 	$(VENV)/bin/python crates/fibkit-py/bench_records.py
+
+# The Parquet-to-Parquet pipelines (fibkit.dask.enrich_parquet, Spark's
+# mapInArrow) per worker against one process on the same files, and the
+# patterns that send rows between processes: minutes; not part of make test.
+bench-parquet: python
+	$(VENV)/bin/python crates/fibkit-py/bench_parquet.py
 
 test-exhaustive:
 	$(CARGO) test --release --workspace -- --ignored

@@ -51,3 +51,18 @@ def test_stub_signatures_match_the_runtime():
             assert parameters(node) == names, f"{name}.{method}"
         if "__init__" in methods:
             assert parameters(methods["__init__"]) == list(inspect.signature(cls).parameters), name
+
+
+def test_the_modules_stubs_match_their_modules():
+    """fibkit.arrow, fibkit.dask, fibkit.spark and fibkit.duckdb: a stub
+    for each public function, with the same parameters."""
+    import importlib
+
+    for name in ("arrow", "dask", "spark", "duckdb"):
+        module = importlib.import_module(f"fibkit.{name}")
+        tree = ast.parse(STUB.with_name(f"{name}.pyi").read_text(encoding="utf-8"))
+        stubs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+        public = getattr(module, "__all__", [n for n in stubs])
+        assert set(stubs) == set(public), name
+        for function, node in stubs.items():
+            assert parameters(node) == list(inspect.signature(getattr(module, function)).parameters), (name, function)

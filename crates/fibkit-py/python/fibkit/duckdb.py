@@ -15,25 +15,10 @@ and addresses without a route, answer NULL fields.
 """
 
 import fibkit
+from fibkit.arrow import non_null as _non_null
 
 _SQL_TYPES = {"int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN", "text": "VARCHAR", "addr": "VARCHAR",
               "ints": "BIGINT[]"}
-
-
-def _non_null(addresses, answer):
-    """``answer`` of the non-null ``addresses`` (a pyarrow array), with a
-    null row where an address is null."""
-    import numpy as np
-    import pyarrow as pa
-
-    if isinstance(addresses, pa.ChunkedArray):
-        addresses = addresses.combine_chunks()
-    if addresses.null_count == 0:
-        return answer(addresses)
-    valid = addresses.is_valid().to_numpy(zero_copy_only=False)
-    answered = answer(addresses.filter(pa.array(valid)))
-    positions = np.cumsum(valid) - 1
-    return answered.take(pa.array(positions, mask=~valid))
 
 
 def _table(table):
