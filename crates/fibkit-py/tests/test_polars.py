@@ -210,3 +210,22 @@ def test_geolite2_city_answers_as_the_table(tmp_path):
     got = pl.DataFrame({"ip": addresses}).select(pl.col("ip").fibkit.lookup(tmp_path / "city.fib"))["ip"].to_list()
     assert got == table.lookup_batch(addresses, fields=True).to_pylist()
     assert sum(row["city.names.en"] is not None for row in got) > 1000
+
+
+def test_the_plugin_stub_matches_the_module():
+    import ast
+    import inspect
+    import pathlib
+
+    import fibkit_polars
+
+    stub = pathlib.Path(fibkit_polars.__file__).with_name("__init__.pyi")
+    tree = ast.parse(stub.read_text(encoding="utf-8"))
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert set(functions) == set(fibkit_polars.__all__) == set(fibkit.polars.__all__)
+    for name, node in functions.items():
+        assert [arg.arg for arg in node.args.args] == list(inspect.signature(getattr(fibkit_polars, name)).parameters)
+    methods = {node.name: node for node in next(node for node in tree.body if isinstance(node, ast.ClassDef)).body}
+    for name in ("lookup", "prefix"):
+        runtime = inspect.signature(getattr(fibkit_polars.FibkitExpressions, name)).parameters
+        assert [arg.arg for arg in methods[name].args.args] == list(runtime)
