@@ -8,7 +8,7 @@ PYTHON ?= python3
 # to compare; pandas and pyarrow for the data-frame paths).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench bench-lookup bench-parquet bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint
+.PHONY: setup bench bench-lookup bench-parquet bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint fuzz fuzz-cmin
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -194,6 +194,44 @@ bench-parquet: python
 
 test-exhaustive:
 	$(CARGO) test --release --workspace -- --ignored
+
+# Fuzzing (cargo-fuzz, libFuzzer; fuzz/README.md): `make fuzz` runs each
+# target of FUZZ_TARGETS (default: all) for FUZZ_SECONDS in turn, from its
+# committed corpus fuzz/corpus/TARGET and its seeds fuzz/seeds/TARGET, new
+# inputs going into the corpus; `make fuzz-cmin` then minimises each corpus
+# in place, so that the next campaign starts where this one ended. cargo-fuzz
+# needs nightly features: RUSTC_BOOTSTRAP lets the stable compiler give them.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= $(sort $(basename $(notdir $(wildcard fuzz/fuzz_targets/*.rs))))
+FUZZ := RUSTC_BOOTSTRAP=1 $(CARGO) fuzz
+# The longest input of a target: a compiled FIB seed is up to 314 KB, a BGP
+# stream several messages of up to 4 KiB; 4 KiB else.
+FUZZ_MAX_LEN = case $$target in (fib_file) echo 400000;; (bgp_session) echo 16384;; (*) echo 4096;; esac
+
+fuzz:
+	@command -v cargo-fuzz >/dev/null || { echo "fuzz: cargo-fuzz, the fuzz targets' runner (cargo install)"; \
+	  $(CARGO) install cargo-fuzz; }
+	@for target in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/corpus/$$target; \
+	  seeds=$$(test -d fuzz/seeds/$$target && echo fuzz/seeds/$$target); \
+	  echo "fuzz: $$target for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ) run -O $$target fuzz/corpus/$$target $$seeds -- \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -max_len=$$($(FUZZ_MAX_LEN)) || exit 1; \
+	done
+
+# Corpus inputs past FUZZ_KEEP_KIB are not kept: fib_file's engine files of
+# 185 to 314 KB, which its seeds bring back at each campaign's start, would
+# make the corpus tens of MiB.
+FUZZ_KEEP_KIB ?= 64
+
+fuzz-cmin:
+	@for target in $(FUZZ_TARGETS); do \
+	  test -d fuzz/corpus/$$target || continue; \
+	  echo "fuzz-cmin: $$target"; \
+	  $(FUZZ) cmin -O $$target fuzz/corpus/$$target -- -max_len=$$($(FUZZ_MAX_LEN)) || exit 1; \
+	  find fuzz/corpus/$$target -type f -size +$(FUZZ_KEEP_KIB)k -delete; \
+	done
+	du -sh --apparent-size fuzz/corpus
 
 lint:
 	$(CARGO) fmt --all --check

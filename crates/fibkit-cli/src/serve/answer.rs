@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use fibkit::address_text::{parse_address, AnyAddr};
+use fibkit::address_text::AnyAddr;
 use fibkit::nexthop::Label;
 use fibkit::NextHop;
 use http_body_util::Full;
@@ -15,6 +15,7 @@ use hyper::{Response, StatusCode};
 
 use super::http::reply;
 use super::metrics::Counters;
+use super::request;
 use super::routes::{Family, Matched, Routes};
 
 /// A refusal: its status and what was wrong.
@@ -44,9 +45,7 @@ fn value_json(label: Option<Label>) -> serde_json::Value {
 /// # Errors
 /// 400 when `text` is not an address.
 pub fn single(routes: &Routes, counters: &Counters, text: &str) -> Result<Response<Full<Bytes>>, Refusal> {
-    let decoded = percent_decoded(text);
-    let addr = parse_address(decoded.as_bytes())
-        .map_err(|error| (StatusCode::BAD_REQUEST, format!("{decoded:?} is not an address: {error}")))?;
+    let (decoded, addr) = request::single_address(text).map_err(|problem| (StatusCode::BAD_REQUEST, problem))?;
     let matched: Matched = match addr {
         AnyAddr::V4(addr) => routes.matched(addr),
         AnyAddr::V6(addr) => routes.matched(addr),
@@ -58,72 +57,6 @@ pub fn single(routes: &Routes, counters: &Counters, text: &str) -> Result<Respon
     };
     let body = serde_json::json!({ "address": decoded, "prefix": prefix, "value": value });
     Ok(json(StatusCode::OK, body.to_string() + "\n"))
-}
-
-/// `%XX` escapes decoded (an IPv6 zone or a client that escapes `:`);
-/// anything else kept as it is.
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let hex = |byte: u8| (byte as char).to_digit(16);
-        match (bytes[at], bytes.get(at + 1).copied().and_then(hex), bytes.get(at + 2).copied().and_then(hex)) {
-            (b'%', Some(high), Some(low)) => {
-                out.push((high * 16 + low) as u8);
-                at += 3;
-            }
-            (byte, ..) => {
-                out.push(byte);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The addresses of a text body, a line each, split by family with each
-/// line's place.
-struct Parsed {
-    v4: Vec<u32>,
-    v6: Vec<u128>,
-    /// Per line: the family (false: IPv4) and the index in its list.
-    order: Vec<(bool, usize)>,
-    /// The lines' text, trimmed.
-    lines: Vec<(usize, usize)>,
-}
-
-fn parse_lines(body: &[u8]) -> Result<Parsed, Refusal> {
-    let mut parsed = Parsed { v4: Vec::new(), v6: Vec::new(), order: Vec::new(), lines: Vec::new() };
-    let mut start = 0;
-    for (number, line) in body.split(|&byte| byte == b'\n').enumerate() {
-        let line_start = start;
-        start += line.len() + 1;
-        let trimmed = line.trim_ascii();
-        if trimmed.is_empty() {
-            continue;
-        }
-        match parse_address(trimmed) {
-            Ok(AnyAddr::V4(addr)) => {
-                parsed.order.push((false, parsed.v4.len()));
-                parsed.v4.push(addr);
-            }
-            Ok(AnyAddr::V6(addr)) => {
-                parsed.order.push((true, parsed.v6.len()));
-                parsed.v6.push(addr);
-            }
-            Err(error) => {
-                let shown = String::from_utf8_lossy(&trimmed[..trimmed.len().min(64)]).into_owned();
-                return Err((
-                    StatusCode::BAD_REQUEST,
-                    format!("line {}: {shown:?} is not an address: {error}", number + 1),
-                ));
-            }
-        }
-        let from = line_start + (line.len() - line.trim_ascii_start().len());
-        parsed.lines.push((from, from + trimmed.len()));
-    }
-    Ok(parsed)
 }
 
 /// Looks `keys` up in one version of the family's FIB, on a blocking
@@ -155,12 +88,9 @@ pub async fn text(
     body: &Bytes,
     query: &str,
 ) -> Result<Response<Full<Bytes>>, Refusal> {
-    let as_json = match query {
-        "" | "format=text" => false,
-        "format=json" => true,
-        _ => return Err((StatusCode::BAD_REQUEST, format!("query {query:?}: format=text or format=json"))),
-    };
-    let parsed = parse_lines(body)?;
+    let bad = |problem| (StatusCode::BAD_REQUEST, problem);
+    let as_json = request::text_format_is_json(query).map_err(bad)?;
+    let parsed = request::text_lines(body).map_err(bad)?;
     let hops4 = looked_up::<u32>(routes, parsed.v4).await;
     let hops6 = looked_up::<u128>(routes, parsed.v6).await;
     let mut out = String::with_capacity(parsed.order.len() * 24);
@@ -197,23 +127,7 @@ pub async fn binary<A: Family>(
     counters: &Counters,
     body: Bytes,
 ) -> Result<Response<Full<Bytes>>, Refusal> {
-    let width = usize::from(A::BITS / 8);
-    if !body.len().is_multiple_of(width) {
-        return Err((
-            StatusCode::BAD_REQUEST,
-            format!("a body of {} bytes is not a whole number of {width}-byte {} keys", body.len(), A::FAMILY),
-        ));
-    }
-    let keys: Vec<A> = body
-        .chunks_exact(width)
-        .map(|key| {
-            A::from_words({
-                let mut words =
-                    key.chunks_exact(4).map(|word| u32::from_be_bytes([word[0], word[1], word[2], word[3]]));
-                move || words.next().unwrap_or(0)
-            })
-        })
-        .collect();
+    let keys: Vec<A> = request::binary_keys(&body).map_err(|problem| (StatusCode::BAD_REQUEST, problem))?;
     let count = keys.len();
     let hops = looked_up(routes, keys).await;
     let mut out = Vec::with_capacity(count * 4);

@@ -19,6 +19,7 @@ mod answer;
 mod config;
 mod http;
 mod metrics;
+mod request;
 mod routes;
 mod snapshot;
 
