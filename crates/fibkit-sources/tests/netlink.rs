@@ -331,3 +331,30 @@ fn an_overrun_of_the_socket_is_reconciled_by_dumping_again() {
     eprintln!("{} overruns, {} dumps", stats.overruns, stats.dumps);
     check_table(&ns, &mirror, "main", RouteValue::Gateway, Some(Label::Number(0)));
 }
+
+/// The kernel sends `RTM_NEWLINK` before it flushes the routes through the
+/// interface, and route dumps do not wait for the flush: a dump started at
+/// once may still see them. With 200,000 routes through the interface the
+/// flush takes long enough for that race to be lost without the mirror's
+/// settling and confirming dumps.
+#[test]
+fn an_interface_going_down_under_200_000_routes_leaves_none_of_them() {
+    let _serial = serial();
+    let Some(ns) = Netns::new("flush") else { return };
+    ns.interfaces();
+    let mirror = ns.mirror(NetlinkConfig::new(RT_TABLE_MAIN));
+    let mut adds = String::new();
+    for i in 0..200_000usize {
+        let via = if i % 100 == 0 { gateway4(i) } else { "10.254.0.2 dev d1".to_string() };
+        writeln!(adds, "route add {}.{}.{}.0/24 via {via}", 11 + i / 65536, i / 256 % 256, i % 256).unwrap();
+    }
+    ns.batch(&adds);
+    ns.sync("main", 1, &[&mirror]);
+    check_table(&ns, &mirror, "main", RouteValue::Gateway, Some(Label::Number(0)));
+    let dumps = mirror.stats().dumps;
+    ns.ip("link set d1 down");
+    wait_for("a dump after the link went down", Duration::from_secs(60), || mirror.stats().dumps > dumps);
+    ns.sync("main", 2, &[&mirror]);
+    let checked = check_table(&ns, &mirror, "main", RouteValue::Gateway, Some(Label::Number(0)));
+    eprintln!("{checked} answers equal ip route show's; journal: {:#?}", mirror.journal());
+}

@@ -1,7 +1,7 @@
 //! The mirror: the netlink socket, and the one thread that owns it, the
 //! copies of the table and the routers.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,12 +24,16 @@ use netlink_sys::protocols::NETLINK_ROUTE;
 use netlink_sys::{Socket, SocketAddr};
 
 use super::route::{self, Key, Route, Rule};
-use super::table::Table;
+use super::table::{self, Came, Table};
 use super::{MirrorStats, NetlinkConfig};
 use crate::published::{self, Changes, Journal, Labels};
 
 /// The longest a read waits: how soon a stop is seen.
 const TICK: Duration = Duration::from_millis(100);
+/// How long after a link or address event the mirror waits before it
+/// dumps: the kernel sends the event before it flushes the routes, and
+/// route dumps do not wait for that flush.
+const SETTLE: Duration = Duration::from_millis(250);
 /// Messages read before the changes are published.
 const BATCH_MESSAGES: usize = 65_536;
 /// Room for one datagram (the kernel's are at most 32 KiB).
@@ -119,6 +123,8 @@ impl Mirror {
             v6: Side::new(router6),
             dump: None,
             wanted: None,
+            settle: None,
+            confirm: None,
             sequence: 0,
             messages: 0,
             changes,
@@ -255,16 +261,16 @@ impl<A: Address> Side<A> {
 }
 
 /// One family's part of a dump in progress: the new copy of the table, and
-/// the prefixes and keys notifications set during the dump (newer than
-/// the dump's word on them).
+/// the notifications read during the dump, by prefix and key (a reply
+/// read after one may still be older than it).
 struct DumpSide<A: Address> {
     table: Table<A>,
-    noted: HashSet<(Prefix<A>, Key)>,
+    noted: HashMap<(Prefix<A>, Key), Vec<(Came, Route)>>,
 }
 
 impl<A: Address> Default for DumpSide<A> {
     fn default() -> Self {
-        DumpSide { table: Table::default(), noted: HashSet::new() }
+        DumpSide { table: Table::default(), noted: HashMap::new() }
     }
 }
 
@@ -279,17 +285,6 @@ struct Dump {
     again: Option<String>,
 }
 
-/// How a route message came.
-#[derive(Clone, Copy)]
-enum Came {
-    /// A reply to the dump in progress.
-    Dump,
-    /// A notification: `RTM_NEWROUTE` (`replace`: with `NLM_F_REPLACE`).
-    New { replace: bool },
-    /// A notification: `RTM_DELROUTE`.
-    Del,
-}
-
 /// The mirror's thread.
 struct Writer {
     shared: Arc<Shared>,
@@ -301,6 +296,11 @@ struct Writer {
     dump: Option<Dump>,
     /// A dump to start when none is running, and why.
     wanted: Option<String>,
+    /// Not before this instant (a link event's flush may still run).
+    settle: Option<Instant>,
+    /// A link event whose flush one more dump confirms, once the dumps
+    /// it asked for have ended.
+    confirm: Option<String>,
     sequence: u32,
     /// Route messages of the table read.
     messages: u64,
@@ -313,8 +313,9 @@ impl Writer {
         self.wanted = Some("the first dump".into());
         let mut datagram = Vec::with_capacity(DATAGRAM);
         while !self.shared.stopping.load(Ordering::Relaxed) {
-            if self.dump.is_none() {
+            if self.dump.is_none() && self.settle.is_none_or(|settle| Instant::now() >= settle) {
                 if let Some(reason) = self.wanted.take() {
+                    self.settle = None;
                     self.start_dump(reason);
                 }
             }
@@ -504,6 +505,8 @@ impl Writer {
         };
         let Some(why) = why else { return };
         let unannounced = "the kernel flushes the IPv4 routes through it without notifications";
+        self.settle = Some(Instant::now() + SETTLE);
+        self.confirm = Some(why.clone());
         match self.dump.as_mut() {
             Some(dump) => dump.again = Some(why),
             None if self.wanted.is_none() => {
@@ -548,6 +551,12 @@ impl Writer {
         if let Some(why) = dump.again {
             self.shared.log(format!("dumping again: {why} during the dump"));
             self.wanted = Some(why);
+        } else if let Some(why) = self.confirm.take() {
+            // The event comes before the flush, so the dump may have raced
+            // it: one more dump, later, sees what the flush left.
+            self.shared.log(format!("dumping once more to confirm the flush after: {why}"));
+            self.wanted = Some(format!("confirming the flush after: {why}"));
+            self.settle = Some(Instant::now() + SETTLE);
         }
     }
 
@@ -583,14 +592,15 @@ fn apply<A: Address>(
 ) {
     let table = match (came, dump) {
         (Came::Dump, Some(dump)) => {
-            if !dump.noted.contains(&(prefix, route.key)) {
+            let notes = dump.noted.get(&(prefix, route.key)).map_or(&[][..], Vec::as_slice);
+            if let Some(route) = table::after_notes(route, notes, A::FAMILY, rule) {
                 dump.table.add(prefix, route, false);
             }
             return;
         }
         (Came::Dump, None) => return,
         (_, Some(dump)) => {
-            dump.noted.insert((prefix, route.key));
+            dump.noted.entry((prefix, route.key)).or_default().push((came, route.clone()));
             &mut dump.table
         }
         (_, None) => {
@@ -651,7 +661,7 @@ fn publish<A: Address>(shared: &Shared, side: &mut Side<A>, changes: &mut Option
 #[cfg(test)]
 mod tests {
     use fibkit::nexthop::{Mapping, NextHopTable};
-    use fibkit::registry::DEFAULT_IPV4;
+    use fibkit::registry::{DEFAULT_IPV4, DEFAULT_IPV6};
     use fibkit::router::Window;
     use fibkit::Rib;
     use netlink_packet_route::route::RouteType;
@@ -663,9 +673,18 @@ mod tests {
     const RULE: Rule = Rule { value: RouteValue::Gateway, reject: Some(Label::Number(0)) };
 
     fn route(gateway: &str) -> Route {
-        let key = Key { tos: 0, source_len: 0, source: 0, priority: 0 };
-        let hop = Hop { gateway: Some(gateway.parse().unwrap()), interface: 2, dead: false };
-        Route::new(key, RouteType::Unicast.into(), [hop].into_iter().collect(), RULE)
+        hops(&[(Some(gateway), 2)], RULE)
+    }
+
+    /// A route of priority 256 through `hops` (gateway, interface).
+    fn hops(hops: &[(Option<&str>, u32)], rule: Rule) -> Route {
+        let key = Key { tos: 0, source_len: 0, source: 0, priority: 256 };
+        let hops = hops.iter().map(|&(gateway, interface)| Hop {
+            gateway: gateway.map(|text| text.parse().unwrap()),
+            interface,
+            dead: false,
+        });
+        Route::new(key, RouteType::Unicast.into(), hops.collect(), rule)
     }
 
     #[test]
@@ -692,5 +711,35 @@ mod tests {
         // Without a dump, a notification changes the serving copy.
         apply(&mut side, None, one, route("10.0.0.4"), Came::New { replace: false }, RULE);
         assert_eq!((side.table.value(one), side.changed.len()), (Some(Label::Addr("10.0.0.4".parse().unwrap())), 1));
+    }
+
+    /// Found by an interface going down while the mirror dumped: the
+    /// delete of fe80::/64 on one interface hid the same prefix and metric
+    /// on the other from the dump's reply.
+    #[test]
+    fn during_a_dump_a_notification_of_one_route_leaves_the_others_of_its_key() {
+        let router = Router::new(DEFAULT_IPV6, Rib::new(), NextHopTable::new(Mapping::Distinct), Window::Count(1));
+        let mut side = Side::new(router.unwrap());
+        let mut dump = DumpSide::default();
+        let by_interface = Rule { value: RouteValue::Interface, reject: None };
+        let link_local = Prefix::<u128>::new(0xfe80 << 112, 64).unwrap();
+        apply(&mut side, Some(&mut dump), link_local, hops(&[(None, 3)], by_interface), Came::Del, by_interface);
+        apply(&mut side, Some(&mut dump), link_local, hops(&[(None, 2)], by_interface), Came::Dump, by_interface);
+        apply(&mut side, Some(&mut dump), link_local, hops(&[(None, 3)], by_interface), Came::Dump, by_interface);
+        assert_eq!((dump.table.value(link_local), dump.table.len()), (Some(Label::Number(2)), 1));
+        // A hop deleted from a multipath route, and the dump's reply made
+        // before: the other hop stays.
+        let prefix = Prefix::<u128>::new(0x2001_0db8 << 96, 32).unwrap();
+        let (nine, five) = ((Some("2001:db8::9"), 2), (Some("2001:db8::5"), 2));
+        apply(&mut side, Some(&mut dump), prefix, hops(&[five], RULE), Came::Del, RULE);
+        apply(&mut side, Some(&mut dump), prefix, hops(&[nine, five], RULE), Came::Dump, RULE);
+        assert_eq!(dump.table.value(prefix), Some(Label::Addr("2001:db8::9".parse().unwrap())));
+        // A hop appended, and the reply made before, with one hop: the
+        // notification's route alone.
+        let other = Prefix::<u128>::new(0x2001_0db9 << 96, 32).unwrap();
+        apply(&mut side, Some(&mut dump), other, hops(&[nine, five], RULE), Came::New { replace: false }, RULE);
+        apply(&mut side, Some(&mut dump), other, hops(&[nine], RULE), Came::Dump, RULE);
+        assert_eq!(dump.table.len(), 3);
+        assert_eq!(dump.table.value(other), Some(Label::Addr("2001:db8::5".parse().unwrap())));
     }
 }

@@ -38,7 +38,11 @@
 //! an interface goes down or away, or loses an IPv4 address, the kernel
 //! flushes the IPv4 routes through it without a notification, so the
 //! mirror dumps the table again on `RTM_DELLINK`, `RTM_DELADDR` (IPv4) and
-//! `RTM_NEWLINK` without `IFF_UP`.
+//! `RTM_NEWLINK` without `IFF_UP`. The kernel sends the event before it
+//! flushes, and route dumps need not wait for the flush (recent kernels
+//! dump under RCU alone, without the RTNL lock), so the mirror waits
+//! 250 ms after the last such event before it dumps, and dumps once more
+//! 250 ms after that dump has ended, to see what a slow flush left.
 //!
 //! # Which value a route gets
 //!
@@ -93,11 +97,14 @@
 //! asks for the dump (`RTM_GETROUTE`, `NLM_F_DUMP`, all families, filtered
 //! to the table by the mirror), so no change falls between the two: every
 //! message is applied in the order it arrives. While a dump runs, its
-//! replies and the notifications build a new copy of the table; a
-//! notification is newer than whatever the dump says of the same prefix
-//! and key, so a dump reply for a prefix and key that a notification has
-//! already set (or deleted) during the dump is skipped; an equal route
-//! seen in both is kept once. When the dump ends (`NLMSG_DONE`), the new
+//! replies and the notifications build a new copy of the table. A reply
+//! read after a notification may still be older than it, so the
+//! notification's word stands: a reply for a prefix and key replaced
+//! during the dump is skipped, as is a reply of a route added or deleted
+//! during the dump (for IPv6 also an older form of an added route, with
+//! fewer hops), and hops deleted during the dump are taken out of the
+//! reply; other routes of the same prefix and key (IPv6 routes of one
+//! metric on two interfaces, appended IPv4 routes) are kept. When the dump ends (`NLMSG_DONE`), the new
 //! copy replaces the old, and the routers get the difference in one batch
 //! (the first dump withdraws whatever the routers held that the table does
 //! not).

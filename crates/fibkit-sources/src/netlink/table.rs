@@ -10,6 +10,46 @@ use smallvec::SmallVec;
 
 use super::route::{Route, Rule};
 
+/// How a route message came.
+#[derive(Clone, Copy, Debug)]
+pub enum Came {
+    /// A reply to the dump in progress.
+    Dump,
+    /// A notification: `RTM_NEWROUTE` (`replace`: with `NLM_F_REPLACE`).
+    New { replace: bool },
+    /// A notification: `RTM_DELROUTE`.
+    Del,
+}
+
+/// What a dump's reply `reply` adds to the dump's copy of the table, given
+/// the notifications of its prefix and key read before it during the dump
+/// (`notes`, already applied to that copy). The reply may be older than
+/// them, as the kernel dumps without holding off changes:
+/// - after a replace of its key, the replacing route stands alone;
+/// - a route a notification added or deleted is the notification's word
+///   (for IPv6 also an older route with fewer of the added route's hops);
+/// - hops deleted from it are taken out.
+///
+/// Another route of the same key (IPv6 routes of one metric on two
+/// interfaces, appended IPv4 routes) is added whatever the notes.
+pub fn after_notes(mut reply: Route, notes: &[(Came, Route)], family: Family, rule: Rule) -> Option<Route> {
+    for (came, note) in notes {
+        match came {
+            Came::New { replace: true } => return None,
+            Came::New { replace: false } if note.same(&reply) => return None,
+            Came::New { replace: false } if family == Family::Ipv6 && note.kind == reply.kind && note.holds(&reply) => {
+                return None;
+            }
+            Came::Del if note.same(&reply) => return None,
+            Came::Del if note.kind == reply.kind && !note.hops.is_empty() && reply.holds(note) => {
+                reply.remove_hops(note, rule);
+            }
+            _ => {}
+        }
+    }
+    Some(reply)
+}
+
 /// The routes of one family, by prefix.
 pub struct Table<A: Address> {
     routes: HashMap<Prefix<A>, SmallVec<[Route; 1]>>,
