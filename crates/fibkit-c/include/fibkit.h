@@ -579,6 +579,21 @@ int fibkit_router_apply(struct fibkit_router *router,
                         size_t n,
                         size_t *rejected);
 
+// Makes every batch the router applies from now on atomic for readers
+// (`atomic` non-zero): a bulk lookup answers all its addresses from one
+// version, before the batch or after it, as for a route moved from one
+// prefix to another. Each family's batch is atomic on its own. Each
+// batch then costs a copy of the engine's structure (its footprint, for
+// `dir24-8` about 70 MB) and, while readers hold the old one, the memory
+// of both. With 0 (the default) a batch is written in place, atomic per
+// address only (`fibkit_reader_lookup4_bulk` says what readers see).
+//
+// Returns `FIBKIT_OK`, or `FIBKIT_EINVAL` when `router` is NULL.
+//
+// # Safety
+// `router` as for `fibkit_router_announce4`.
+int fibkit_router_set_atomic(struct fibkit_router *router, int atomic);
+
 // How many generations `family`'s FIB has published since the router was
 // made (one per applied batch that changed a route); 0 for another family
 // or a NULL router.
@@ -631,8 +646,16 @@ uint32_t fibkit_reader_lookup4(const struct fibkit_reader *reader, uint32_t addr
 // `reader` is NULL or a live reader; `addr` is NULL or points to 16 bytes.
 uint32_t fibkit_reader_lookup6(const struct fibkit_reader *reader, const struct fibkit_addr6 *addr);
 
-// Looks up `n` IPv4 addresses (host byte order) in one version of the
-// FIB, as `fibkit_lookup4_bulk`.
+// Looks up `n` IPv4 addresses (host byte order) in the FIB being served,
+// as `fibkit_lookup4_bulk`. What a call may see while the writer applies
+// batches:
+// - with atomic batches (`fibkit_router_set_atomic`), or an engine that
+//   rebuilds for every batch, every answer of the call is from one
+//   version of the FIB;
+// - otherwise (an engine updated in place, the default) each address's
+//   answer is what the routes gave it before or after each batch applied
+//   during the call, never anything else; one call may answer some
+//   addresses as before a batch and others as after it.
 //
 // # Safety
 // As `fibkit_lookup4_bulk`, with a live reader.
@@ -641,8 +664,8 @@ int fibkit_reader_lookup4_bulk(const struct fibkit_reader *reader,
                                uint32_t *next_hops,
                                size_t n);
 
-// Looks up `n` IPv6 addresses in one version of the FIB, as
-// `fibkit_lookup6_bulk`.
+// Looks up `n` IPv6 addresses in the FIB being served, as
+// `fibkit_lookup6_bulk`, seeing what `fibkit_reader_lookup4_bulk` says.
 //
 // # Safety
 // As `fibkit_lookup6_bulk`, with a live reader.

@@ -333,6 +333,30 @@ pub unsafe extern "C" fn fibkit_router_apply(
     status
 }
 
+/// Makes every batch the router applies from now on atomic for readers
+/// (`atomic` non-zero): a bulk lookup answers all its addresses from one
+/// version, before the batch or after it, as for a route moved from one
+/// prefix to another. Each family's batch is atomic on its own. Each
+/// batch then costs a copy of the engine's structure (its footprint, for
+/// `dir24-8` about 70 MB) and, while readers hold the old one, the memory
+/// of both. With 0 (the default) a batch is written in place, atomic per
+/// address only (`fibkit_reader_lookup4_bulk` says what readers see).
+///
+/// Returns `FIBKIT_OK`, or `FIBKIT_EINVAL` when `router` is NULL.
+///
+/// # Safety
+/// `router` as for `fibkit_router_announce4`.
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_router_set_atomic(router: *mut Router, atomic: c_int) -> c_int {
+    guard(|| {
+        // SAFETY: the contract above.
+        let router = unsafe { args::mutable(router, "router") }?;
+        router.v4.set_atomic_batches(atomic != 0);
+        router.v6.set_atomic_batches(atomic != 0);
+        Ok(())
+    })
+}
+
 /// How many generations `family`'s FIB has published since the router was
 /// made (one per applied batch that changed a route); 0 for another family
 /// or a NULL router.
@@ -432,8 +456,16 @@ pub unsafe extern "C" fn fibkit_reader_lookup6(reader: *const Reader, addr: *con
     })
 }
 
-/// Looks up `n` IPv4 addresses (host byte order) in one version of the
-/// FIB, as `fibkit_lookup4_bulk`.
+/// Looks up `n` IPv4 addresses (host byte order) in the FIB being served,
+/// as `fibkit_lookup4_bulk`. What a call may see while the writer applies
+/// batches:
+/// - with atomic batches (`fibkit_router_set_atomic`), or an engine that
+///   rebuilds for every batch, every answer of the call is from one
+///   version of the FIB;
+/// - otherwise (an engine updated in place, the default) each address's
+///   answer is what the routes gave it before or after each batch applied
+///   during the call, never anything else; one call may answer some
+///   addresses as before a batch and others as after it.
 ///
 /// # Safety
 /// As `fibkit_lookup4_bulk`, with a live reader.
@@ -452,8 +484,8 @@ pub unsafe extern "C" fn fibkit_reader_lookup4_bulk(
     })
 }
 
-/// Looks up `n` IPv6 addresses in one version of the FIB, as
-/// `fibkit_lookup6_bulk`.
+/// Looks up `n` IPv6 addresses in the FIB being served, as
+/// `fibkit_lookup6_bulk`, seeing what `fibkit_reader_lookup4_bulk` says.
 ///
 /// # Safety
 /// As `fibkit_lookup6_bulk`, with a live reader.

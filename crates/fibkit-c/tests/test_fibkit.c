@@ -616,6 +616,99 @@ static void test_readers_while_a_writer_updates(const char *engine) {
     fibkit_router_free(run.router);
 }
 
+/* Atomic batches: each batch moves the default route and 10.1.0.0/16
+ * together between next hops 1 and 2, with /17 to /32 routes inside
+ * 10.1/16 (next hops 10 to 59) announced and withdrawn among them. A bulk
+ * lookup of keys inside and outside 10.1/16 must then give every key
+ * answered by either of the two moving routes the same next hop. */
+typedef struct {
+    fibkit_router *router;
+    atomic_int done;
+    atomic_size_t calls;
+    size_t mixed, wrong;
+} atomic_run;
+
+static void *bulk_reader_thread(void *argument) {
+    atomic_run *run = argument;
+    fibkit_reader *reader = NULL;
+    if (fibkit_reader_new(run->router, &reader) != FIBKIT_OK) {
+        run->wrong++;
+        return NULL;
+    }
+    uint32_t state = 7, keys[64], out[64];
+    while (!atomic_load(&run->done)) {
+        for (int i = 0; i < 64; i++) {
+            uint32_t bits = xorshift32(&state);
+            keys[i] = i % 2 ? 0x0a010000 | (bits & 0xffff) : 0x14000000 | (bits >> 8);
+        }
+        if (fibkit_reader_lookup4_bulk(reader, keys, out, 64) != FIBKIT_OK) run->wrong++;
+        uint32_t moving = 0;
+        int mixed = 0;
+        for (int i = 0; i < 64; i++) {
+            if (out[i] == 1 || out[i] == 2) {
+                mixed |= moving != 0 && out[i] != moving;
+                moving = out[i];
+            } else {
+                run->wrong += !(i % 2 && out[i] >= 10 && out[i] < 60);
+            }
+        }
+        run->mixed += mixed;
+        atomic_fetch_add(&run->calls, 1);
+    }
+    fibkit_reader_free(reader);
+    return NULL;
+}
+
+/* Runs the batches against a router of `engine` with atomic batches or
+ * not; returns the bulk calls that mixed batches. */
+static size_t race_moving_routes(const char *engine, int atomic) {
+    fibkit_table *table = NULL;
+    CHECK_OK(fibkit_table_new(60, &table));
+    CHECK_OK(fibkit_table_add4(table, 0, 0, 1));
+    CHECK_OK(fibkit_table_add4(table, 0x0a010000, 16, 1));
+    atomic_run run = {NULL, 0, 0, 0, 0};
+    atomic_init(&run.done, 0);
+    atomic_init(&run.calls, 0);
+    CHECK_OK(fibkit_router_new(table, engine, &run.router));
+    fibkit_table_free(table);
+    CHECK_OK(fibkit_router_set_atomic(run.router, atomic));
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, bulk_reader_thread, &run) == 0, "thread");
+    uint32_t state = 11;
+    int batches = 0;
+    /* At least 100 batches, and on until the reader has made 20,000 calls. */
+    for (; batches < 100 || (atomic_load(&run.calls) < 20000 && batches < 20000); batches++) {
+        fibkit_update updates[8];
+        size_t n = 0;
+        for (int moving = 0; moving < 2; moving++) {
+            fibkit_update update = {FIBKIT_IPV4, moving ? 16 : 0, 0, 0, 1 + batches % 2, {0}};
+            update.addr.v4 = moving ? 0x0a010000 : 0;
+            updates[n++] = update;
+        }
+        for (uint32_t churn = xorshift32(&state) % 6; churn > 0; churn--) {
+            uint8_t len = 17 + xorshift32(&state) % 16;
+            fibkit_update update = {FIBKIT_IPV4, len, xorshift32(&state) % 3 == 0, 0, 10 + xorshift32(&state) % 50, {0}};
+            update.addr.v4 = (0x0a010000 | (xorshift32(&state) & 0xffff)) & (uint32_t)(~0ull << (32 - len));
+            updates[n++] = update;
+        }
+        CHECK_OK(fibkit_router_apply(run.router, updates, n, NULL));
+    }
+    atomic_store(&run.done, 1);
+    pthread_join(thread, NULL);
+    CHECK(run.wrong == 0, "%s: %zu answers that no route gives", engine, run.wrong);
+    printf("  %s, %s: %zu bulk calls during %d batches, %zu mixed two batches\n", engine,
+           atomic ? "atomic batches" : "in place", atomic_load(&run.calls), batches, run.mixed);
+    fibkit_router_free(run.router);
+    return run.mixed;
+}
+
+static void test_atomic_batches(const char *engine) {
+    race_moving_routes(engine, 0);
+    size_t mixed = race_moving_routes(engine, 1);
+    CHECK(mixed == 0, "%s: %zu bulk calls mixed two atomic batches", engine, mixed);
+    CHECK(fibkit_router_set_atomic(NULL, 1) == FIBKIT_EINVAL, "a NULL router");
+}
+
 /* On a real table: scalar, bulk and network-order lookups agree. */
 static void test_real_table(const char *path) {
     if (path == NULL || access(path, R_OK) != 0) {
@@ -747,6 +840,10 @@ int main(int argc, char **argv) {
     test_readers_while_a_writer_updates("poptrie18");
     test_readers_while_a_writer_updates("sail-runs");
     test_readers_while_a_writer_updates("lulea");
+    test_atomic_batches("d18r");
+    test_atomic_batches("poptrie18");
+    test_atomic_batches("dir24-8");
+    test_atomic_batches("sail-runs");
     test_real_table(argc > 1 ? argv[1] : NULL);
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

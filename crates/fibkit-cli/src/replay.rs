@@ -75,6 +75,10 @@ pub struct ReplayArgs {
     /// time; with --realtime, wall-clock time).
     #[arg(long, value_name = "MS", value_parser = numbers::milliseconds)]
     window: Option<f64>,
+    /// Write each batch into a copy of the FIB published whole, so that a
+    /// reader's batch lookup sees it all or none of it (atomic batches).
+    #[arg(long)]
+    atomic: bool,
     /// Reader threads looking up random keys all along.
     #[arg(long, default_value_t = 0, value_name = "T", value_parser = numbers::readers)]
     readers: usize,
@@ -479,6 +483,7 @@ fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> 
         (None, Family::Ipv6) => fibkit::registry::default_engine(Family::Ipv6),
     };
     let mut router = Router::new(engine, rib, table.next_hops, window)?;
+    router.set_atomic_batches(args.atomic);
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let pool = (args.readers > 0).then(|| ReaderPool::start(&router.reader(), args.readers));
@@ -637,6 +642,7 @@ fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> 
         let object = json!({
             "engine": engine,
             "incremental": router.incremental(),
+            "atomic_batches": router.atomic_batches(),
             "table": table_name,
             "prefixes": prefixes,
             "mapping": mapping.to_string(),
@@ -683,7 +689,11 @@ fn replay<A: Address>(args: &ReplayArgs, table: RouteTable) -> Result<ExitCode> 
         out!(
             "{}: {} of {} on {table_name} ({prefixes} prefixes, next hops: {mapping}); built in {build_ms:.1} ms",
             engine,
-            if router.incremental() { "incremental updates" } else { "full rebuild per batch" },
+            match (router.incremental(), args.atomic) {
+                (true, false) => "incremental updates",
+                (true, true) => "incremental updates into a copy per batch (atomic batches)",
+                (false, _) => "full rebuild per batch",
+            },
             source
         );
         out!(

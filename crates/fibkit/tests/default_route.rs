@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::model::{label, next_hops, rib_from};
+use common::model::{incremental_engines, label, next_hops, rib_from};
 
 use common::racing::stress;
 
@@ -26,19 +26,6 @@ use proptest::prelude::*;
 
 /// Next hops up to this index are written as `Label::Number(hop - 1)`.
 const HOPS: u32 = 4_000_000;
-
-/// Every engine of family `A` that its router updates in place, with the
-/// next hops its tests give it (up to [`HOPS`] or the engine's limit).
-fn incremental_engines<A: Address>() -> Vec<(&'static str, u32)> {
-    let empty = Rib::<A>::new();
-    registry::engines_of(A::FAMILY)
-        .iter()
-        .filter_map(|spec| {
-            let updater = registry::updater::<A>(spec.name, &empty, &BuildOptions::default()).ok()?;
-            updater.incremental().then(|| (spec.name, updater.max_next_hop().min(HOPS)))
-        })
-        .collect()
-}
 
 /// `fib` answers as `rib` at both ends of every range.
 fn check_against<A: Address>(fib: &dyn Fib<A>, rib: &Rib<A>, when: &str) -> Result<(), TestCaseError> {
@@ -100,7 +87,7 @@ fn mixed_batches<A: Address>(
     updates: &[Update<Prefix<A>>],
     cuts: &[usize],
 ) -> Result<(), TestCaseError> {
-    for (name, hops) in incremental_engines::<A>() {
+    for (name, hops) in incremental_engines::<A>(HOPS) {
         let mut router = Router::new(name, rib_from(initial, hops), next_hops(hops), Window::Count(1)).unwrap();
         check_against(router.reader().snapshot().fib(), router.rib(), "built")?;
         let mut rest = updates;
@@ -178,7 +165,7 @@ fn table<A: Address>(count: usize) -> Vec<Update<Prefix<A>>> {
 /// changed, withdrawn and announced back, each alone: one word stored
 /// (8 bytes), no rebuild and no relocation, and the RIB's answers.
 fn flaps_store_one_word<A: Address>() {
-    for (name, hops) in incremental_engines::<A>() {
+    for (name, hops) in incremental_engines::<A>(HOPS) {
         let mut router =
             Router::new(name, rib_from(&table::<A>(4000), hops), next_hops(hops), Window::Count(1)).unwrap();
         let default = Prefix::<A>::default_route();
@@ -251,7 +238,7 @@ fn batches_with_the_default_route(count: usize, seed: u64) -> Vec<Vec<Update<Pre
 #[test]
 fn readers_racing_default_route_changes_see_the_rib_before_or_after() {
     let initial: Vec<Update<Prefix4>> = batches_with_the_default_route(300, 3).into_iter().flatten().collect();
-    for (engine, hops) in incremental_engines::<u32>() {
+    for (engine, hops) in incremental_engines::<u32>(HOPS) {
         let batches = batches_with_the_default_route(1200, 11);
         let (lookups, router) = stress(engine, rib_from(&initial, hops), next_hops(hops), &batches, 2);
         eprintln!("{engine}: {lookups} racing lookups checked");

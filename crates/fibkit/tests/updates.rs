@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::model::{label, next_hops, rib_from};
+use common::model::{incremental_engines, label, next_hops, rib_from};
 
 use common::racing::stress;
 
@@ -21,27 +21,11 @@ use fibkit::registry;
 use fibkit::rib::Rib4;
 use fibkit::router::{Router, Update, UpdateError, Window};
 use fibkit::BuildError;
-use fibkit::Family;
 use fibkit::NextHop;
 use proptest::prelude::*;
 
 /// Next hops up to this index are written as `Label::Number(hop - 1)`.
 const HOPS: u32 = 4_000_000;
-
-/// Every engine whose router updates it in place, with the next hops its
-/// tests give it: up to [`HOPS`], or to the engine's limit where that is
-/// lower (`sail` and `sail-runs`, 2^15 - 1: labels fold into fewer next
-/// hops, the same for the router and for the model).
-fn incremental_engines() -> Vec<(&'static str, u32)> {
-    let empty = Rib4::new();
-    registry::engines_of(Family::Ipv4)
-        .iter()
-        .filter_map(|spec| {
-            let updater = registry::updater(spec.name, &empty, &BuildOptions::default()).ok()?;
-            updater.incremental().then(|| (spec.name, updater.max_next_hop().min(HOPS)))
-        })
-        .collect()
-}
 
 /// Prefixes clustered around a few anchors so that they nest and share
 /// chunks, with lengths spread over 0..=32.
@@ -91,7 +75,7 @@ proptest! {
         updates in prop::collection::vec(update(), 1..120),
         cuts in prop::collection::vec(1usize..12, 1..40),
     ) {
-        for (name, hops) in incremental_engines() {
+        for (name, hops) in incremental_engines::<u32>(HOPS) {
             let mut router = Router::new(name, rib_from(&initial, hops), next_hops(hops), Window::Count(1)).unwrap();
             let mut rest = &updates[..];
             let mut cut = cuts.iter().cycle();
@@ -141,7 +125,7 @@ proptest! {
         ).prop_map(|(prefix_len, addr)| Prefix4::truncating(addr, prefix_len)),
         flaps in prop::collection::vec((1u32..=300, prop::collection::vec(update(), 0..4)), 1..6),
     ) {
-        for (name, hops) in incremental_engines() {
+        for (name, hops) in incremental_engines::<u32>(HOPS) {
             let mut router = Router::new(name, rib_from(&table, hops), next_hops(hops), Window::Count(1)).unwrap();
             for (round, (next_hop, others)) in flaps.iter().enumerate() {
                 let mut batch = vec![Update::Announce { prefix: flapping, value: label(*next_hop) }];
@@ -338,7 +322,7 @@ fn random_batches(count: usize, seed: u32) -> Vec<Vec<Update<Prefix4>>> {
 #[test]
 fn readers_see_the_rib_before_or_after_the_batch_in_flight() {
     let initial: Vec<Update<Prefix4>> = random_batches(400, 5).into_iter().flatten().collect();
-    for (engine, hops) in incremental_engines().into_iter().chain([("radix", HOPS)]) {
+    for (engine, hops) in incremental_engines::<u32>(HOPS).into_iter().chain([("radix", HOPS)]) {
         let batches = random_batches(if engine == "radix" { 300 } else { 1500 }, 17);
         let (lookups, _) = stress(engine, rib_from(&initial, hops), next_hops(hops), &batches, 2);
         eprintln!("{engine}: {lookups} racing lookups checked");

@@ -17,7 +17,6 @@ use fibkit::random::XorShift32;
 use fibkit::registry;
 use fibkit::rib::Rib6;
 use fibkit::router::{Router, Update, Window};
-use fibkit::Family;
 use proptest::prelude::*;
 
 /// Next hops up to this index are written as `Label::Number(hop - 1)`.
@@ -26,14 +25,7 @@ const HOPS: u32 = 4_000_000;
 /// The engines whose router updates IPv6 in place, with the next hops
 /// their tests give them.
 fn incremental_engines() -> Vec<(&'static str, u32)> {
-    let empty = Rib6::new();
-    let engines: Vec<(&'static str, u32)> = registry::engines_of(Family::Ipv6)
-        .iter()
-        .filter_map(|spec| {
-            let updater = registry::updater::<u128>(spec.name, &empty, &BuildOptions::default()).ok()?;
-            updater.incremental().then(|| (spec.name, updater.max_next_hop().min(HOPS)))
-        })
-        .collect();
+    let engines = common::model::incremental_engines::<u128>(HOPS);
     for engine in ["poptrie16", "poptrie18", "poptrie16x12"] {
         assert!(engines.iter().any(|&(name, _)| name == engine), "{engine} updates IPv6 in place");
     }

@@ -59,7 +59,7 @@ pub fn single(routes: &Routes, counters: &Counters, text: &str) -> Result<Respon
     Ok(json(StatusCode::OK, body.to_string() + "\n"))
 }
 
-/// Looks `keys` up in one version of the family's FIB, on a blocking
+/// Looks `keys` up in the family's FIB ([`Routes::lookup_batch`]), on a blocking
 /// thread when they are many.
 async fn looked_up<A: Family>(routes: &Arc<Routes>, keys: Vec<A>) -> Vec<NextHop> {
     if keys.len() < BLOCKING_KEYS {

@@ -16,6 +16,7 @@
 //! [engines]                       # the FIBs' engines (the defaults shown)
 //! ipv4 = "d18r"
 //! ipv6 = "poptrie18"
+//! atomic_batches = false          # true: a batch request sees each BGP update whole
 //!
 //! [bgp]                           # BGP neighbours (receive-only), as `fibkit follow`
 //! local_as = 65000
@@ -110,6 +111,8 @@ pub struct Engines {
     pub ipv4: Spanned<String>,
     /// The IPv6 FIB's engine.
     pub ipv6: Spanned<String>,
+    /// Every update batch is published whole (`Router::set_atomic_batches`).
+    pub atomic_batches: bool,
 }
 
 impl Default for Engines {
@@ -117,6 +120,7 @@ impl Default for Engines {
         Engines {
             ipv4: Spanned::new(0..0, fibkit::registry::DEFAULT_IPV4.to_string()),
             ipv6: Spanned::new(0..0, fibkit::registry::DEFAULT_IPV6.to_string()),
+            atomic_batches: false,
         }
     }
 }
@@ -350,6 +354,8 @@ mod tests {
         let bgp = read.bgp.unwrap();
         assert_eq!((bgp.local_as, bgp.neighbours.len(), bgp.hold_time), (65000, 1, 90));
         assert!(read.snapshot.unwrap().ends_with("routes.fib"));
+        assert!(!read.config.engines.atomic_batches);
+        assert!(checked("[engines]\natomic_batches = true\n").unwrap().config.engines.atomic_batches);
     }
 
     #[test]

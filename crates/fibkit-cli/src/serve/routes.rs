@@ -137,10 +137,12 @@ impl Routes {
         let engines = &checked.config.engines;
         let engine4 = registered::resolve::<u32>(engines.ipv4.get_ref())?.name;
         let engine6 = registered::resolve::<u128>(engines.ipv6.get_ref())?.name;
-        let router4 = Router::new(engine4, table.v4.clone(), table.next_hops.clone(), Window::Count(1))
+        let mut router4 = Router::new(engine4, table.v4.clone(), table.next_hops.clone(), Window::Count(1))
             .with_context(|| format!("building the IPv4 FIB of {name}"))?;
-        let router6 = Router::new(engine6, table.v6.clone(), table.next_hops.clone(), Window::Count(1))
+        let mut router6 = Router::new(engine6, table.v6.clone(), table.next_hops.clone(), Window::Count(1))
             .with_context(|| format!("building the IPv6 FIB of {name}"))?;
+        router4.set_atomic_batches(engines.atomic_batches);
+        router6.set_atomic_batches(engines.atomic_batches);
         let readers = (router4.reader(), router6.reader());
         let labels: Vec<Label> =
             (1..=table.next_hops.max_index()).filter_map(|hop| table.next_hops.label(hop)).collect();
@@ -174,7 +176,9 @@ impl Routes {
         Ok(Routes { readers, source, shadow, name })
     }
 
-    /// Looks up every key in one published version of family `A`'s FIB.
+    /// Looks up every key in family `A`'s FIB: in one published version
+    /// with atomic batches, else each key as the routes were at some moment
+    /// of the call ([`fibkit::router::Reader::lookup_batch`]).
     pub fn lookup_batch<A: Family>(&self, keys: &[A], out: &mut [NextHop]) {
         A::reader(self).snapshot().fib().lookup_batch(keys, out);
     }

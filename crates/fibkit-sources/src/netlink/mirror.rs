@@ -24,7 +24,7 @@ use netlink_sys::protocols::NETLINK_ROUTE;
 use netlink_sys::{Socket, SocketAddr};
 
 use super::route::{self, Key, Route, Rule};
-use super::table::{self, Came, Table};
+use super::table::{self, Came, Note, Table};
 use super::{MirrorStats, NetlinkConfig};
 use crate::published::{self, Changes, Journal, Labels};
 
@@ -265,7 +265,7 @@ impl<A: Address> Side<A> {
 /// read after one may still be older than it).
 struct DumpSide<A: Address> {
     table: Table<A>,
-    noted: HashMap<(Prefix<A>, Key), Vec<(Came, Route)>>,
+    noted: HashMap<(Prefix<A>, Key), Vec<Note>>,
 }
 
 impl<A: Address> Default for DumpSide<A> {

@@ -21,6 +21,9 @@ pub enum Came {
     Del,
 }
 
+/// A notification read during a dump: how it came, and its route.
+pub type Note = (Came, Route);
+
 /// What a dump's reply `reply` adds to the dump's copy of the table, given
 /// the notifications of its prefix and key read before it during the dump
 /// (`notes`, already applied to that copy). The reply may be older than
@@ -32,7 +35,7 @@ pub enum Came {
 ///
 /// Another route of the same key (IPv6 routes of one metric on two
 /// interfaces, appended IPv4 routes) is added whatever the notes.
-pub fn after_notes(mut reply: Route, notes: &[(Came, Route)], family: Family, rule: Rule) -> Option<Route> {
+pub fn after_notes(mut reply: Route, notes: &[Note], family: Family, rule: Rule) -> Option<Route> {
     for (came, note) in notes {
         match came {
             Came::New { replace: true } => return None,

@@ -43,7 +43,10 @@
 //!
 //! For an address, a lookup answers as the RIB before or as the RIB after
 //! the batch being applied; a batch is not atomic across addresses for
-//! in-place engines, as in a router's FIB.
+//! in-place engines, as in a router's FIB. A router asked for atomic
+//! batches ([`crate::router::Router::set_atomic_batches`]) first moves the
+//! updater to a private copy ([`Updater::copy_for_batch`]) and publishes
+//! the copy whole.
 //!
 //! # The default route, aside
 //!
@@ -202,6 +205,16 @@ pub trait Updater<A: Address>: Send {
     fn set_default(&mut self, next_hop: NextHop) -> bool {
         let _ = next_hop;
         false
+    }
+
+    /// Moves to a copy of the structure that no reader sees until the
+    /// router publishes it ([`Updater::fib`] then changes), in which every
+    /// retired segment is free: the batch that follows writes only the
+    /// copy, so readers see all of it at once or none of it (an atomic
+    /// batch). Returns the bytes copied; an updater that builds a new
+    /// structure for every batch anyway copies nothing (the default).
+    fn copy_for_batch(&mut self) -> u64 {
+        0
     }
 }
 

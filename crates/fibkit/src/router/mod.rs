@@ -66,6 +66,23 @@
 //! routes it withdraws. Engines rebuilt per batch keep the default route in
 //! the structure they build.
 //!
+//! # Atomic batches
+//!
+//! With an in-place engine a batch is atomic per address, not across
+//! addresses: a lookup of many keys ([`Reader::lookup_batch`]) that runs
+//! while a batch is written may answer some keys as before the batch and
+//! others as after it, as a router's FIB does. A caller to whom a batch
+//! must be one change (a route moved from one prefix to another, the
+//! default route and a more specific one changed together) sets
+//! [`Router::set_atomic_batches`]: before each batch the updater moves to
+//! a copy of its structure that no reader sees ([`Updater::copy_for_batch`]),
+//! writes the batch there, and the router publishes the copy whole, so
+//! every lookup of a call, which loads one version, answers from one
+//! generation. Each batch then costs one copy of the structure (its
+//! footprint, counted in [`Published::bytes_written`]) besides its
+//! writes, and the memory of two structures while readers hold the old
+//! one. Engines rebuilt per batch are atomic either way.
+//!
 //! # Failed updates
 //!
 //! An update is rejected alone: it never takes the valid updates of its
@@ -88,7 +105,7 @@ use arc_swap::{ArcSwap, Guard};
 use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
-use crate::live::{ApplyContext, Updater};
+use crate::live::{Applied, ApplyContext, Updater};
 use crate::nexthop::{Label, NextHopTable};
 use crate::registry;
 use crate::rib::Rib;
@@ -236,8 +253,8 @@ impl<A: Address> fmt::Debug for Version<A> {
 }
 
 /// A reader's hold on one generation: lookups through it all see that
-/// generation (or, for in-place engines, per address, that generation or
-/// a later one). Hold it for a batch of lookups, not for long: the space
+/// generation (or, for in-place engines without atomic batches, per
+/// address, that generation or a later one). Hold it for a batch of lookups, not for long: the space
 /// it may be reading is not reused while it lives.
 pub struct Snapshot<A: Address = u32>(Guard<Arc<Version<A>>>);
 
@@ -274,7 +291,11 @@ impl<A: Address> Reader<A> {
     }
 
     /// Looks up every key in the current FIB; `out[i]` gets the next hop
-    /// of `keys[i]`.
+    /// of `keys[i]`. Every answer is from one generation if the router
+    /// makes atomic batches or rebuilds; otherwise each key's answer is as
+    /// the RIB was at some moment of the call, and a batch written
+    /// meanwhile may show for some keys and not yet for others (module
+    /// docs, "Atomic batches").
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.
@@ -361,6 +382,8 @@ pub struct Router<A: Address = u32> {
     /// announces, and those it withdraws with their next hop before it.
     announced: Vec<Prefix<A>>,
     withdrawn: Vec<(Prefix<A>, NextHop)>,
+    /// Batches are written into a copy published whole (module docs).
+    atomic: bool,
 }
 
 impl<A: Address> Router<A> {
@@ -399,7 +422,22 @@ impl<A: Address> Router<A> {
             aside,
             announced: Vec::new(),
             withdrawn: Vec::new(),
+            atomic: false,
         }
+    }
+
+    /// Makes every batch from now on atomic for readers (`true`: written
+    /// into a copy of the structure published whole), or atomic per
+    /// address only (`false`, the default: written in place). See the
+    /// module docs, "Atomic batches", for what each costs.
+    pub fn set_atomic_batches(&mut self, atomic: bool) {
+        self.atomic = atomic;
+    }
+
+    /// Whether batches are atomic for readers: set so, or the engine
+    /// rebuilds for every batch.
+    pub fn atomic_batches(&self) -> bool {
+        self.atomic || !self.updater.incremental()
     }
 
     /// A new reader of this router's FIB.
@@ -544,12 +582,13 @@ impl<A: Address> Router<A> {
             oldest_held: self.oldest_held(),
             max_next_hop: self.next_hops.max_index(),
         };
+        let copied = if self.atomic { self.updater.copy_for_batch() } else { 0 };
         let outcome = match self.aside {
             None => self.updater.apply(&self.rib, &self.changed, context),
             Some(default) => self.apply_aside(default, context),
         };
         let applied = match outcome {
-            Ok(applied) => applied,
+            Ok(applied) => Applied { bytes_written: applied.bytes_written + copied, ..applied },
             Err(error) => {
                 for &(prefix, old) in self.undo.iter().rev() {
                     match old {

@@ -67,6 +67,12 @@ impl<A: Address> Expected<A> {
         Expected { probes, changes }
     }
 
+    /// The RIB's answer for probe `index` at generation `generation`.
+    fn at(&self, index: usize, generation: u64) -> NextHop {
+        let history = &self.changes[index];
+        history[history.partition_point(|&(changed, _)| changed <= generation) - 1].1
+    }
+
     /// Whether `answer` for probe `index` is the RIB's answer at some
     /// generation in `first..=last`.
     fn allows(&self, index: usize, first: u64, last: u64, answer: NextHop) -> bool {
@@ -88,8 +94,22 @@ pub fn stress<A: Address>(
     batches: &[Vec<Update<Prefix<A>>>],
     readers: usize,
 ) -> (u64, Router<A>) {
+    stress_with(engine, rib, hops, batches, readers, false)
+}
+
+/// [`stress`], with the router's batches atomic if `atomic`: then every
+/// batched lookup must answer all its keys as the RIB at one generation.
+pub fn stress_with<A: Address>(
+    engine: &str,
+    rib: Rib<A>,
+    hops: NextHopTable,
+    batches: &[Vec<Update<Prefix<A>>>],
+    readers: usize,
+    atomic: bool,
+) -> (u64, Router<A>) {
     let expected = Arc::new(Expected::record(&rib, batches, &hops));
     let mut router = Router::new(engine, rib, hops, Window::Count(1)).unwrap();
+    router.set_atomic_batches(atomic);
     // `started`: the generation the batch being applied will publish;
     // `done`: the last generation published.
     let (started, done) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
@@ -104,7 +124,7 @@ pub fn stress<A: Address>(
                 (router.reader(), expected.clone(), started.clone(), done.clone(), stop.clone(), ready.clone());
             std::thread::spawn(move || {
                 let mut rng = XorShift32::new(seed as u64 + 1);
-                let (mut lookups, mut wrong) = (0u64, Vec::new());
+                let (mut lookups, mut wrong, mut mixed) = (0u64, Vec::new(), 0u64);
                 let (mut keys, mut indexes, mut out) = ([A::ZERO; 8], [0usize; 8], [0; 8]);
                 while !stop.load(Ordering::Acquire) {
                     for (key, index) in keys.iter_mut().zip(&mut indexes) {
@@ -125,12 +145,18 @@ pub fn stress<A: Address>(
                             wrong.push((key, first, last, answer));
                         }
                     }
+                    let one_generation = |generation: u64| {
+                        indexes.iter().zip(&out).all(|(&index, &answer)| expected.at(index, generation) == answer)
+                    };
+                    if atomic && seed % 2 == 0 && !(first..=last).any(one_generation) {
+                        mixed += 1;
+                    }
                     if lookups == 0 {
                         ready.fetch_add(1, Ordering::Release);
                     }
                     lookups += keys.len() as u64;
                 }
-                (lookups, wrong)
+                (lookups, wrong, mixed)
             })
         })
         .collect();
@@ -146,8 +172,9 @@ pub fn stress<A: Address>(
     stop.store(true, Ordering::Release);
     let mut total = 0;
     for thread in threads {
-        let (lookups, wrong) = thread.join().unwrap();
+        let (lookups, wrong, mixed) = thread.join().unwrap();
         assert!(wrong.is_empty(), "{engine}: wrong answers (addr, first, last generation, answer): {wrong:x?}");
+        assert_eq!(mixed, 0, "{engine}: batched lookups that mixed generations of atomic batches");
         assert!(lookups > 0, "{engine}: a reader made no progress");
         total += lookups;
     }

@@ -246,6 +246,12 @@ impl Updater<u32> for Dir24Updater {
         MAX_NEXT_HOP
     }
 
+    fn copy_for_batch(&mut self) -> u64 {
+        let mut bytes_written = 0;
+        self.relocate(&mut bytes_written);
+        bytes_written
+    }
+
     fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
         self.relocated = false;
         let free_groups = &mut self.free_groups;

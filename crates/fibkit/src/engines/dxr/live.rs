@@ -507,6 +507,15 @@ impl<const K: u32> Updater<u32> for DxrUpdater<K> {
         BASE_MAX
     }
 
+    fn copy_for_batch(&mut self) -> u64 {
+        // A stale structure is rebuilt by the batch anyway.
+        let mut bytes_written = 0;
+        if !self.stale {
+            self.relocate(&mut bytes_written);
+        }
+        bytes_written
+    }
+
     fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
         if self.stale {
             return self.rebuild(rib);

@@ -155,6 +155,14 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
         leaf_max::<L>()
     }
 
+    fn copy_for_batch(&mut self) -> u64 {
+        let mut bytes_written = 0;
+        if !self.stale {
+            self.relocate(&mut bytes_written);
+        }
+        bytes_written
+    }
+
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
         if self.stale {
             return self.rebuild(rib);
@@ -316,6 +324,13 @@ impl<A: Address, N: LeafWidth<A>, W: LeafWidth<A>> Updater<A> for Widening<N, W>
         match self {
             Widening::Narrow(narrow) => narrow.set_default(next_hop),
             Widening::Wide(wide) => wide.set_default(next_hop),
+        }
+    }
+
+    fn copy_for_batch(&mut self) -> u64 {
+        match self {
+            Widening::Narrow(narrow) => narrow.copy_for_batch(),
+            Widening::Wide(wide) => wide.copy_for_batch(),
         }
     }
 }

@@ -289,6 +289,14 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Updater<A> for ExpandedUpd
         leaf_max::<L>()
     }
 
+    fn copy_for_batch(&mut self) -> u64 {
+        let mut bytes_written = 0;
+        if !self.stale {
+            self.relocate(&mut bytes_written);
+        }
+        bytes_written
+    }
+
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
         if self.stale {
             return self.rebuild(rib);

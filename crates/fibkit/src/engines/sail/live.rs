@@ -322,6 +322,14 @@ impl<W: Word> Updater<u32> for SailUpdater<W> {
         W::VALUE
     }
 
+    fn copy_for_batch(&mut self) -> u64 {
+        let mut bytes_written = 0;
+        if !self.stale {
+            self.relocate(&mut bytes_written);
+        }
+        bytes_written
+    }
+
     fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
         if self.stale {
             return self.rebuild(rib);

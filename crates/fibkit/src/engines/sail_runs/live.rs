@@ -361,6 +361,13 @@ impl Updater<u32> for SailRunsUpdater {
         VALUE.into()
     }
 
+    fn copy_for_batch(&mut self) -> u64 {
+        if self.stale {
+            return 0;
+        }
+        self.relocate(Demand::default())
+    }
+
     fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
         if self.stale {
             return self.rebuild(rib);
