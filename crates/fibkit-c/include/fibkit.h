@@ -120,6 +120,9 @@ typedef enum fibkit_status {
   // A bug in fibkit, caught at the boundary (a Rust panic); the message
   // says where. Please report it.
   FIBKIT_EINTERNAL = -10,
+  // The system refused the memory an engine's array needs: the message
+  // names the engine, the array and its bytes. Nothing was built.
+  FIBKIT_ENOMEM = -11,
 } fibkit_status;
 
 // A frozen FIB of both families (opaque).

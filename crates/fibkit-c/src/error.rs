@@ -54,6 +54,9 @@ pub enum Status {
     /// A bug in fibkit, caught at the boundary (a Rust panic); the message
     /// says where. Please report it.
     FIBKIT_EINTERNAL = -10,
+    /// The system refused the memory an engine's array needs: the message
+    /// names the engine, the array and its bytes. Nothing was built.
+    FIBKIT_ENOMEM = -11,
 }
 
 pub use Status::*;
@@ -97,6 +100,7 @@ impl From<BuildError> for Failure {
             BuildError::Unknown(_) => FIBKIT_EENGINE,
             BuildError::Limit(_) => FIBKIT_ELIMIT,
             BuildError::Route { .. } => FIBKIT_EINVAL,
+            BuildError::OutOfMemory { .. } => FIBKIT_ENOMEM,
         };
         Failure::new(code, error.to_string())
     }
@@ -118,6 +122,7 @@ impl From<UpdateError> for Failure {
         let code = match &error {
             UpdateError::NextHopOverflow { .. } => FIBKIT_ENEXTHOP,
             UpdateError::Engine { error, .. } if matches!(**error, BuildError::Limit(_)) => FIBKIT_ELIMIT,
+            UpdateError::Engine { error, .. } if matches!(**error, BuildError::OutOfMemory { .. }) => FIBKIT_ENOMEM,
             UpdateError::Engine { .. } => FIBKIT_EINVAL,
         };
         Failure::new(code, error.to_string())
@@ -187,7 +192,7 @@ fn internal(payload: &(dyn std::any::Any + Send)) -> Failure {
 }
 
 /// Every status, in order.
-const STATUSES: [Status; 11] = [
+const STATUSES: [Status; 12] = [
     FIBKIT_OK,
     FIBKIT_EINVAL,
     FIBKIT_EIO,
@@ -199,6 +204,7 @@ const STATUSES: [Status; 11] = [
     FIBKIT_ENOTSAVABLE,
     FIBKIT_EREJECTED,
     FIBKIT_EINTERNAL,
+    FIBKIT_ENOMEM,
 ];
 
 /// The message of the last call that failed on the calling thread, or NULL
@@ -227,6 +233,7 @@ pub extern "C" fn fibkit_strerror(code: c_int) -> *const c_char {
         Some(FIBKIT_ENOTSAVABLE) => c"FIBKIT_ENOTSAVABLE: the engine has no compiled-file format",
         Some(FIBKIT_EREJECTED) => c"FIBKIT_EREJECTED: some updates were rejected, the others applied",
         Some(FIBKIT_EINTERNAL) => c"FIBKIT_EINTERNAL: internal error in fibkit",
+        Some(FIBKIT_ENOMEM) => c"FIBKIT_ENOMEM: the system refused the memory an engine needs",
     };
     text.as_ptr()
 }

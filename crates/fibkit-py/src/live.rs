@@ -92,7 +92,7 @@ impl PyBgpSpeaker {
         let engine6 = registry::resolve::<u128>(engine6.as_deref().unwrap_or(registry::DEFAULT_IPV6))
             .map_err(|error| PyValueError::new_err(error.to_string()))?;
         let table = || NextHopTable::new(Mapping::Distinct);
-        let build_error = |error: fibkit::BuildError| PyValueError::new_err(error.to_string());
+        let build_error = crate::table::build_error;
         let router4 = Router::new(engine4.name, Rib::new(), table(), Window::Count(1)).map_err(build_error)?;
         let router6 = Router::new(engine6.name, Rib::new(), table(), Window::Count(1)).map_err(build_error)?;
         let speaker = py.detach(|| Speaker::start(config, router4, router6)).map_err(|error| match error {

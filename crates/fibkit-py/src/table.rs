@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use numpy::{PyArray1, PyArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 
 use fibkit::compiled::{CompileOptions, CompiledFamily, CompiledTable};
 use fibkit::load::{self, AnyAddr, RouteTable};
-use fibkit::{Address, Family, NextHop, Prefix, NO_ROUTE};
+use fibkit::{Address, BuildError, Family, NextHop, Prefix, NO_ROUTE};
 
 use fibkit::records::FieldSpec;
 
@@ -39,12 +39,21 @@ pub struct PyTable {
     pickle_path: Option<PathBuf>,
 }
 
+/// An engine's build error: `MemoryError` for memory the system refused,
+/// `ValueError` for the rest (an unknown engine, a table past its limits).
+pub fn build_error(error: BuildError) -> PyErr {
+    match error {
+        BuildError::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
+        _ => PyValueError::new_err(error.to_string()),
+    }
+}
+
 impl PyTable {
     fn build(py: Python<'_>, routes: RouteTable, engines: Option<Vec<String>>, prefixes: bool) -> PyResult<Self> {
         let last = routes.v4.iter().map(|(_, hop)| hop).chain(routes.v6.iter().map(|(_, hop)| hop)).max();
         let options = CompileOptions { engines: engines.unwrap_or_default(), prefixes };
         let table = py.detach(|| CompiledTable::build(routes, &options));
-        let table = table.map_err(|error| PyValueError::new_err(error.to_string()))?;
+        let table = table.map_err(build_error)?;
         Ok(PyTable { table, last: last.unwrap_or(NO_ROUTE), pickle_path: None })
     }
 

@@ -5,6 +5,7 @@
 //! | [`BuildError::Unknown`] | no engine of that name serves the family | [`UnknownEngine`]: the name, the family, the valid names |
 //! | [`BuildError::Limit`] | a figure of the table exceeds a field of the structure | [`LimitExceeded`]: the engine, which [`Limit`], the field, the value, the largest it holds, an engine without the limit |
 //! | [`BuildError::Route`] | a route the engine cannot take as given | the engine, the route, the problem |
+//! | [`BuildError::OutOfMemory`] | the system refused the memory of a lookup array | the engine, the array, its bytes |
 
 use std::fmt;
 
@@ -31,15 +32,32 @@ pub enum BuildError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// The system refused the memory of one of the structure's arrays (an
+    /// address-space or memory limit; where memory is overcommitted, a
+    /// build that exhausts it may instead be ended by the kernel).
+    #[error("{engine}: out of memory: its {array} needs {bytes} bytes, which the system refused")]
+    OutOfMemory {
+        /// The engine.
+        engine: String,
+        /// Which of its arrays.
+        array: &'static str,
+        /// The bytes asked for.
+        bytes: u64,
+    },
 }
 
 impl BuildError {
+    /// Engine `engine` could not allocate its array `array`.
+    pub fn out_of_memory(engine: &str, array: &'static str, error: crate::mem::AllocError) -> Self {
+        BuildError::OutOfMemory { engine: engine.to_string(), array, bytes: error.bytes as u64 }
+    }
+
     /// The engine that refused, or the name that matched none.
     pub fn engine(&self) -> &str {
         match self {
             BuildError::Unknown(unknown) => &unknown.name,
             BuildError::Limit(limit) => &limit.engine,
-            BuildError::Route { engine, .. } => engine,
+            BuildError::Route { engine, .. } | BuildError::OutOfMemory { engine, .. } => engine,
         }
     }
 }

@@ -125,6 +125,34 @@ unsafe impl AtomicCell for AtomicU64 {
 
 const _: () = assert!(align_of::<AtomicU64>() == align_of::<u64>() && align_of::<AtomicU32>() == align_of::<u32>());
 
+/// An allocation the system refused (or one larger than the address
+/// space): the bytes asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("out of memory: {bytes} bytes could not be allocated")]
+pub struct AllocError {
+    /// The bytes asked for (`usize::MAX` past the address space).
+    pub bytes: usize,
+}
+
+impl AllocError {
+    /// The failure of an array of `len` elements of type `T`.
+    pub fn of<T>(len: usize) -> Self {
+        AllocError { bytes: len.saturating_mul(size_of::<T>()) }
+    }
+}
+
+/// A vector of `len` elements, each `value`, or the allocation's failure
+/// (where `vec![value; len]` would abort the process).
+///
+/// # Errors
+/// [`AllocError`] when the memory cannot be had.
+pub fn try_filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, AllocError> {
+    let mut elements = Vec::new();
+    elements.try_reserve_exact(len).map_err(|_| AllocError::of::<T>(len))?;
+    elements.resize(len, value);
+    Ok(elements)
+}
+
 /// Where a [`LookupArray`]'s elements live.
 enum Backing {
     /// A boxed slice's memory.
@@ -153,17 +181,36 @@ unsafe impl<T: Sync> Sync for LookupArray<T> {}
 
 impl<T> LookupArray<T> {
     /// An array of `len` elements, element `i` being `element(i)`.
-    pub fn from_fn(len: usize, mut element: impl FnMut(usize) -> T) -> Self {
+    pub fn from_fn(len: usize, element: impl FnMut(usize) -> T) -> Self {
+        Self::try_from_fn(len, element).unwrap_or_else(|error| {
+            alloc::handle_alloc_error(
+                Layout::from_size_align(error.bytes, align_of::<T>()).unwrap_or(Layout::new::<T>()),
+            )
+        })
+    }
+
+    /// [`LookupArray::from_fn`], or the allocation's failure instead of
+    /// the end of the process: what builders use for arrays that grow
+    /// with the table.
+    ///
+    /// # Errors
+    /// [`AllocError`] when the memory cannot be had.
+    pub fn try_from_fn(len: usize, mut element: impl FnMut(usize) -> T) -> Result<Self, AllocError> {
         match Self::huge_layout(len) {
-            None => Self::from_box((0..len).map(element).collect()),
+            None => {
+                let mut elements = Vec::new();
+                elements.try_reserve_exact(len).map_err(|_| AllocError::of::<T>(len))?;
+                elements.extend((0..len).map(element));
+                Ok(Self::from_box(elements.into_boxed_slice()))
+            }
             Some(layout) => {
-                let start = Self::allocate_huge(layout);
+                let start = Self::try_allocate_huge(layout).ok_or(AllocError::of::<T>(len))?;
                 for index in 0..len {
                     // SAFETY: index < len and the allocation holds len
                     // elements; each slot is written exactly once.
                     unsafe { start.as_ptr().add(index).write(element(index)) };
                 }
-                LookupArray { start, len, backing: Backing::Huge(layout) }
+                Ok(LookupArray { start, len, backing: Backing::Huge(layout) })
             }
         }
     }
@@ -207,16 +254,21 @@ impl<T> LookupArray<T> {
 
     /// Allocates `layout` and advises huge pages before anything touches it.
     fn allocate_huge(layout: Layout) -> NonNull<T> {
+        Self::try_allocate_huge(layout).unwrap_or_else(|| alloc::handle_alloc_error(layout))
+    }
+
+    /// [`Self::allocate_huge`], `None` if the system refuses the memory.
+    fn try_allocate_huge(layout: Layout) -> Option<NonNull<T>> {
         // SAFETY: the layout has a non-zero size (at least HUGE_THRESHOLD).
         let memory = unsafe { alloc::alloc(layout) };
-        let Some(start) = NonNull::new(memory.cast::<T>()) else { alloc::handle_alloc_error(layout) };
+        let start = NonNull::new(memory.cast::<T>())?;
         #[cfg(target_os = "linux")]
         // SAFETY: the range is one allocation of ours; madvise only changes
         // how the kernel backs it (a failure leaves it on small pages).
         unsafe {
             libc::madvise(memory.cast(), layout.size(), libc::MADV_HUGEPAGE);
         }
-        start
+        Some(start)
     }
 
     /// Takes over a boxed slice's memory as it is.

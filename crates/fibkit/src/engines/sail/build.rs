@@ -4,8 +4,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Sail, Word, CHUNK_ENTRIES, LEVEL16_ENTRIES};
-use crate::error::{Limit, LimitExceeded};
-use crate::mem::LookupArray;
+use crate::error::{BuildError, Limit, LimitExceeded};
+use crate::mem::{try_filled, LookupArray};
 use crate::rib::Rib4;
 use crate::NextHop;
 
@@ -25,8 +25,21 @@ impl<W: Word> Sail<W> {
     /// # Errors
     /// [`LimitExceeded`] ([`Limit::Chunks`]) when a level needs more chunks
     /// than an entry's chunk ID holds, or ([`Limit::NextHop`]) when a next
-    /// hop is larger than an entry holds.
-    pub fn build(rib: &Rib4) -> Result<Self, LimitExceeded> {
+    /// hop is larger than an entry holds; [`BuildError::OutOfMemory`] when
+    /// the system refuses an array.
+    pub fn build(rib: &Rib4) -> Result<Self, BuildError> {
+        Self::build_with_room(rib, |chunks| chunks)
+    }
+
+    /// [`Sail::build`] with room for `room(chunks)` chunks at levels 24 and
+    /// 32 where the table needs `chunks` (the updater's spare chunks,
+    /// zeroed), allocated once: the build's peak is the structure and the
+    /// builder's chunk maps.
+    ///
+    /// # Errors
+    /// As [`Sail::build`].
+    pub(super) fn build_with_room(rib: &Rib4, room: impl Fn(usize) -> usize) -> Result<Self, BuildError> {
+        let out_of_memory = |array| move |error| BuildError::out_of_memory(W::NAME, array, error);
         // The /16s and /24s holding longer routes, in address order.
         let mut split16 = vec![false; LEVEL16_ENTRIES];
         let mut split24 = Vec::new();
@@ -48,41 +61,47 @@ impl<W: Word> Sail<W> {
             *slot = chunks_24;
             chunks_24 += 1;
         }
-        let too_many = |level, count: usize| {
+        let too_many = |level, count: usize| -> BuildError {
             let field = format!("the {}-bit chunk ID of a level-{level} entry", W::BITS - 1);
-            Err(refuse::<W>(Limit::Chunks, field, count as u64, u64::from(W::FLAG)))
+            refuse::<W>(Limit::Chunks, field, count as u64, u64::from(W::FLAG)).into()
         };
         if chunks_24 > W::FLAG {
-            return too_many(16, chunks_24 as usize);
+            return Err(too_many(16, chunks_24 as usize));
         }
         if split24.len() > W::FLAG as usize {
-            return too_many(24, split24.len());
+            return Err(too_many(24, split24.len()));
         }
         // For each level-24 entry, its level-32 chunk (or NONE).
-        let mut chunk24 = vec![NONE; chunks_24 as usize * CHUNK_ENTRIES];
+        let mut chunk24 =
+            try_filled(chunks_24 as usize * CHUNK_ENTRIES, NONE).map_err(out_of_memory("level-24 chunk map"))?;
         for (id, &slash24) in split24.iter().enumerate() {
             // A /24 holding longer routes lies in a /16 that does.
             let id16 = chunk16[(slash24 >> 8) as usize] as usize;
             chunk24[id16 * CHUNK_ENTRIES + (slash24 & 0xff) as usize] = id as u32;
         }
 
-        let mut bcn16 = vec![W::default(); LEVEL16_ENTRIES];
-        let mut bcn24 = vec![W::default(); chunk24.len()];
-        let mut n32 = vec![W::default(); split24.len() * CHUNK_ENTRIES];
-        for (entry, &id) in bcn16.iter_mut().zip(&chunk16).filter(|(_, &id)| id != NONE) {
-            *entry = W::of(W::FLAG | id);
-        }
-        for (entry, &id) in bcn24.iter_mut().zip(&chunk24).filter(|(_, &id)| id != NONE) {
-            *entry = W::of(W::FLAG | id);
-        }
+        // The levels' cells, chunk entries first; the walk below stores the
+        // next hops (no reader sees them before the build returns).
+        let chunk_entry = |id: u32| if id == NONE { 0 } else { W::FLAG | id };
+        let bcn16 = LookupArray::<W::Cell>::try_from_fn(LEVEL16_ENTRIES, |index| W::cell(chunk_entry(chunk16[index])))
+            .map_err(out_of_memory("level-16 array"))?;
+        let bcn24_len = room(chunks_24 as usize).max(chunks_24 as usize) * CHUNK_ENTRIES;
+        let bcn24 = LookupArray::<W::Cell>::try_from_fn(bcn24_len, |index| {
+            W::cell(chunk24.get(index).map_or(0, |&id| chunk_entry(id)))
+        })
+        .map_err(out_of_memory("level-24 array"))?;
+        let n32_len = room(split24.len()).max(split24.len()) * CHUNK_ENTRIES;
+        let n32 =
+            LookupArray::<W::Cell>::try_from_fn(n32_len, |_| W::cell(0)).map_err(out_of_memory("level-32 array"))?;
+        let store = |cell: &W::Cell, hop: u32| W::store(cell, hop, Ordering::Relaxed);
         let mut largest: NextHop = 0;
         rib.for_each_range(0, u32::MAX, |range| {
             largest = largest.max(range.next_hop);
-            let hop = W::of(range.next_hop & W::VALUE);
+            let hop = range.next_hop & W::VALUE;
             for slash16 in range.first >> 16..=range.last >> 16 {
                 let id = chunk16[slash16 as usize];
                 if id == NONE {
-                    bcn16[slash16 as usize] = hop;
+                    store(&bcn16[slash16 as usize], hop);
                     continue;
                 }
                 // The range's /24s inside this /16.
@@ -92,21 +111,22 @@ impl<W: Word> Sail<W> {
                     let index = (id as usize) * CHUNK_ENTRIES + (slash24 & 0xff) as usize;
                     let id32 = chunk24[index];
                     if id32 == NONE {
-                        bcn24[index] = hop;
+                        store(&bcn24[index], hop);
                         continue;
                     }
                     let first = range.first.max(slash24 << 8);
                     let last = range.last.min(slash24 << 8 | 0xff);
                     let base = id32 as usize * CHUNK_ENTRIES;
-                    n32[base + (first & 0xff) as usize..=base + (last & 0xff) as usize].fill(hop);
+                    for cell in &n32[base + (first & 0xff) as usize..=base + (last & 0xff) as usize] {
+                        store(cell, hop);
+                    }
                 }
             }
         });
         if largest > W::VALUE {
-            return Err(next_hop_refused::<W>(largest));
+            return Err(next_hop_refused::<W>(largest).into());
         }
-        let cells = |words: Vec<W>| LookupArray::from_fn(words.len(), |index| W::cell(words[index].into()));
-        Ok(Sail { bcn16: cells(bcn16), bcn24: cells(bcn24), n32: cells(n32), prefixes: AtomicUsize::new(rib.len()) })
+        Ok(Sail { bcn16, bcn24, n32, prefixes: AtomicUsize::new(rib.len()) })
     }
 
     /// A copy with room for `chunks_24` level-24 and `chunks_32` level-32

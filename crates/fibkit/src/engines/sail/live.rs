@@ -128,11 +128,12 @@ impl<W: Word> SailUpdater<W> {
     /// Builds the structure from `rib`, with room for more chunks.
     ///
     /// # Errors
-    /// As [`Sail::build`]: a table beyond the entry's limits.
+    /// As [`Sail::build`]: a table beyond the entry's limits, or memory the
+    /// system refuses.
     pub fn new(rib: &Rib4) -> Result<Self, BuildError> {
-        let built = Sail::<W>::build(rib)?;
-        let (chunks_24, chunks_32) = (built.bcn24.len() / CHUNK_ENTRIES, built.n32.len() / CHUNK_ENTRIES);
-        let fib = built.with_room(capacity_for::<W>(chunks_24, 0), capacity_for::<W>(chunks_32, 0));
+        // The build numbers each level's chunks from 0: those in use.
+        let fib = Sail::<W>::build_with_room(rib, |needed| capacity_for::<W>(needed, 0))?;
+        let (chunks_24, chunks_32) = (fib.chunks_24(), fib.chunks_32());
         Ok(SailUpdater {
             fib: Arc::new(WithDefault::new(fib)),
             level24: Chunks { used: chunks_24 as u32, ..Chunks::default() },

@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use super::*;
 use crate::addr::Prefix4;
-use crate::error::Limit;
+use crate::error::{BuildError, Limit};
 use crate::rib::rib_of;
 
 fn ip(text: &str) -> u32 {
@@ -88,7 +88,7 @@ fn the_15_bit_chunk_id_limit_is_refused_and_sail_wide_takes_it() {
     for slash16 in 0..=0x8000u32 {
         table.insert(Prefix4::new(slash16 << 16 | 0x0100, 24).unwrap(), 1 + slash16 % 5);
     }
-    let error = Sail::<u16>::build(&table).unwrap_err();
+    let Err(BuildError::Limit(error)) = Sail::<u16>::build(&table) else { panic!("sail took the table") };
     assert_eq!((error.limit, error.value, error.max), (Limit::Chunks, 32_769, 32_768));
     assert_eq!(
         error.to_string(),
@@ -109,7 +109,7 @@ fn the_15_bit_chunk_id_limit_of_level_24_too() {
     for slash24 in 0..=0x8000u32 {
         table.insert(Prefix4::new(0x0a00_0000 + (slash24 << 8), 25).unwrap(), 2);
     }
-    let error = Sail::<u16>::build(&table).unwrap_err();
+    let Err(BuildError::Limit(error)) = Sail::<u16>::build(&table) else { panic!("sail took the table") };
     assert_eq!((error.limit, error.value, error.max), (Limit::Chunks, 32_769, 32_768));
     assert!(error.to_string().contains("the 15-bit chunk ID of a level-24 entry"), "{error}");
     let wide = Sail::<u32>::build(&table).unwrap();
@@ -122,7 +122,7 @@ fn next_hops_beyond_15_bits_are_refused() {
     let table = rib_of(&[("10.0.0.0/8", 0x7fff), ("10.1.2.3/32", 3)]);
     assert_matches(&Sail::<u16>::build(&table).unwrap(), &table);
     let table = rib_of(&[("10.0.0.0/8", 0x8000)]);
-    let error = Sail::<u16>::build(&table).unwrap_err();
+    let Err(BuildError::Limit(error)) = Sail::<u16>::build(&table) else { panic!("sail took the table") };
     assert_eq!((error.limit, error.value, error.max), (Limit::NextHop, 0x8000, 0x7fff));
     assert!(error.to_string().contains("the 15-bit next hop of an entry"), "{error}");
     assert_matches(&Sail::<u32>::build(&table).unwrap(), &table);
