@@ -7,7 +7,8 @@
 //! child's peak resident memory (`getrusage(RUSAGE_CHILDREN)`, one test in
 //! this binary) stays near the footprint `stat` reports; built under an
 //! address-space limit (`RLIMIT_AS`) below that array, it fails with an
-//! error naming the engine, the array and its bytes.
+//! error naming the engine, the array and its bytes; so does DIR-24-8's
+//! growing array of groups.
 
 mod common;
 
@@ -45,13 +46,13 @@ fn sail_wide_builds_near_its_footprint_and_a_refused_array_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("slash32s.txt");
     std::fs::write(&path, slash32s(300_000)).unwrap();
-    let fibkit = || {
+    let fibkit = |engine: &str| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_fibkit"));
-        command.args(["stat", "--engine", "sail-wide", path.to_str().unwrap()]);
+        command.args(["stat", "--engine", engine, path.to_str().unwrap()]);
         command
     };
 
-    let output = fibkit().output().unwrap();
+    let output = fibkit("sail-wide").output().unwrap();
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stderr}");
     let total: f64 = stdout
@@ -65,31 +66,33 @@ fn sail_wide_builds_near_its_footprint_and_a_refused_array_is_an_error() {
     assert!(peak < total * 1.5, "sail-wide's build peaked at {peak:.1} MiB for {total:.1} MiB");
 
     // 1 GiB of address space holds the table and the process, not the
-    // 1.2 GB level-32 array of a million /24s.
+    // 1 GB level-32 array of a million /24s, nor DIR-24-8's 1 GiB of groups.
     std::fs::write(&path, slash32s(1_000_000)).unwrap();
-    let mut limited = fibkit();
-    // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
-    unsafe {
-        limited.pre_exec(|| {
-            let limit = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
-            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
-                0 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            }
-        });
+    for (engine, refused) in [
+        ("sail-wide", "sail-wide: out of memory: its level-32 array needs 1024000000 bytes, which the system refused"),
+        // A group of 256 entries for each /24: tbl8 grows past the limit.
+        ("dir24-8", "dir24-8: out of memory: its tbl8 of groups needs "),
+    ] {
+        let mut limited = fibkit(engine);
+        // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
+        unsafe {
+            limited.pre_exec(|| {
+                let limit = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
+                match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            });
+        }
+        let output = limited.output().unwrap();
+        // `stat` reports an engine that cannot build in its report.
+        let (stdout, stderr) = text(&output);
+        let printed = stdout + &stderr;
+        assert!(
+            !output.status.success() && output.status.code().is_some(),
+            "{engine}: an error, not a signal: {:?}\n{printed}",
+            output.status
+        );
+        assert!(printed.contains(refused), "{engine}: {printed}");
     }
-    let output = limited.output().unwrap();
-    // `stat` reports an engine that cannot build in its report.
-    let (stdout, stderr) = text(&output);
-    let stderr = stdout + &stderr;
-    assert!(
-        !output.status.success() && output.status.code().is_some(),
-        "an error, not a signal: {:?}\n{stderr}",
-        output.status
-    );
-    assert!(
-        stderr
-            .contains("sail-wide: out of memory: its level-32 array needs 1024000000 bytes, which the system refused"),
-        "{stderr}"
-    );
 }

@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicU32;
 use super::{entries_mut, Dir24, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
 use crate::addr::Prefix4;
 use crate::error::{BuildError, Limit, LimitExceeded};
+use crate::mem::AllocError;
 use crate::rib::Rib4;
 use crate::{NextHop, NO_ROUTE};
 
@@ -58,7 +59,9 @@ impl Dir24Table {
     /// Entries written by a longer prefix keep their answer.
     ///
     /// # Errors
-    /// If `next_hop` is [`NO_ROUTE`] or does not fit 24 bits.
+    /// If `next_hop` is [`NO_ROUTE`] or does not fit 24 bits; if the
+    /// system refuses the memory of a new group
+    /// ([`BuildError::OutOfMemory`]). The table is unchanged then.
     pub fn insert(&mut self, prefix: Prefix4, next_hop: NextHop) -> Result<Option<NextHop>, BuildError> {
         if next_hop == NO_ROUTE {
             return Err(BuildError::Route {
@@ -70,24 +73,29 @@ impl Dir24Table {
         if next_hop > MAX_NEXT_HOP {
             return Err(next_hop_too_large(next_hop));
         }
-        let previous = self.rules.insert(prefix, next_hop);
-        *self.fib.routes.get_mut() = self.rules.len();
         let prefix_len = prefix.prefix_len();
-        let entry = Entry::route(next_hop, prefix_len);
-        let overwrite = |old: Entry| old.yields_to(prefix_len).then_some(entry);
-        if prefix_len <= 24 {
-            self.rewrite_tbl24_span(prefix, overwrite);
-        } else {
+        // A group first (filled with the block's answer, so the table
+        // answers as before): nothing else changes if it cannot be had.
+        let group = if prefix_len > 24 {
             let first = (prefix.addr() >> 8) as usize;
             let current = self.fib.tbl24_mut()[first];
-            let group = if current.is_extended() {
-                current.value()
+            if current.is_extended() {
+                Some(current.value())
             } else {
-                let group = self.allocate_group(current);
+                let group = self.allocate_group(current)?;
                 self.fib.tbl24_mut()[first] = Entry::group(group);
-                group
-            };
-            self.rewrite_group_span(group, prefix, overwrite);
+                Some(group)
+            }
+        } else {
+            None
+        };
+        let previous = self.rules.insert(prefix, next_hop);
+        *self.fib.routes.get_mut() = self.rules.len();
+        let entry = Entry::route(next_hop, prefix_len);
+        let overwrite = |old: Entry| old.yields_to(prefix_len).then_some(entry);
+        match group {
+            None => self.rewrite_tbl24_span(prefix, overwrite),
+            Some(group) => self.rewrite_group_span(group, prefix, overwrite),
         }
         Ok(previous)
     }
@@ -168,18 +176,25 @@ impl Dir24Table {
     }
 
     /// A group whose entries all start as `fill` (a non-extended entry).
-    fn allocate_group(&mut self, fill: Entry) -> u32 {
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when `tbl8` cannot grow.
+    fn allocate_group(&mut self, fill: Entry) -> Result<u32, BuildError> {
         debug_assert!(!fill.is_extended());
         match self.free_groups.pop() {
             Some(group) => {
                 self.group_mut(group).fill(fill);
-                group
+                Ok(group)
             }
             None => {
                 let tbl8 = &mut self.fib.tbl8;
+                let needed = tbl8.len() + GROUP_ENTRIES;
+                tbl8.try_reserve(GROUP_ENTRIES).map_err(|_| {
+                    BuildError::out_of_memory("dir24-8", "tbl8 of groups", AllocError::of::<AtomicU32>(needed))
+                })?;
                 let group = (tbl8.len() / GROUP_ENTRIES) as u32;
-                tbl8.resize_with(tbl8.len() + GROUP_ENTRIES, || AtomicU32::new(fill.0));
-                group
+                tbl8.resize_with(needed, || AtomicU32::new(fill.0));
+                Ok(group)
             }
         }
     }
