@@ -204,7 +204,7 @@ impl<T> LookupArray<T> {
                 Ok(Self::from_box(elements.into_boxed_slice()))
             }
             Some(layout) => {
-                let start = Self::try_allocate_huge(layout).ok_or(AllocError::of::<T>(len))?;
+                let start = Self::allocate_huge(layout).ok_or(AllocError::of::<T>(len))?;
                 for index in 0..len {
                     // SAFETY: index < len and the allocation holds len
                     // elements; each slot is written exactly once.
@@ -252,13 +252,9 @@ impl<T> LookupArray<T> {
         Layout::from_size_align(rounded, HUGE_PAGE).ok()
     }
 
-    /// Allocates `layout` and advises huge pages before anything touches it.
-    fn allocate_huge(layout: Layout) -> NonNull<T> {
-        Self::try_allocate_huge(layout).unwrap_or_else(|| alloc::handle_alloc_error(layout))
-    }
-
-    /// [`Self::allocate_huge`], `None` if the system refuses the memory.
-    fn try_allocate_huge(layout: Layout) -> Option<NonNull<T>> {
+    /// Allocates `layout` and advises huge pages before anything touches
+    /// it; `None` if the system refuses the memory.
+    fn allocate_huge(layout: Layout) -> Option<NonNull<T>> {
         // SAFETY: the layout has a non-zero size (at least HUGE_THRESHOLD).
         let memory = unsafe { alloc::alloc(layout) };
         let start = NonNull::new(memory.cast::<T>())?;
@@ -296,11 +292,12 @@ impl<T: AtomicCell> LookupArray<T> {
 
 impl<T> From<Vec<T>> for LookupArray<T> {
     /// Moves the elements onto huge pages if the array is large, or keeps
-    /// the vector's memory (spare capacity released) if not.
+    /// the vector's memory (spare capacity released) if not, or if the
+    /// system refuses the huge-page copy's memory.
     fn from(mut elements: Vec<T>) -> Self {
         let len = elements.len();
-        let Some(layout) = Self::huge_layout(len) else { return Self::from_box(elements.into_boxed_slice()) };
-        let start = Self::allocate_huge(layout);
+        let huge = Self::huge_layout(len).and_then(|layout| Some((layout, Self::allocate_huge(layout)?)));
+        let Some((layout, start)) = huge else { return Self::from_box(elements.into_boxed_slice()) };
         // SAFETY: both regions hold `len` elements and do not overlap; the
         // vector forgets its elements (len 0) so they are moved, not dropped.
         unsafe {
