@@ -51,13 +51,12 @@ def non_null(addresses, answer):
     return answered.take(pa.array(positions, mask=~valid))
 
 
-def _value_column(table, addresses):
-    """The route value of each address: int64 (a table of numbers) or the
-    value as the table wrote it (some values are addresses); null where no
-    route."""
+def _value_column(table, hops):
+    """The route value of each next hop of ``hops`` (``lookup_batch``'s
+    answers): int64 (a table of numbers) or the value as the table wrote it
+    (some values are addresses); null where no route."""
     import pyarrow as pa
 
-    hops = table.lookup_batch(addresses)
     values = table.values
     if values.dtype == np.uint64:
         if len(values) and int(values.max()) > _INT64_MAX:
@@ -74,6 +73,9 @@ def _route_columns(table, addresses, value, prefix, fields):
     import pyarrow as pa
 
     names, arrays = [], []
+    # One lookup gives the next hops and the prefixes (records take their
+    # own: `fields=` does not combine with `prefixes=`).
+    hops, prefixes = table.lookup_batch(addresses, prefixes=True) if prefix is not None else (None, None)
     if table.fields is not None:
         batch = table.lookup_batch(addresses, fields=True if fields is None else fields)
         names += batch.schema.names
@@ -82,10 +84,10 @@ def _route_columns(table, addresses, value, prefix, fields):
         if fields is not None:
             raise ValueError("fields= needs a table of records (Table.load(..., fields=...), fibkit compile --fields)")
         names.append(value)
-        arrays.append(_value_column(table, addresses))
+        arrays.append(_value_column(table, table.lookup_batch(addresses) if hops is None else hops))
     if prefix is not None:
         names.append(prefix)
-        arrays.append(pa.array(table.lookup_batch(addresses, prefixes=True)[1], pa.string()))
+        arrays.append(pa.array(prefixes, pa.string()))
     return names, arrays
 
 
