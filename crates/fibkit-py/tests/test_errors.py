@@ -406,3 +406,31 @@ def test_bools_among_addresses_are_refused_naming_the_element(addrs):
     for parse in (fibkit.ipv4_array, fibkit.ipv6_array):
         with pytest.raises(TypeError, match=r"^addrs\[\d\]: an address is an int or a string, got bool"):
             parse(addrs)
+
+
+def test_memory_refused_to_an_engine_is_a_memory_error_naming_it(tmp_path):
+    """Under an address-space limit below its largest array, a build fails
+    with MemoryError naming the engine, the array and its bytes (it once
+    aborted the process)."""
+    path = tmp_path / "slash32s.txt"
+    with path.open("w") as out:
+        for index in range(2_000_000):
+            # Each /32 in a /24 of its own: sail-wide's level-32 array is 2 GB.
+            addr = ((index * 0x9E3779B1) & 0xFFFFFFFF) >> 8 << 8 | (index & 0xFF)
+            out.write(f"{addr >> 24}.{addr >> 16 & 255}.{addr >> 8 & 255}.{addr & 255}/32 {1 + index % 7}\n")
+    script = textwrap.dedent(
+        f"""
+        import resource
+        import fibkit
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+        try:
+            fibkit.Table.load({str(path)!r}, engines=["sail-wide"])
+        except MemoryError as error:
+            print("MemoryError:", error)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "MemoryError: sail-wide: out of memory: its level-32 array needs 2048000000 bytes, which the system refused"
+    ), done.stdout + done.stderr
