@@ -258,7 +258,7 @@ impl<T> LookupArray<T> {
         // SAFETY: the layout has a non-zero size (at least HUGE_THRESHOLD).
         let memory = unsafe { alloc::alloc(layout) };
         let start = NonNull::new(memory.cast::<T>())?;
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", not(miri)))]
         // SAFETY: the range is one allocation of ours; madvise only changes
         // how the kernel backs it (a failure leaves it on small pages).
         unsafe {
