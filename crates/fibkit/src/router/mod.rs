@@ -254,8 +254,9 @@ impl<A: Address> fmt::Debug for Version<A> {
 
 /// A reader's hold on one generation: lookups through it all see that
 /// generation (or, for in-place engines without atomic batches, per
-/// address, that generation or a later one). Hold it for a batch of lookups, not for long: the space
-/// it may be reading is not reused while it lives.
+/// address, that generation or a later one). Hold it for a batch of
+/// lookups, not for long: the space it may be reading is not reused while
+/// it lives.
 pub struct Snapshot<A: Address = u32>(Guard<Arc<Version<A>>>);
 
 impl<A: Address> std::ops::Deref for Snapshot<A> {
