@@ -8,7 +8,7 @@ PYTHON ?= python3
 # to compare; pandas and pyarrow for the data-frame paths).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench bench-lookup bench-parquet bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint lint-polars fuzz fuzz-cmin
+.PHONY: test-loom setup bench bench-lookup bench-parquet bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive lint lint-polars fuzz fuzz-cmin
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -198,6 +198,12 @@ bench-parquet: python
 lint-polars:
 	$(CARGO) fmt --manifest-path crates/fibkit-polars/Cargo.toml --check
 	CARGO_TARGET_DIR=$(CURDIR)/target/polars $(CARGO) clippy --release --manifest-path crates/fibkit-polars/Cargo.toml -- -D warnings
+
+# The loom model of the reclamation protocol (crates/fibkit/src/router/model.rs):
+# the protocol's atomics become loom's under `--cfg loom`, in a target
+# directory of their own.
+test-loom:
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(CURDIR)/target/loom $(CARGO) test --release -p fibkit --lib router::model
 
 test-exhaustive:
 	$(CARGO) test --release --workspace -- --ignored

@@ -21,8 +21,8 @@
 //! builds keep the default route in their structure, as their files do.
 
 use std::ops::Deref;
-use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+use super::sync::{fence, AtomicU64, Ordering};
 use crate::addr::Address;
 use crate::fib::{Fib, Stats};
 use crate::file::{FamilyWriter, Problem};

@@ -64,6 +64,7 @@ mod default;
 mod rebuild;
 mod reclaim;
 mod space;
+pub(crate) mod sync;
 
 use std::sync::Arc;
 

@@ -94,17 +94,15 @@
 //! are rejected. [`Published::rejected`] lists them.
 
 use std::borrow::Cow;
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::fmt;
-use std::sync::atomic::{fence, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use arc_swap::{ArcSwap, Guard};
 
 use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
+use crate::live::sync::{Current, Hold};
 use crate::live::{Applied, ApplyContext, Updater};
 use crate::nexthop::{Label, NextHopTable};
 use crate::registry;
@@ -113,6 +111,11 @@ pub use crate::update::Update;
 use crate::NextHop;
 
 mod aside;
+#[cfg(all(test, loom))]
+mod model;
+mod versions;
+
+use versions::Versions;
 
 /// Why an update or a batch was rejected. Whatever the error, the serving
 /// FIB and the RIB are as they were before. Every error names the update
@@ -257,7 +260,7 @@ impl<A: Address> fmt::Debug for Version<A> {
 /// address, that generation or a later one). Hold it for a batch of
 /// lookups, not for long: the space it may be reading is not reused while
 /// it lives.
-pub struct Snapshot<A: Address = u32>(Guard<Arc<Version<A>>>);
+pub struct Snapshot<A: Address = u32>(Hold<Version<A>>);
 
 impl<A: Address> std::ops::Deref for Snapshot<A> {
     type Target = Version<A>;
@@ -269,7 +272,7 @@ impl<A: Address> std::ops::Deref for Snapshot<A> {
 /// A reader of the router's current FIB: cheap to clone, `Send + Sync`,
 /// never blocks and is never blocked.
 pub struct Reader<A: Address = u32> {
-    current: Arc<ArcSwap<Version<A>>>,
+    current: Arc<Current<Version<A>>>,
 }
 
 impl<A: Address> Clone for Reader<A> {
@@ -362,9 +365,7 @@ pub struct Router<A: Address = u32> {
     rib: Rib<A>,
     next_hops: NextHopTable,
     updater: Box<dyn Updater<A>>,
-    current: Arc<ArcSwap<Version<A>>>,
-    /// Replaced generations, oldest first, until no reader holds them.
-    retired: VecDeque<(u64, Weak<Version<A>>)>,
+    versions: Versions<Version<A>>,
     generation: u64,
     stats: RouterStats,
     window: Window,
@@ -410,8 +411,7 @@ impl<A: Address> Router<A> {
             rib,
             next_hops,
             updater,
-            current: Arc::new(ArcSwap::from_pointee(version)),
-            retired: VecDeque::new(),
+            versions: Versions::new(version),
             generation: 0,
             stats: RouterStats::default(),
             window,
@@ -443,7 +443,7 @@ impl<A: Address> Router<A> {
 
     /// A new reader of this router's FIB.
     pub fn reader(&self) -> Reader<A> {
-        Reader { current: self.current.clone() }
+        Reader { current: self.versions.current().clone() }
     }
 
     /// The RIB as of the last published batch.
@@ -478,7 +478,7 @@ impl<A: Address> Router<A> {
 
     /// Replaced generations that some reader may still hold.
     pub fn retired_generations(&self) -> usize {
-        self.retired.len()
+        self.versions.retired()
     }
 
     /// Announces (or replaces) one route and publishes it at once.
@@ -665,24 +665,14 @@ impl<A: Address> Router<A> {
 
     /// The oldest generation a reader may still hold.
     fn oldest_held(&mut self) -> u64 {
-        while let Some((_, version)) = self.retired.front() {
-            if version.strong_count() > 0 {
-                break;
-            }
-            self.retired.pop_front();
-        }
-        // Pairs with the release decrement of the readers' last references:
-        // their reads of retired space happen before our reuse of it.
-        fence(Ordering::Acquire);
-        self.retired.front().map_or(self.generation, |&(generation, _)| generation)
+        self.versions.oldest_held(self.generation)
     }
 
     /// Swaps in the next generation and retires the one it replaces.
     fn publish(&mut self) {
+        let version = Version { generation: self.generation + 1, fib: self.updater.fib() };
+        self.versions.publish(self.generation, version);
         self.generation += 1;
-        let version = Arc::new(Version { generation: self.generation, fib: self.updater.fib() });
-        let replaced = self.current.swap(version);
-        self.retired.push_back((replaced.generation, Arc::downgrade(&replaced)));
         self.stats.publishes += 1;
     }
 }
