@@ -8,12 +8,20 @@
 //! this binary) stays near the footprint `stat` reports; built under an
 //! address-space limit (`RLIMIT_AS`) below that array, it fails with an
 //! error naming the engine, the array and its bytes; so does DIR-24-8's
-//! growing array of groups.
+//! growing array of groups, and Luleå's list of the complete prefix tree's
+//! leaves (a dozen a scattered /32). Poptrie and Tree BitMap are refused on
+//! IPv6 /128s, each a chain of a dozen and more nodes in them, two in the
+//! RIB: the table loads under the limit, the structure does not fit it.
+//! Every one of these was SIGABRT before its builder allocated fallibly.
+//! (LC-trie's, DXR's and SAIL-R's structures are no larger than the RIB
+//! they are built from, so no limit refuses them and not the table; their
+//! refusals are unit tests, `registry::out_of_memory`.)
 
 mod common;
 
 use std::fmt::Write as _;
 use std::os::unix::process::CommandExt as _;
+use std::path::Path;
 use std::process::Command;
 
 use common::text;
@@ -31,6 +39,26 @@ fn slash32s(count: u32) -> String {
     table
 }
 
+/// `count` /128 routes at random addresses of 2400::/10 (64 /16s, within
+/// `poptrie16x12`'s blocks).
+fn slash128s(count: u32) -> String {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        // xorshift64
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut table = String::new();
+    for index in 0..count {
+        let random = u128::from(next()) << 64 | u128::from(next());
+        let addr = std::net::Ipv6Addr::from(0x2400u128 << 112 | random & ((1 << 118) - 1));
+        writeln!(table, "{addr}/128 {}", 1 + index % 7).unwrap();
+    }
+    table
+}
+
 fn children_peak_mib() -> f64 {
     // SAFETY: getrusage fills the struct it is given.
     let usage = unsafe {
@@ -41,18 +69,43 @@ fn children_peak_mib() -> f64 {
     usage.ru_maxrss as f64 / 1024.0
 }
 
+/// `fibkit stat --engine ENGINE ARGS... TABLE`.
+fn stat(engine: &str, args: &[&str], table: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fibkit"));
+    command.args(["stat", "--engine", engine]).args(args).arg(table);
+    command
+}
+
+/// Runs `stat` of `engine` on `table` under an address-space limit of
+/// `limit` bytes and checks that it ends with an error (exit status 1, not
+/// a signal) that prints `refused`.
+fn assert_refused(engine: &str, args: &[&str], table: &Path, limit: u64, refused: &str) {
+    let mut limited = stat(engine, args, table);
+    // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
+    unsafe {
+        limited.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let output = limited.output().unwrap();
+    // `stat` reports an engine that cannot build in its report.
+    let (stdout, stderr) = text(&output);
+    let printed = stdout + &stderr;
+    assert_eq!(output.status.code(), Some(1), "{engine}: an error, not a signal: {:?}\n{printed}", output.status);
+    assert!(printed.contains(refused), "{engine}: {printed}");
+}
+
 #[test]
 fn sail_wide_builds_near_its_footprint_and_a_refused_array_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("slash32s.txt");
     std::fs::write(&path, slash32s(300_000)).unwrap();
-    let fibkit = |engine: &str| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_fibkit"));
-        command.args(["stat", "--engine", engine, path.to_str().unwrap()]);
-        command
-    };
 
-    let output = fibkit("sail-wide").output().unwrap();
+    let output = stat("sail-wide", &[], &path).output().unwrap();
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stderr}");
     let total: f64 = stdout
@@ -66,33 +119,27 @@ fn sail_wide_builds_near_its_footprint_and_a_refused_array_is_an_error() {
     assert!(peak < total * 1.5, "sail-wide's build peaked at {peak:.1} MiB for {total:.1} MiB");
 
     // 1 GiB of address space holds the table and the process, not the
-    // 1 GB level-32 array of a million /24s, nor DIR-24-8's 1 GiB of groups.
+    // 1 GB level-32 array of a million /24s, nor DIR-24-8's 1 GiB of groups;
+    // 300 MiB holds the table (it loads in about 170), not Luleå's leaves.
     std::fs::write(&path, slash32s(1_000_000)).unwrap();
-    for (engine, refused) in [
-        ("sail-wide", "sail-wide: out of memory: its level-32 array needs 1024000000 bytes, which the system refused"),
+    for (engine, limit, refused) in [
+        (
+            "sail-wide",
+            1 << 30,
+            "sail-wide: out of memory: its level-32 array needs 1024000000 bytes, which the system refused",
+        ),
         // A group of 256 entries for each /24: tbl8 grows past the limit.
-        ("dir24-8", "dir24-8: out of memory: its tbl8 of groups needs "),
+        ("dir24-8", 1 << 30, "dir24-8: out of memory: its tbl8 of groups needs "),
+        ("lulea", 300 << 20, "lulea: out of memory: its "),
     ] {
-        let mut limited = fibkit(engine);
-        // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
-        unsafe {
-            limited.pre_exec(|| {
-                let limit = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
-                match libc::setrlimit(libc::RLIMIT_AS, &limit) {
-                    0 => Ok(()),
-                    _ => Err(std::io::Error::last_os_error()),
-                }
-            });
-        }
-        let output = limited.output().unwrap();
-        // `stat` reports an engine that cannot build in its report.
-        let (stdout, stderr) = text(&output);
-        let printed = stdout + &stderr;
-        assert!(
-            !output.status.success() && output.status.code().is_some(),
-            "{engine}: an error, not a signal: {:?}\n{printed}",
-            output.status
-        );
-        assert!(printed.contains(refused), "{engine}: {printed}");
+        assert_refused(engine, &[], &path, limit, refused);
+    }
+
+    // 200,000 /128s load in about 75 MiB of address space; each of these
+    // structures needs 60 to 450 MiB besides.
+    let path = dir.path().join("slash128s.txt");
+    std::fs::write(&path, slash128s(200_000)).unwrap();
+    for engine in ["poptrie16", "poptrie16-basic", "poptrie16x12", "treebitmap16", "treebitmap64"] {
+        assert_refused(engine, &["-6"], &path, 128 << 20, &format!("{engine}: out of memory: its "));
     }
 }

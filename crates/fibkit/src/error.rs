@@ -5,7 +5,7 @@
 //! | [`BuildError::Unknown`] | no engine of that name serves the family | [`UnknownEngine`]: the name, the family, the valid names |
 //! | [`BuildError::Limit`] | a figure of the table exceeds a field of the structure | [`LimitExceeded`]: the engine, which [`Limit`], the field, the value, the largest it holds, an engine without the limit |
 //! | [`BuildError::Route`] | a route the engine cannot take as given | the engine, the route, the problem |
-//! | [`BuildError::OutOfMemory`] | the system refused the memory of a lookup array | the engine, the array, its bytes |
+//! | [`BuildError::OutOfMemory`] | the system refused the memory of an array that grows with the table (a build's, or an updater's larger copy) | the engine, the array, its bytes |
 
 use std::fmt;
 
@@ -50,6 +50,21 @@ impl BuildError {
     /// Engine `engine` could not allocate its array `array`.
     pub fn out_of_memory(engine: &str, array: &'static str, error: crate::mem::AllocError) -> Self {
         BuildError::OutOfMemory { engine: engine.to_string(), array, bytes: error.bytes as u64 }
+    }
+
+    /// The same error, refused by `engine` (a structure built inside
+    /// another engine's, as `poptrie16x12` builds a `poptrie16`).
+    pub fn of(self, engine: &str) -> Self {
+        match self {
+            BuildError::Unknown(unknown) => BuildError::Unknown(unknown),
+            BuildError::Limit(limit) => BuildError::Limit(limit.of(engine)),
+            BuildError::Route { route, problem, .. } => {
+                BuildError::Route { engine: engine.to_string(), route, problem }
+            }
+            BuildError::OutOfMemory { array, bytes, .. } => {
+                BuildError::OutOfMemory { engine: engine.to_string(), array, bytes }
+            }
+        }
     }
 
     /// The engine that refused, or the name that matched none.

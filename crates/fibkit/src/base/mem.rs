@@ -26,6 +26,15 @@
 //! array's own length. `FIBKIT_HUGEPAGES=off` in the environment (read
 //! once) turns the advice off, for measuring what it brings.
 //!
+//! Builders allocate the arrays that grow with the table fallibly
+//! ([`LookupArray::try_from_fn`], [`try_with_capacity`], [`try_filled`],
+//! [`try_reserve`] and [`try_push`] for a vector growing to a length not
+//! known beforehand), and so do updaters moving to a larger copy of their
+//! arrays ([`try_copy_grown`]): memory the system refuses (an
+//! address-space or memory limit) is an [`AllocError`], which the engine
+//! reports as `BuildError::OutOfMemory`, where an infallible allocation
+//! would end the process.
+//!
 //! An array may also be a view of a mapped compiled FIB file
 //! ([`crate::file`]): [`LookupArray::mapped`] serves its elements from the
 //! file's pages (shared with every process that maps the file) and keeps
@@ -147,11 +156,157 @@ impl AllocError {
 /// # Errors
 /// [`AllocError`] when the memory cannot be had.
 pub fn try_filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, AllocError> {
-    let mut elements = Vec::new();
-    elements.try_reserve_exact(len).map_err(|_| AllocError::of::<T>(len))?;
+    let mut elements = try_with_capacity(len)?;
     elements.resize(len, value);
     Ok(elements)
 }
+
+/// An empty vector with room for exactly `len` elements, or the
+/// allocation's failure (where `Vec::with_capacity` would abort).
+///
+/// # Errors
+/// [`AllocError`] when the memory cannot be had.
+pub fn try_with_capacity<T>(len: usize) -> Result<Vec<T>, AllocError> {
+    let mut elements = Vec::new();
+    refusal::check::<T>(len)?;
+    elements.try_reserve_exact(len).map_err(|_| AllocError::of::<T>(len))?;
+    Ok(elements)
+}
+
+/// Room for `additional` more elements in `elements`, grown as a push
+/// grows it (doubling), or the allocation's failure: how a builder grows
+/// an array whose final length it does not know. Costs a comparison while
+/// the room is there.
+///
+/// # Errors
+/// [`AllocError`] (the bytes of the elements wanted) when the memory
+/// cannot be had; `elements` is unchanged then.
+#[inline]
+pub fn try_reserve<T>(elements: &mut Vec<T>, additional: usize) -> Result<(), AllocError> {
+    if elements.capacity() - elements.len() >= additional {
+        return Ok(());
+    }
+    grow(elements, additional)
+}
+
+#[cold]
+fn grow<T>(elements: &mut Vec<T>, additional: usize) -> Result<(), AllocError> {
+    let wanted = elements.len().saturating_add(additional);
+    refusal::check::<T>(wanted)?;
+    elements.try_reserve(additional).map_err(|_| AllocError::of::<T>(wanted))
+}
+
+/// Appends `element` to `elements`, or returns the allocation's failure
+/// ([`try_reserve`]).
+///
+/// # Errors
+/// [`AllocError`] when the memory cannot be had.
+#[inline]
+pub fn try_push<T>(elements: &mut Vec<T>, element: T) -> Result<(), AllocError> {
+    try_reserve(elements, 1)?;
+    elements.push(element);
+    Ok(())
+}
+
+/// Room for `additional` more entries in `map`, or the allocation's
+/// failure (the bytes of its entries, an estimate).
+///
+/// # Errors
+/// [`AllocError`] when the memory cannot be had.
+pub fn try_reserve_map<K: Eq + std::hash::Hash, V, S: std::hash::BuildHasher>(
+    map: &mut std::collections::HashMap<K, V, S>,
+    additional: usize,
+) -> Result<(), AllocError> {
+    if map.capacity() - map.len() >= additional {
+        return Ok(());
+    }
+    let wanted = map.len().saturating_add(additional);
+    refusal::check::<(K, V)>(wanted)?;
+    map.try_reserve(additional).map_err(|_| AllocError::of::<(K, V)>(wanted))
+}
+
+/// An array of `len` elements (at least as many as `elements` has): a copy
+/// of `elements` (`copy` of each), then `fill()`: how an updater moves to a
+/// copy of its arrays with more room, or the allocation's failure.
+///
+/// # Errors
+/// [`AllocError`] when the memory cannot be had.
+pub fn try_copy_grown<T>(
+    elements: &[T],
+    len: usize,
+    copy: impl Fn(&T) -> T,
+    fill: impl Fn() -> T,
+) -> Result<LookupArray<T>, AllocError> {
+    LookupArray::try_from_fn(len.max(elements.len()), |index| elements.get(index).map_or_else(&fill, &copy))
+}
+
+/// Refusals for tests: `refuse_above` makes every fallible allocation
+/// of this module asking for more than so many bytes fail on the calling
+/// thread, as the system would under a memory limit, and `refuse_nth`
+/// only the n-th one from now, until the guard they return is dropped.
+/// Tests check with them that a builder or an updater turns each refused
+/// array into its typed error and leaves what readers see as it was.
+/// Absent outside tests.
+mod refusal {
+    use super::AllocError;
+
+    /// Refused: allocations above this many bytes, and the allocation
+    /// this many allocations from now (`None`: no such one).
+    #[cfg(test)]
+    type Refusal = (usize, Option<usize>);
+
+    #[cfg(test)]
+    thread_local! {
+        static REFUSAL: std::cell::Cell<Refusal> = const { std::cell::Cell::new((usize::MAX, None)) };
+    }
+
+    /// `Err` if an array of `len` elements of `T` is to be refused (one of
+    /// no bytes allocates nothing, and is not counted).
+    #[inline]
+    pub(super) fn check<T>(len: usize) -> Result<(), AllocError> {
+        let bytes = len.saturating_mul(size_of::<T>());
+        #[cfg(test)]
+        {
+            let (above, countdown) = REFUSAL.get();
+            if bytes > 0 {
+                REFUSAL.set((above, countdown.map(|countdown| countdown.wrapping_sub(1))));
+                if bytes > above || countdown == Some(0) {
+                    return Err(AllocError::of::<T>(len));
+                }
+            }
+        }
+        let _ = bytes;
+        Ok(())
+    }
+
+    /// Restores the refusal it replaced when dropped.
+    #[cfg(test)]
+    pub struct Refusing(Refusal);
+
+    #[cfg(test)]
+    impl Drop for Refusing {
+        fn drop(&mut self) {
+            REFUSAL.set(self.0);
+        }
+    }
+
+    /// Refuses fallible allocations of more than `bytes` on this thread
+    /// while the guard lives.
+    #[cfg(test)]
+    pub fn refuse_above(bytes: usize) -> Refusing {
+        Refusing(REFUSAL.replace((bytes, None)))
+    }
+
+    /// Refuses the fallible allocation `n` allocations from now (0: the
+    /// next one) on this thread, and only it, while the guard lives.
+    #[cfg(test)]
+    pub fn refuse_nth(n: usize) -> Refusing {
+        Refusing(REFUSAL.replace((usize::MAX, Some(n))))
+    }
+}
+
+#[cfg(test)]
+pub(crate) use refusal::{refuse_above, refuse_nth};
 
 /// Where a [`LookupArray`]'s elements live.
 enum Backing {
@@ -182,7 +337,7 @@ unsafe impl<T: Sync> Sync for LookupArray<T> {}
 impl<T> LookupArray<T> {
     /// An array of `len` elements, element `i` being `element(i)`.
     pub fn from_fn(len: usize, element: impl FnMut(usize) -> T) -> Self {
-        Self::try_from_fn(len, element).unwrap_or_else(|error| {
+        Self::allocate_from_fn(len, element).unwrap_or_else(|error| {
             alloc::handle_alloc_error(
                 Layout::from_size_align(error.bytes, align_of::<T>()).unwrap_or(Layout::new::<T>()),
             )
@@ -195,7 +350,13 @@ impl<T> LookupArray<T> {
     ///
     /// # Errors
     /// [`AllocError`] when the memory cannot be had.
-    pub fn try_from_fn(len: usize, mut element: impl FnMut(usize) -> T) -> Result<Self, AllocError> {
+    pub fn try_from_fn(len: usize, element: impl FnMut(usize) -> T) -> Result<Self, AllocError> {
+        refusal::check::<T>(len)?;
+        Self::allocate_from_fn(len, element)
+    }
+
+    /// The array of [`LookupArray::from_fn`], or the system's refusal.
+    fn allocate_from_fn(len: usize, mut element: impl FnMut(usize) -> T) -> Result<Self, AllocError> {
         match Self::huge_layout(len) {
             None => {
                 let mut elements = Vec::new();
@@ -388,6 +549,41 @@ mod tests {
         assert!(empty.is_empty());
         let built: LookupArray<u8> = LookupArray::from_fn(0, |_| 1);
         assert!(built.is_empty());
+    }
+
+    #[test]
+    fn what_the_system_cannot_give_is_an_error() {
+        assert_eq!(try_with_capacity::<u64>(usize::MAX / 4).unwrap_err(), AllocError { bytes: usize::MAX });
+        assert_eq!(try_filled(usize::MAX / 2, 0u16).unwrap_err(), AllocError { bytes: usize::MAX - 1 });
+        let mut words = vec![0u32; 4];
+        assert_eq!(try_reserve(&mut words, usize::MAX / 8).unwrap_err(), AllocError::of::<u32>(4 + usize::MAX / 8));
+        assert_eq!(words, [0; 4]);
+        let refused = LookupArray::<u64>::try_from_fn(usize::MAX / 16, |_| 0).unwrap_err();
+        assert_eq!(refused, AllocError::of::<u64>(usize::MAX / 16));
+    }
+
+    #[test]
+    fn test_refusals_refuse_what_they_say_and_nothing_else() {
+        let mut words: Vec<u64> = vec![1, 2, 3];
+        words.shrink_to_fit();
+        {
+            let _refusing = refuse_above(16);
+            assert_eq!(try_push(&mut words, 4), Err(AllocError { bytes: 32 }));
+            assert_eq!(words, [1, 2, 3]);
+            assert!(LookupArray::<u64>::try_from_fn(2, |index| index as u64).is_ok(), "16 bytes are not above 16");
+            assert!(try_copy_grown(&words, 3, |&word| word, || 0).is_err());
+        }
+        try_push(&mut words, 4).unwrap();
+        {
+            let _refusing = refuse_nth(1);
+            assert!(try_with_capacity::<u8>(10).is_ok());
+            assert!(try_with_capacity::<u8>(0).is_ok(), "no bytes: not an allocation");
+            assert_eq!(try_with_capacity::<u8>(10).unwrap_err(), AllocError { bytes: 10 });
+            assert!(try_filled(10, 0u8).is_ok(), "only the one refused");
+        }
+        let copy = try_copy_grown(&[1u16, 2], 4, |&word| word, || 9).unwrap();
+        assert_eq!(&*copy, [1, 2, 9, 9]);
+        assert_eq!(&*try_copy_grown(&[1u16, 2, 3], 1, |&word| word, || 9).unwrap(), [1, 2, 3]);
     }
 
     #[test]

@@ -26,8 +26,13 @@
 //! When free space runs out while readers still hold retired space, an
 //! updater copies the structure into larger arrays in which every retired
 //! segment is free (a relocation, [`Applied::relocated`]): no reader sees
-//! the copy before it is published whole. Engines without incremental
-//! updates are rebuilt from the RIB for every batch ([`FullRebuild`]).
+//! the copy before it is published whole. The copy's memory is asked for
+//! fallibly: when the system refuses it, the batch fails with
+//! [`BuildError::OutOfMemory`] before anything of it is published (the
+//! router then rejects it, [`crate::router`], "Failed updates"), and an
+//! updater whose bookkeeping the batch had begun to change rebuilds at its
+//! next batch. Engines without incremental updates are rebuilt from the
+//! RIB for every batch ([`FullRebuild`]).
 //!
 //! # What an update rewrites
 //!
@@ -194,8 +199,10 @@ pub trait Updater<A: Address>: Send {
     /// `changed` differ from the last batch.
     ///
     /// # Errors
-    /// When the engine cannot hold the new table ([`BuildError::Limit`]);
-    /// then the structure readers are served must answer as before.
+    /// When the engine cannot hold the new table ([`BuildError::Limit`]),
+    /// or the system refuses the memory of a larger copy of the structure
+    /// (a relocation, [`BuildError::OutOfMemory`]); then the structure
+    /// readers are served must answer as before.
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError>;
 
     /// Makes `next_hop` ([`crate::NO_ROUTE`]: none) what the served
@@ -214,8 +221,13 @@ pub trait Updater<A: Address>: Send {
     /// copy, so readers see all of it at once or none of it (an atomic
     /// batch). Returns the bytes copied; an updater that builds a new
     /// structure for every batch anyway copies nothing (the default).
-    fn copy_for_batch(&mut self) -> u64 {
-        0
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy's
+    /// memory; then the updater and the structure readers are served are
+    /// as they were.
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
+        Ok(0)
     }
 }
 

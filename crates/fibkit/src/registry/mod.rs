@@ -101,6 +101,9 @@ pub fn updater<A: Address>(
 }
 
 #[cfg(test)]
+mod out_of_memory;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::addr::Family;

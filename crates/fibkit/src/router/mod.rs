@@ -88,10 +88,12 @@
 //! An update is rejected alone: it never takes the valid updates of its
 //! batch with it. One whose next hop exceeds what the engine holds is
 //! rejected before anything changes ([`UpdateError::NextHopOverflow`]);
-//! when the engine fails on a batch ([`UpdateError::Engine`]), the serving
-//! FIB stays as it was, the router rolls the RIB back and applies the
-//! batch's updates one at a time, so that only those the engine cannot take
-//! are rejected. [`Published::rejected`] lists them.
+//! when the engine fails on a batch ([`UpdateError::Engine`]: a table
+//! beyond its limits, or memory the system refuses to a copy of its
+//! structure, [`BuildError::OutOfMemory`], atomic batches' copy included),
+//! the serving FIB stays as it was, the router rolls the RIB back and
+//! applies the batch's updates one at a time, so that only those the
+//! engine cannot take are rejected. [`Published::rejected`] lists them.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -113,6 +115,8 @@ use crate::NextHop;
 mod aside;
 #[cfg(all(test, loom))]
 mod model;
+#[cfg(test)]
+mod out_of_memory;
 mod versions;
 
 use versions::Versions;
@@ -583,13 +587,18 @@ impl<A: Address> Router<A> {
             oldest_held: self.oldest_held(),
             max_next_hop: self.next_hops.max_index(),
         };
-        let copied = if self.atomic { self.updater.copy_for_batch() } else { 0 };
-        let outcome = match self.aside {
-            None => self.updater.apply(&self.rib, &self.changed, context),
-            Some(default) => self.apply_aside(default, context),
-        };
+        let copied = if self.atomic { self.updater.copy_for_batch() } else { Ok(0) };
+        // A copy the system refused changed nothing: the batch fails as one
+        // the engine refuses does.
+        let outcome = copied.and_then(|copied| {
+            let applied = match self.aside {
+                None => self.updater.apply(&self.rib, &self.changed, context),
+                Some(default) => self.apply_aside(default, context),
+            }?;
+            Ok(Applied { bytes_written: applied.bytes_written + copied, ..applied })
+        });
         let applied = match outcome {
-            Ok(applied) => Applied { bytes_written: applied.bytes_written + copied, ..applied },
+            Ok(applied) => applied,
             Err(error) => {
                 for &(prefix, old) in self.undo.iter().rev() {
                     match old {

@@ -164,7 +164,7 @@ impl Updater<u32> for Model {
         true
     }
 
-    fn copy_for_batch(&mut self) -> u64 {
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
         let served: &Segments = &self.fib;
         let copy = Segments::empty();
         for (cell, &probe) in copy.cells[0].iter().zip(&PROBES) {
@@ -176,7 +176,7 @@ impl Updater<u32> for Model {
         self.retired.drain(drop);
         self.free.clear();
         self.unused = 1;
-        8
+        Ok(8)
     }
 }
 

@@ -21,9 +21,13 @@
 //! reader can still hold the `tbl24` entry that pointed to it, then joins
 //! the free groups. The group array has room to grow (half the groups in
 //! use, at least 1,024) allocated up front, since it cannot be reallocated
-//! under readers; when it runs out, the updater moves to a copy with a
-//! larger group array (a relocation: 64 MiB of `tbl24` copied), and the
-//! router publishes that. Entries written here carry prefix length 24 (in
+//! under readers; when a batch may take more groups than are free (one for
+//! each block it covers in part that has none), the updater first moves to
+//! a copy with a larger group array (a relocation: 64 MiB of `tbl24`
+//! copied), and the router publishes that. The batch writes into the table
+//! readers are served, so the copy is made before anything is written: a
+//! copy the system refuses ([`BuildError::OutOfMemory`]) fails the batch
+//! with the table as it was. Entries written here carry prefix length 24 (in
 //! `tbl24`) or 32 (in groups): no rule table is kept, the router's RIB is
 //! the rule table (the route count, [`Dir24::routes`], is the RIB's).
 
@@ -35,6 +39,7 @@ use crate::addr::Prefix4;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, Applied, ApplyContext, Limbo, Updater, WithDefault};
+use crate::mem::{try_copy_grown, try_reserve, try_with_capacity, AllocError};
 use crate::rib::{Range, Rib4};
 use crate::{NextHop, NO_ROUTE};
 
@@ -56,12 +61,23 @@ pub struct Dir24Updater {
     relocated: bool,
 }
 
+/// The error of memory refused to DIR-24-8's array `array`.
+fn refused(array: &'static str) -> impl Fn(AllocError) -> BuildError {
+    move |error| BuildError::out_of_memory("dir24-8", array, error)
+}
+
 impl Dir24Updater {
     /// Builds the table from `rib`, with room for more groups.
+    ///
+    /// # Errors
+    /// As [`Dir24Table::build`]: a next hop beyond 24 bits, or memory the
+    /// system refuses (the table's, or its room's).
     pub fn new(rib: &Rib4) -> Result<Self, BuildError> {
         let (mut table, free_groups) = Dir24Table::build(rib)?.into_parts();
         let groups_used = (table.tbl8.len() / GROUP_ENTRIES) as u32;
         let capacity = Self::capacity_for(groups_used as usize - free_groups.len(), groups_used as usize);
+        let room = capacity * GROUP_ENTRIES - table.tbl8.len();
+        try_reserve(&mut table.tbl8, room).map_err(refused("tbl8 of groups"))?;
         table.tbl8.resize_with(capacity * GROUP_ENTRIES, || AtomicU32::new(0));
         Ok(Dir24Updater {
             fib: Arc::new(WithDefault::new(table)),
@@ -84,47 +100,83 @@ impl Dir24Updater {
         &self.fib
     }
 
-    /// A group no reader can reach: a free one, a never used one, or one of
-    /// a larger copy of the table (once per batch); `None` if none is left.
-    fn allocate_group(&mut self, bytes_written: &mut u64) -> Option<u32> {
+    /// A group no reader can reach: a free one or a never used one; `None`
+    /// if none is left (the batch made room first, [`Self::make_room`]).
+    fn allocate_group(&mut self) -> Option<u32> {
         if let Some(group) = self.free_groups.pop() {
             return Some(group);
         }
         let capacity = (self.fib.tbl8.len() / GROUP_ENTRIES) as u32;
-        if self.groups_used < capacity {
+        (self.groups_used < capacity).then(|| {
             self.groups_used += 1;
-            return Some(self.groups_used - 1);
-        }
-        if self.relocated {
-            return None;
-        }
-        self.relocate(bytes_written);
-        self.allocate_group(bytes_written)
+            self.groups_used - 1
+        })
     }
 
-    /// Moves to a copy of the table with a larger group array, in which
-    /// every retired group is free (no reader searches the copy before it is
-    /// published, and its `tbl24` never points at retired groups).
-    fn relocate(&mut self, bytes_written: &mut u64) {
+    /// Groups the changed intervals `spans` (sorted, disjoint) may take: a
+    /// group for each block they cover in part whose `tbl24` entry has
+    /// none yet.
+    fn groups_wanted(&self, spans: &[Range<u32>]) -> usize {
+        let mut wanted = 0;
+        let mut counted = None;
+        for span in spans {
+            let (first_block, last_block) = (span.first >> 8, span.last >> 8);
+            let partial = [
+                (span.first & 0xff != 0 || (first_block == last_block && span.last & 0xff != 0xff))
+                    .then_some(first_block),
+                (span.last & 0xff != 0xff).then_some(last_block),
+            ];
+            for block in partial.into_iter().flatten() {
+                if counted.replace(block) != Some(block)
+                    && !Entry(self.fib.tbl24[block as usize].load(Ordering::Relaxed)).is_extended()
+                {
+                    wanted += 1;
+                }
+            }
+        }
+        wanted
+    }
+
+    /// Moves to a larger copy of the table (a relocation) if the batch may
+    /// take more groups (`wanted`) than are free, before it writes
+    /// anything: the batch never runs out of groups halfway, after writing
+    /// into the table readers are served.
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy; the
+    /// updater and the table are as they were then.
+    fn make_room(&mut self, wanted: usize, bytes_written: &mut u64) -> Result<(), BuildError> {
+        let capacity = self.fib.tbl8.len() / GROUP_ENTRIES;
+        if self.free_groups.len() + (capacity - self.groups_used as usize) >= wanted {
+            return Ok(());
+        }
+        self.relocate(wanted, bytes_written)
+    }
+
+    /// Moves to a copy of the table with a larger group array, with room
+    /// for `wanted` groups more than are in use, in which every retired
+    /// group is free (no reader searches the copy before it is published,
+    /// and its `tbl24` never points at retired groups).
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy; the
+    /// updater and the table are as they were then.
+    fn relocate(&mut self, wanted: usize, bytes_written: &mut u64) -> Result<(), BuildError> {
         let fib = &*self.fib;
         let in_use = self.groups_used as usize - self.free_groups.len() - self.limbo.len();
-        let capacity = Self::capacity_for(in_use, fib.tbl8.len() / GROUP_ENTRIES);
-        let copy = |cells: &[AtomicU32], len: usize| -> Vec<AtomicU32> {
-            let mut copied = Vec::with_capacity(len);
-            copied.extend(cells.iter().map(|cell| AtomicU32::new(cell.load(Ordering::Relaxed))));
-            copied.resize_with(len, || AtomicU32::new(0));
-            copied
-        };
-        let relocated = Dir24 {
-            tbl24: copy(&fib.tbl24, fib.tbl24.len()).into(),
-            tbl8: copy(&fib.tbl8, capacity * GROUP_ENTRIES),
-            routes: AtomicUsize::new(fib.routes()),
-        };
+        let capacity = Self::capacity_for(in_use + wanted, fib.tbl8.len() / GROUP_ENTRIES);
+        let word = |cell: &AtomicU32| AtomicU32::new(cell.load(Ordering::Relaxed));
+        let tbl24 = try_copy_grown(&fib.tbl24, 0, word, || AtomicU32::new(0)).map_err(refused("tbl24"))?;
+        let mut tbl8 = try_with_capacity(capacity * GROUP_ENTRIES).map_err(refused("tbl8 of groups"))?;
+        tbl8.extend(fib.tbl8.iter().map(word));
+        tbl8.resize_with(capacity * GROUP_ENTRIES, || AtomicU32::new(0));
+        let relocated = Dir24 { tbl24, tbl8, routes: AtomicUsize::new(fib.routes()) };
         let free_groups = &mut self.free_groups;
         self.limbo.drain(|group| free_groups.push(group));
         *bytes_written += relocated.footprint() as u64;
         self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
         self.relocated = true;
+        Ok(())
     }
 
     /// Makes block `block` (a /24) answer `next_hop` throughout: its
@@ -176,7 +228,7 @@ impl Dir24Updater {
             }
             return true;
         }
-        let Some(group) = self.allocate_group(bytes_written) else {
+        let Some(group) = self.allocate_group() else {
             return false;
         };
         let start = group as usize * GROUP_ENTRIES;
@@ -246,10 +298,10 @@ impl Updater<u32> for Dir24Updater {
         MAX_NEXT_HOP
     }
 
-    fn copy_for_batch(&mut self) -> u64 {
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
         let mut bytes_written = 0;
-        self.relocate(&mut bytes_written);
-        bytes_written
+        self.relocate(0, &mut bytes_written)?;
+        Ok(bytes_written)
     }
 
     fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
@@ -259,9 +311,12 @@ impl Updater<u32> for Dir24Updater {
         changed_spans(rib, changed, &mut self.spans);
         let spans = std::mem::take(&mut self.spans);
         let mut bytes_written = 0;
-        let out_of_groups = !self.write_spans(&spans, context.published, &mut bytes_written);
+        let room = self.make_room(self.groups_wanted(&spans), &mut bytes_written);
+        let out_of_groups = room.is_ok() && !self.write_spans(&spans, context.published, &mut bytes_written);
         self.spans = spans;
+        room?;
         if out_of_groups {
+            // Not after `make_room`; a rebuild if it were.
             let fresh = Self::new(rib)?;
             let bytes_written = fresh.fib.footprint() as u64;
             *self = fresh;

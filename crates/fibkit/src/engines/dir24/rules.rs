@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicU32;
 use super::{entries_mut, Dir24, Entry, GROUP_ENTRIES, MAX_NEXT_HOP};
 use crate::addr::Prefix4;
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::mem::AllocError;
+use crate::mem::try_reserve;
 use crate::rib::Rib4;
 use crate::{NextHop, NO_ROUTE};
 
@@ -189,9 +189,8 @@ impl Dir24Table {
             None => {
                 let tbl8 = &mut self.fib.tbl8;
                 let needed = tbl8.len() + GROUP_ENTRIES;
-                tbl8.try_reserve(GROUP_ENTRIES).map_err(|_| {
-                    BuildError::out_of_memory("dir24-8", "tbl8 of groups", AllocError::of::<AtomicU32>(needed))
-                })?;
+                try_reserve(tbl8, GROUP_ENTRIES)
+                    .map_err(|error| BuildError::out_of_memory("dir24-8", "tbl8 of groups", error))?;
                 let group = (tbl8.len() / GROUP_ENTRIES) as u32;
                 tbl8.resize_with(needed, || AtomicU32::new(fill.0));
                 Ok(group)

@@ -15,6 +15,7 @@ use super::{
     FORMAT_SHORT, FORMAT_WIDE, FRAGS_XL,
 };
 use crate::error::{BuildError, Limit, LimitExceeded};
+use crate::mem::{try_reserve, try_reserve_map, AllocError};
 use crate::rib::Rib4;
 use crate::{NextHop, NO_ROUTE};
 
@@ -36,6 +37,16 @@ pub(super) struct RangeStore<T> {
     name: &'static str,
 }
 
+/// The array of an error of memory refused to range table `name` (`short`,
+/// `long`, `wide`).
+pub(super) fn range_table(name: &str) -> &'static str {
+    match name {
+        "short" => "short range table",
+        "long" => "long range table",
+        _ => "wide range table",
+    }
+}
+
 impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
     fn new(engine: &'static str, name: &'static str) -> Self {
         RangeStore { table: Vec::new(), stored: HashMap::new(), engine, name }
@@ -44,7 +55,12 @@ impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
     /// Stores `fragments` (or finds an identical chunk) and returns its
     /// `base`; chunks of more than 254 fragments get a header entry holding
     /// the count.
-    fn store(&mut self, fragments: &[T]) -> Result<u32, LimitExceeded> {
+    ///
+    /// # Errors
+    /// [`BuildError::Limit`] when the table would outgrow the base field or
+    /// the header; [`BuildError::OutOfMemory`] when the system refuses the
+    /// table's growth or its index of stored chunks'.
+    fn store(&mut self, fragments: &[T]) -> Result<u32, BuildError> {
         if let Some(chunk) = self.stored.get_mut(fragments) {
             chunk.references += 1;
             return Ok(chunk.base);
@@ -61,8 +77,13 @@ impl<T: Copy + Eq + Hash + TryFrom<usize>> RangeStore<T> {
                 ),
                 (base + usize::from(header) + fragments.len()) as u64,
                 u64::from(BASE_MAX) + 1,
-            ));
+            )
+            .into());
         }
+        let engine = self.engine;
+        let refused = |array| move |error| BuildError::out_of_memory(engine, array, error);
+        try_reserve(&mut self.table, usize::from(header) + fragments.len()).map_err(refused(range_table(self.name)))?;
+        try_reserve_map(&mut self.stored, 1).map_err(refused("index of stored chunks"))?;
         if header {
             self.table.push(header_word(fragments.len(), self.engine, self.name)?);
         }
@@ -231,7 +252,7 @@ pub(super) struct Builder<const K: u32> {
 impl<const K: u32> Builder<K> {
     pub(super) fn new() -> Self {
         Builder {
-            direct: Vec::with_capacity(1 << K),
+            direct: Vec::new(),
             long: RangeStore::new(Dxr::<K>::engine_name(), "long"),
             short: RangeStore::new(Dxr::<K>::engine_name(), "short"),
             wide: RangeStore::new(Dxr::<K>::engine_name(), "wide"),
@@ -240,8 +261,17 @@ impl<const K: u32> Builder<K> {
     }
 
     /// Builds the structure; with `slack`, each range table gets a quarter
-    /// (at least 4,096 entries) of free space for updates.
+    /// (at least 4,096 entries) of free space for updates. Each lookup
+    /// array is filled from the builder's table, which is dropped before
+    /// the next one is allocated.
+    ///
+    /// # Errors
+    /// [`BuildError::Limit`] when a table or a next hop does not fit the
+    /// fields; [`BuildError::OutOfMemory`] when the system refuses an array.
     pub(super) fn build(mut self, rib: &Rib4, slack: bool) -> Result<(Dxr<K>, Bookkeeping), BuildError> {
+        let engine = Dxr::<K>::engine_name();
+        let refused = |array| move |error: AllocError| BuildError::out_of_memory(engine, array, error);
+        try_reserve(&mut self.direct, 1 << K).map_err(refused("direct table"))?;
         let mut fragments = Vec::with_capacity(256);
         cut_chunks::<K, _>(rib, &mut fragments, |fragments| self.finish_chunk(fragments))?;
         debug_assert_eq!(self.direct.len(), 1 << K);
@@ -254,10 +284,10 @@ impl<const K: u32> Builder<K> {
         };
         let used = [self.long.table.len(), self.short.table.len(), self.wide.table.len()];
         let dxr = Dxr {
-            direct: into_cells(self.direct, 0, 0),
-            range_long: into_cells(self.long.table, slack_for(used[0]), 0),
-            range_short: into_cells(self.short.table, slack_for(used[1]), 0),
-            range_wide: into_cells(self.wide.table, slack_for(used[2]), 0),
+            direct: into_cells(self.direct, 0, 0).map_err(refused("direct table"))?,
+            range_long: into_cells(self.long.table, slack_for(used[0]), 0).map_err(refused("long range table"))?,
+            range_short: into_cells(self.short.table, slack_for(used[1]), 0).map_err(refused("short range table"))?,
+            range_wide: into_cells(self.wide.table, slack_for(used[2]), 0).map_err(refused("wide range table"))?,
             prefixes: rib.len().into(),
         };
         let bookkeeping =
@@ -267,7 +297,10 @@ impl<const K: u32> Builder<K> {
 
     /// Encodes the next chunk's fragments into a direct entry, storing (or
     /// sharing) its fragment array in the narrowest format that holds it.
-    fn finish_chunk(&mut self, fragments: &[(u32, NextHop)]) -> Result<(), LimitExceeded> {
+    ///
+    /// # Errors
+    /// As [`RangeStore::store`], and a next hop beyond the fields.
+    fn finish_chunk(&mut self, fragments: &[(u32, NextHop)]) -> Result<(), BuildError> {
         let entry = match self.encoder.encode(fragments)? {
             Encoding::Direct(next_hop) => next_hop << BASE_SHIFT,
             Encoding::Short => range_entry(FORMAT_SHORT, self.short.store(&self.encoder.short)?, fragments.len()),

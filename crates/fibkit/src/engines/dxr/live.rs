@@ -20,14 +20,17 @@
 //! copy of the structure with larger range tables in which every retired
 //! segment is free (a relocation, published as a new structure); a full
 //! rebuild from the RIB happens when even that copy has no room, and when
-//! the chunks in use fill less than half of a range table (compaction).
+//! the chunks in use fill less than half of a range table (compaction). A
+//! copy whose memory the system refuses fails the batch
+//! ([`BuildError::OutOfMemory`]) with no direct entry stored; a compaction
+//! refused leaves the batch as written in place.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::build::{header_word, range_entry, Bookkeeping, Builder, Encoder, Encoding, StoredChunk};
+use super::build::{header_word, range_entry, range_table, Bookkeeping, Builder, Encoder, Encoding, StoredChunk};
 use super::{
     Cell, DirectEntry, Dxr, LongEntry, ShortEntry, WideEntry, BASE_MAX, BASE_SHIFT, FORMAT_LONG, FORMAT_SHIFT,
     FORMAT_SHORT, FORMAT_WIDE, FRAGS_MASK, FRAGS_XL,
@@ -36,7 +39,7 @@ use crate::addr::Prefix4;
 use crate::error::{BuildError, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater, WithDefault};
-use crate::mem::LookupArray;
+use crate::mem::{try_copy_grown, try_filled, try_reserve, try_reserve_map, LookupArray};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -94,34 +97,41 @@ struct LiveStore<W> {
     _word: std::marker::PhantomData<W>,
 }
 
+/// The array of an error of memory refused to a range table's
+/// bookkeeping (its chunks' references and hashes).
+const BOOKKEEPING: &str = "range-table bookkeeping";
+
 impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
+    /// The bookkeeping of a range table of `capacity` entries whose first
+    /// `used` hold the chunks `stored`.
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses its arrays.
     fn new(
         stored: HashMap<Box<[W]>, StoredChunk>,
         used: usize,
         capacity: usize,
         engine: &'static str,
         name: &'static str,
-    ) -> Self {
+    ) -> Result<Self, BuildError> {
+        let refused = |error| BuildError::out_of_memory(engine, BOOKKEEPING, error);
         let mut free = FreeSpace::default();
         if capacity > used {
             free.free(used as u32, (capacity - used) as u32);
         }
-        let mut by_hash = HashMap::with_capacity_and_hasher(stored.len() * 2, BuildHasherDefault::default());
+        let mut by_hash = HashMap::default();
+        try_reserve_map(&mut by_hash, stored.len() * 2).map_err(refused)?;
         // Written out (not calloc'd) so that their pages fault in here, at
         // build time, rather than on the update path.
-        #[allow(clippy::slow_vector_initialization)]
-        let mut references = Vec::with_capacity(capacity);
-        references.resize(capacity, 0);
-        #[allow(clippy::slow_vector_initialization)]
-        let mut hashes = Vec::with_capacity(capacity);
-        hashes.resize(capacity, 0);
+        let mut references = try_filled(capacity, 0).map_err(refused)?;
+        let mut hashes = try_filled(capacity, 0).map_err(refused)?;
         for (content, chunk) in stored {
             let hash = content_hash(content.iter().copied());
             by_hash.entry(hash).or_insert((chunk.base, content.len() as u32));
             references[chunk.base as usize] = chunk.references;
             hashes[chunk.base as usize] = hash;
         }
-        LiveStore {
+        Ok(LiveStore {
             by_hash,
             references,
             hashes,
@@ -132,7 +142,7 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
             engine,
             name,
             _word: std::marker::PhantomData,
-        }
+        })
     }
 
     /// Frees the retired segments no reader can still be searching.
@@ -212,14 +222,29 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
     /// A copy of `table` with room to grow (as many entries as are in use,
     /// plus 8,192: a default route flapping under a full table rewrites the
     /// chunks of two thirds of them in one batch, while the old ones wait
-    /// for readers) in which every retired segment is free: no reader will
-    /// search the copy before the updater publishes it, and its direct
-    /// entries never point at retired segments.
-    fn grown<C: Cell<Word = W>>(&mut self, table: &[C]) -> LookupArray<C> {
+    /// for readers), and room for its bookkeeping; the bookkeeping takes
+    /// the copy with [`LiveStore::grown`].
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy or its
+    /// bookkeeping's room; the bookkeeping is as it was then.
+    fn copy_grown<C: Cell<Word = W>>(&mut self, table: &[C]) -> Result<LookupArray<C>, BuildError> {
         let capacity = (2 * self.live + 8192).max(self.capacity).min(BASE_MAX as usize + 1);
-        let mut cells = Vec::with_capacity(capacity);
-        cells.extend(table.iter().map(|cell| C::new(cell.get())));
-        cells.resize_with(capacity, C::empty);
+        let engine = self.engine;
+        let refused = |array| move |error| BuildError::out_of_memory(engine, array, error);
+        let cells = try_copy_grown(table, capacity, |cell| C::new(cell.get()), C::empty)
+            .map_err(refused(range_table(self.name)))?;
+        let more = capacity - self.references.len();
+        try_reserve(&mut self.references, more).map_err(refused(BOOKKEEPING))?;
+        try_reserve(&mut self.hashes, more).map_err(refused(BOOKKEEPING))?;
+        Ok(cells)
+    }
+
+    /// Takes a copy of the table [`LiveStore::copy_grown`] made, in which
+    /// every retired segment is free: no reader will search the copy before
+    /// the updater publishes it, and its direct entries never point at
+    /// retired segments.
+    fn grown(&mut self, capacity: usize) {
         let free = &mut self.free;
         self.limbo.drain(|(base, len)| free.free(base, len));
         if capacity > self.capacity {
@@ -228,7 +253,6 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
         self.references.resize(capacity, 0);
         self.hashes.resize(capacity, 0);
         self.capacity = capacity;
-        cells.into()
     }
 
     /// Whether the chunks in use fill less than a third of a table worth
@@ -242,8 +266,15 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
 enum Stop {
     /// No free segment is large enough: rebuild.
     Full,
-    /// The chunk cannot be encoded.
-    Error(LimitExceeded),
+    /// The chunk cannot be encoded, or the system refused the memory of a
+    /// larger copy of the structure.
+    Error(BuildError),
+}
+
+impl From<LimitExceeded> for Stop {
+    fn from(limit: LimitExceeded) -> Self {
+        Stop::Error(limit.into())
+    }
 }
 
 /// The DXR engine's updater: owns the live structure's bookkeeping and
@@ -270,9 +301,13 @@ pub struct DxrUpdater<const K: u32> {
 
 impl<const K: u32> DxrUpdater<K> {
     /// Builds the structure from `rib` with free space for updates.
+    ///
+    /// # Errors
+    /// As [`Dxr::build`]: a table beyond the fields, or memory the system
+    /// refuses (to the structure or to the updater's bookkeeping).
     pub fn new(rib: &Rib4) -> Result<Self, BuildError> {
         let (fib, bookkeeping) = Self::build(rib)?;
-        Ok(Self::from_parts(fib, bookkeeping))
+        Self::from_parts(fib, bookkeeping)
     }
 
     fn build(rib: &Rib4) -> Result<(Dxr<K>, Bookkeeping), BuildError> {
@@ -281,18 +316,13 @@ impl<const K: u32> DxrUpdater<K> {
         Builder::<K>::new().build(rib, true)
     }
 
-    fn from_parts(fib: Dxr<K>, bookkeeping: Bookkeeping) -> Self {
+    fn from_parts(fib: Dxr<K>, bookkeeping: Bookkeeping) -> Result<Self, BuildError> {
         let [long_used, short_used, wide_used] = bookkeeping.used;
-        DxrUpdater {
-            long: LiveStore::new(bookkeeping.long, long_used, fib.range_long.len(), Dxr::<K>::engine_name(), "long"),
-            short: LiveStore::new(
-                bookkeeping.short,
-                short_used,
-                fib.range_short.len(),
-                Dxr::<K>::engine_name(),
-                "short",
-            ),
-            wide: LiveStore::new(bookkeeping.wide, wide_used, fib.range_wide.len(), Dxr::<K>::engine_name(), "wide"),
+        let engine = Dxr::<K>::engine_name();
+        Ok(DxrUpdater {
+            long: LiveStore::new(bookkeeping.long, long_used, fib.range_long.len(), engine, "long")?,
+            short: LiveStore::new(bookkeeping.short, short_used, fib.range_short.len(), engine, "short")?,
+            wide: LiveStore::new(bookkeeping.wide, wide_used, fib.range_wide.len(), engine, "wide")?,
             fib: Arc::new(WithDefault::new(fib)),
             encoder: Encoder::new(),
             fragments: Vec::with_capacity(256),
@@ -301,7 +331,7 @@ impl<const K: u32> DxrUpdater<K> {
             pending: Vec::new(),
             stale: false,
             relocated: false,
-        }
+        })
     }
 
     /// The live structure.
@@ -316,24 +346,36 @@ impl<const K: u32> DxrUpdater<K> {
     }
 
     fn rebuild(&mut self, rib: &Rib4) -> Result<Applied, BuildError> {
-        let fresh = Self::build(rib).map(|(fib, bookkeeping)| Self::from_parts(fib, bookkeeping));
+        let fresh = Self::build(rib).and_then(|(fib, bookkeeping)| Self::from_parts(fib, bookkeeping));
         replace_updater(self, fresh, |updater| updater.fib.footprint(), |updater| updater.stale = true)
     }
 
     /// Moves to a copy of the structure with larger range tables and every
     /// retired segment free (published at the end of the batch).
-    fn relocate(&mut self, bytes_written: &mut u64) {
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy; the
+    /// updater and its structure are as they were then.
+    fn relocate(&mut self, bytes_written: &mut u64) -> Result<(), BuildError> {
         let fib = &*self.fib;
+        // Every array of the copy first: nothing changes if one is refused.
+        let word = |entry: &AtomicU32| AtomicU32::new(entry.load(Ordering::Relaxed));
+        let direct = try_copy_grown(&fib.direct, 0, word, || AtomicU32::new(0))
+            .map_err(|error| BuildError::out_of_memory(self.name(), "direct table", error))?;
         let relocated = Dxr {
-            direct: fib.direct.iter().map(|entry| AtomicU32::new(entry.load(Ordering::Relaxed))).collect(),
-            range_long: self.long.grown(&fib.range_long),
-            range_short: self.short.grown(&fib.range_short),
-            range_wide: self.wide.grown(&fib.range_wide),
+            direct,
+            range_long: self.long.copy_grown(&fib.range_long)?,
+            range_short: self.short.copy_grown(&fib.range_short)?,
+            range_wide: self.wide.copy_grown(&fib.range_wide)?,
             prefixes: AtomicUsize::new(fib.prefixes.load(Ordering::Relaxed)),
         };
+        self.long.grown(relocated.range_long.len());
+        self.short.grown(relocated.range_short.len());
+        self.wide.grown(relocated.range_wide.len());
         *bytes_written += relocated.footprint() as u64;
         self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
         self.relocated = true;
+        Ok(())
     }
 
     /// Encodes chunk `chunk` anew and queues its direct entry if it changed.
@@ -345,7 +387,7 @@ impl<const K: u32> DxrUpdater<K> {
         bytes_written: &mut u64,
     ) -> Result<(), Stop> {
         let count = fragments.len();
-        let encoding = self.encoder.encode(fragments).map_err(Stop::Error)?;
+        let encoding = self.encoder.encode(fragments)?;
         let entry = loop {
             let fib = &*self.fib;
             let (format, base) = match encoding {
@@ -356,11 +398,11 @@ impl<const K: u32> DxrUpdater<K> {
                 Encoding::Long => (FORMAT_LONG, self.long.acquire(&self.encoder.long, &fib.range_long, bytes_written)),
                 Encoding::Wide => (FORMAT_WIDE, self.wide.acquire(&self.encoder.wide, &fib.range_wide, bytes_written)),
             };
-            match base.map_err(Stop::Error)? {
+            match base? {
                 Some(base) => break range_entry(format, base, count),
                 // Out of space (readers still hold retired segments): move
                 // to a larger copy once per batch, then rebuild.
-                None if !self.relocated => self.relocate(bytes_written),
+                None if !self.relocated => self.relocate(bytes_written).map_err(Stop::Error)?,
                 None => return Err(Stop::Full),
             }
         };
@@ -507,13 +549,13 @@ impl<const K: u32> Updater<u32> for DxrUpdater<K> {
         BASE_MAX
     }
 
-    fn copy_for_batch(&mut self) -> u64 {
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
         // A stale structure is rebuilt by the batch anyway.
         let mut bytes_written = 0;
         if !self.stale {
-            self.relocate(&mut bytes_written);
+            self.relocate(&mut bytes_written)?;
         }
-        bytes_written
+        Ok(bytes_written)
     }
 
     fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
@@ -534,9 +576,11 @@ impl<const K: u32> Updater<u32> for DxrUpdater<K> {
         self.spans = spans;
         match outcome {
             Err(Stop::Full) => return self.rebuild(rib),
-            Err(Stop::Error(limit)) => {
+            Err(Stop::Error(error)) => {
+                // Nothing of the batch is published (the direct entries
+                // wait in `pending`).
                 self.stale = true;
-                return Err(limit.into());
+                return Err(error);
             }
             Ok(()) => {}
         }
@@ -546,7 +590,12 @@ impl<const K: u32> Updater<u32> for DxrUpdater<K> {
         bytes_written += 4 * self.pending.len() as u64;
         self.fib.prefixes.store(rib.len(), Ordering::Relaxed);
         if self.long.sparse() || self.short.sparse() || self.wide.sparse() {
-            return self.rebuild(rib);
+            // Compaction, once the batch is published in place: a rebuild
+            // the system refuses memory for leaves the batch as written.
+            if let Ok(compacted) = Self::new(rib) {
+                *self = compacted;
+                return Ok(Applied { rebuilt: true, bytes_written: self.fib.footprint() as u64, ..Applied::default() });
+            }
         }
         Ok(Applied { rebuilt: false, relocated: self.relocated, bytes_written })
     }

@@ -115,7 +115,7 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
-use crate::mem::LookupArray;
+use crate::mem::{AllocError, LookupArray};
 use crate::rib::Rib4;
 
 /// Bits of the `frags` field of a direct entry.
@@ -194,12 +194,13 @@ cell!(AtomicU16, ShortEntry);
 cell!(AtomicU32, LongEntry);
 cell!(AtomicU64, WideEntry);
 
-/// Moves plain words into atomic cells, adding `slack` free cells.
-fn into_cells<C: Cell>(words: Vec<C::Word>, slack: usize, filler: C::Word) -> LookupArray<C> {
-    let mut cells = Vec::with_capacity(words.len() + slack);
-    cells.extend(words.into_iter().map(C::new));
-    cells.extend((0..slack).map(|_| C::new(filler)));
-    cells.into()
+/// Moves plain words into atomic cells, adding `slack` free cells (the
+/// words are dropped once copied).
+///
+/// # Errors
+/// [`AllocError`] when the system refuses the cells' memory.
+fn into_cells<C: Cell>(words: Vec<C::Word>, slack: usize, filler: C::Word) -> Result<LookupArray<C>, AllocError> {
+    LookupArray::try_from_fn(words.len() + slack, |index| C::new(words.get(index).copied().unwrap_or(filler)))
 }
 
 /// A DXR forwarding structure with `K` direct bits (16..=22).
@@ -228,6 +229,11 @@ impl<const K: u32> Dxr<K> {
     const LONG_HOP_MASK: u32 = (1 << K) - 1;
 
     /// Compiles `rib` into a DXR structure (with no room for updates).
+    ///
+    /// # Errors
+    /// [`BuildError::Limit`] when a next hop, a chunk's fragments or a
+    /// range table exceed the fields of the entries;
+    /// [`BuildError::OutOfMemory`] when the system refuses an array.
     pub fn build(rib: &Rib4) -> Result<Self, BuildError> {
         #[allow(clippy::let_unit_value)]
         let () = Self::VALID_K;

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::{DirectEntry, Dxr6, RangeEntry, BASE_MAX, SIZE_XL};
 use crate::error::{BuildError, Limit, LimitExceeded};
+use crate::mem::{try_reserve, try_reserve_map, try_with_capacity, LookupArray};
 use crate::rib::Rib6;
 
 /// Figures of a build, kept for the stats report.
@@ -25,6 +26,11 @@ pub(super) struct Summary {
 
 impl<const K: u32> Dxr6<K> {
     /// Builds D`K`R6 from `rib`.
+    ///
+    /// # Errors
+    /// [`BuildError::Limit`] when a next hop or the range entries exceed
+    /// the fields; [`BuildError::OutOfMemory`] when the system refuses an
+    /// array.
     pub fn build(rib: &Rib6) -> Result<Self, BuildError> {
         const { assert!(K >= 1 && K <= 24, "direct table of 2 to 2^24 entries") };
         let start = Instant::now();
@@ -32,9 +38,13 @@ impl<const K: u32> Dxr6<K> {
         let refuse = |limit: Limit, field: String, value: u64, max: u64| -> BuildError {
             LimitExceeded::new(name.clone(), limit, field, value, max).instead("poptrie16 and poptrie18").into()
         };
+        let refused = |array| {
+            let name = &name;
+            move |error| BuildError::out_of_memory(name, array, error)
+        };
         let shift = 128 - K;
         let all = rib.ranges(0, u128::MAX);
-        let mut direct = Vec::with_capacity(1 << K);
+        let mut direct = try_with_capacity(1 << K).map_err(refused("direct table"))?;
         let mut range: Vec<RangeEntry> = Vec::new();
         let mut shared: HashMap<Vec<RangeEntry>, u32> = HashMap::new();
         let mut summary = Summary { name: name.clone(), prefixes: rib.len(), ..Summary::default() };
@@ -87,6 +97,8 @@ impl<const K: u32> Dxr6<K> {
                 let field = "the range entries the 19-bit base of a direct entry indexes".to_string();
                 return Err(refuse(Limit::RangeEntries, field, needed as u64, u64::from(BASE_MAX) + 1));
             }
+            try_reserve(&mut range, needed - base).map_err(refused("range table"))?;
+            try_reserve_map(&mut shared, 1).map_err(refused("index of stored chunks"))?;
             if entries.len() >= SIZE_XL as usize {
                 range.push(RangeEntry(entries.len() as u128));
                 summary.headers += 1;
@@ -97,6 +109,8 @@ impl<const K: u32> Dxr6<K> {
             shared.insert(entries, base as u32);
         }
         summary.build_ms = start.elapsed().as_secs_f64() * 1e3;
-        Ok(Dxr6 { direct: direct.into(), range: range.into(), summary })
+        let direct = LookupArray::try_from_fn(direct.len(), |index| direct[index]).map_err(refused("direct table"))?;
+        let range = LookupArray::try_from_fn(range.len(), |index| range[index]).map_err(refused("range table"))?;
+        Ok(Dxr6 { direct, range, summary })
     }
 }

@@ -5,6 +5,8 @@
 
 use super::{Alias, LcTrie, Node, Shape, NONE};
 use crate::addr::Prefix4;
+use crate::error::BuildError;
+use crate::mem::{try_reserve, try_with_capacity, AllocError};
 use crate::rib::Rib4;
 use crate::NextHop;
 
@@ -45,16 +47,24 @@ struct Builder<'a> {
     trie: LcTrie,
 }
 
+/// The error of memory refused to the LC-trie's array `array`.
+fn refused(array: &'static str) -> impl Fn(AllocError) -> BuildError {
+    move |error| BuildError::out_of_memory("lctrie", array, error)
+}
+
 impl Builder<'_> {
     /// Builds the subtrie of keys `lo..hi` at `depth` into the node slot
     /// `slot` (reserved by the parent, whose children are consecutive).
-    fn subtrie(&mut self, lo: usize, hi: usize, slot: u32, parent: u32, depth: u32) {
+    ///
+    /// # Errors
+    /// [`AllocError`] when the system refuses the node array's growth.
+    fn subtrie(&mut self, lo: usize, hi: usize, slot: u32, parent: u32, depth: u32) -> Result<(), AllocError> {
         if hi - lo == 1 {
             let (first, aliases, slen) = self.leaves[lo];
             self.trie.nodes[slot as usize] = Node { key: self.keys[lo], first, parent, pos: 0, bits: 0, slen, aliases };
             self.trie.shape.depth_sum += u64::from(depth);
             self.trie.shape.max_depth = self.trie.shape.max_depth.max(depth);
-            return;
+            return Ok(());
         }
         let keys = &self.keys[lo..hi];
         let top = 31 - (keys[0] ^ keys[keys.len() - 1]).leading_zeros();
@@ -62,6 +72,7 @@ impl Builder<'_> {
         let bits = branching_bits(keys, top, fill);
         let pos = top + 1 - bits;
         let first = self.trie.nodes.len() as u32;
+        try_reserve(&mut self.trie.nodes, 1 << bits)?;
         self.trie.nodes.resize(self.trie.nodes.len() + (1 << bits), Node::EMPTY);
         let by_bits = &mut self.trie.shape.internal_by_bits;
         if by_bits.len() <= bits as usize {
@@ -73,7 +84,7 @@ impl Builder<'_> {
         while start < hi {
             let child_slot = slot_of(self.keys[start]);
             let end = start + self.keys[start..hi].iter().take_while(|&&key| slot_of(key) == child_slot).count();
-            self.subtrie(start, end, first + child_slot as u32, slot, depth + 1);
+            self.subtrie(start, end, first + child_slot as u32, slot, depth + 1)?;
             start = end;
         }
         let children = &self.trie.nodes[first as usize..][..1 << bits];
@@ -87,17 +98,25 @@ impl Builder<'_> {
             slen,
             aliases: 0,
         };
+        Ok(())
     }
 }
 
 impl LcTrie {
     /// Builds the trie holding every route of `rib`.
-    pub fn build(rib: &Rib4) -> Self {
-        let mut routes: Vec<(Prefix4, NextHop)> = rib.iter().collect();
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses an array (the
+    /// trie's nodes or aliases, or the builder's lists of routes, keys and
+    /// leaves, each as long as the table).
+    pub fn build(rib: &Rib4) -> Result<Self, BuildError> {
+        let mut routes: Vec<(Prefix4, NextHop)> = try_with_capacity(rib.len()).map_err(refused("route list"))?;
+        routes.extend(rib.iter());
         routes.sort_unstable_by_key(|(prefix, _)| *prefix);
-        let mut keys = Vec::new();
-        let mut leaves = Vec::new();
-        let mut aliases = Vec::with_capacity(routes.len());
+        // At most one key and leaf per route.
+        let mut keys = try_with_capacity(routes.len()).map_err(refused("key list"))?;
+        let mut leaves = try_with_capacity(routes.len()).map_err(refused("leaf list"))?;
+        let mut aliases = try_with_capacity(routes.len()).map_err(refused("alias array"))?;
         let mut start = 0;
         while start < routes.len() {
             let addr = routes[start].0.addr();
@@ -116,13 +135,14 @@ impl LcTrie {
             start = end;
         }
         let trie = LcTrie { aliases, shape: Shape { prefixes: routes.len(), ..Shape::default() }, ..LcTrie::default() };
+        drop(routes);
         let mut builder = Builder { keys: &keys, leaves: &leaves, trie };
         if !keys.is_empty() {
             builder.trie.nodes.push(Node::EMPTY);
-            builder.subtrie(0, keys.len(), 0, NONE, 1);
+            builder.subtrie(0, keys.len(), 0, NONE, 1).map_err(refused("node array"))?;
         }
         builder.trie.nodes.shrink_to_fit();
-        builder.trie
+        Ok(builder.trie)
     }
 }
 
@@ -152,7 +172,7 @@ mod tests {
         rib.insert("10.0.0.0/8".parse().unwrap(), 1);
         rib.insert("10.0.0.0/16".parse().unwrap(), 2);
         rib.insert("10.128.0.0/9".parse().unwrap(), 3);
-        let trie = LcTrie::build(&rib);
+        let trie = LcTrie::build(&rib).unwrap();
         assert_eq!(trie.nodes.len(), 5, "root and its four slots, two of them empty");
         let root = trie.nodes[0];
         // Keys 10.0.0.0 and 10.128.0.0 differ first at bit 23; at the root

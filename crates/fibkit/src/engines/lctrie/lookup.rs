@@ -132,7 +132,7 @@ mod tests {
             ("10.96.0.0/12", 5),
             ("10.255.255.255/32", 6),
         ]);
-        let trie = LcTrie::build(&rib);
+        let trie = LcTrie::build(&rib).unwrap();
         for addr in [
             0x0a00_0000, // exact leaf address
             0x0a00_0005, // inside a /24
@@ -153,11 +153,11 @@ mod tests {
 
     #[test]
     fn empty_and_single_route_tries() {
-        assert_eq!(LcTrie::build(&Rib4::new()).lookup(1), NO_ROUTE);
-        let trie = LcTrie::build(&rib(&[("192.168.0.0/16", 7)]));
+        assert_eq!(LcTrie::build(&Rib4::new()).unwrap().lookup(1), NO_ROUTE);
+        let trie = LcTrie::build(&rib(&[("192.168.0.0/16", 7)])).unwrap();
         assert_eq!(trie.lookup(0xc0a8_0101), 7);
         assert_eq!(trie.lookup(0xc0a9_0101), NO_ROUTE);
-        let trie = LcTrie::build(&rib(&[("0.0.0.0/0", 3)]));
+        let trie = LcTrie::build(&rib(&[("0.0.0.0/0", 3)])).unwrap();
         assert_eq!(trie.lookup(0xdead_beef), 3);
     }
 }

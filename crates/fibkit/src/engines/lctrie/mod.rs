@@ -132,5 +132,5 @@ forward_fib!([] LcTrie, u32, |_trie| "lctrie", []);
 
 /// Registry builder for `lctrie` (next hops are stored whole: no limit).
 pub fn build(rib: &Rib4, _options: &BuildOptions) -> Result<Box<dyn Fib<u32>>, BuildError> {
-    Ok(Box::new(LcTrie::build(rib)))
+    Ok(Box::new(LcTrie::build(rib)?))
 }

@@ -23,8 +23,18 @@ use super::{
 use crate::addr::Prefix4;
 use crate::error::{BuildError, Limit, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
+use crate::mem::{try_push, try_reserve, try_with_capacity, AllocError};
 use crate::rib::Rib4;
 use crate::NextHop;
+
+/// The error of memory refused to Luleå's array `array`.
+fn refused(array: &'static str) -> impl Fn(AllocError) -> BuildError {
+    move |error| BuildError::out_of_memory("lulea", array, error)
+}
+
+/// The chunk arrays and the pointer array of levels 2 and 3, for errors.
+const CHUNK_ARRAYS: [&str; 2] = ["level-2 chunk arrays", "level-3 chunk arrays"];
+const POINTER_ARRAYS: [&str; 2] = ["level-2 pointer array", "level-3 pointer array"];
 
 /// A leaf of the complete prefix tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,10 +86,18 @@ impl DraftLevel {
 
 /// Expands the routing entries (sorted by address, covering first) inside
 /// the node `first/prefix_len` into the leaves of the complete prefix tree.
-fn expand(first: u32, prefix_len: u8, inherited: NextHop, inside: &[(Prefix4, NextHop)], out: &mut Vec<Leaf>) {
+///
+/// # Errors
+/// [`AllocError`] when the system refuses `out`'s growth.
+fn expand(
+    first: u32,
+    prefix_len: u8,
+    inherited: NextHop,
+    inside: &[(Prefix4, NextHop)],
+    out: &mut Vec<Leaf>,
+) -> Result<(), AllocError> {
     if inside.is_empty() {
-        out.push(Leaf { first, prefix_len, next_hop: inherited });
-        return;
+        return try_push(out, Leaf { first, prefix_len, next_hop: inherited });
     }
     debug_assert!(prefix_len < 32, "a /32 has nothing inside");
     let right_first = first | (1u32 << (31 - prefix_len));
@@ -91,21 +109,27 @@ fn expand(first: u32, prefix_len: u8, inherited: NextHop, inside: &[(Prefix4, Ne
             }
             _ => (inherited, part),
         };
-        expand(child_first, prefix_len + 1, next_hop, rest, out);
+        expand(child_first, prefix_len + 1, next_hop, rest, out)?;
     }
+    Ok(())
 }
 
 /// The leaves of the complete prefix tree of `rib`, in address order.
-pub(crate) fn complete_tree_leaves(rib: &Rib4) -> Vec<Leaf> {
-    let mut routes: Vec<(Prefix4, NextHop)> = rib.iter().collect();
+///
+/// # Errors
+/// [`BuildError::OutOfMemory`] when the system refuses the list of routes
+/// or of leaves (a dozen leaves a route for scattered /32s).
+pub(crate) fn complete_tree_leaves(rib: &Rib4) -> Result<Vec<Leaf>, BuildError> {
+    let mut routes: Vec<(Prefix4, NextHop)> = try_with_capacity(rib.len()).map_err(refused("route list"))?;
+    routes.extend(rib.iter());
     routes.sort_unstable_by_key(|(prefix, _)| *prefix);
     let (root_hop, inside) = match routes.first() {
         Some(&(prefix, next_hop)) if prefix.prefix_len() == 0 => (next_hop, &routes[1..]),
         _ => (crate::NO_ROUTE, &routes[..]),
     };
-    let mut leaves = Vec::with_capacity(routes.len() * 2 + 1);
-    expand(0, 0, root_hop, inside, &mut leaves);
-    leaves
+    let mut leaves = try_with_capacity(routes.len() * 2 + 1).map_err(refused("leaf list"))?;
+    expand(0, 0, root_hop, inside, &mut leaves).map_err(refused("leaf list"))?;
+    Ok(leaves)
 }
 
 /// Code words, base indices (relative to the first pointer) and pointers of
@@ -176,7 +200,11 @@ struct Builder {
 impl Builder {
     /// The heads of the cut at the end of `level` (1, 2 or 3) through the
     /// part of the tree that `leaves` cover; root heads build their chunks.
-    fn heads(&mut self, leaves: &[Leaf], level: usize) -> Vec<Head> {
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses a level's
+    /// arrays.
+    fn heads(&mut self, leaves: &[Leaf], level: usize) -> Result<Vec<Head>, BuildError> {
         let cut = 8 + 8 * level as u32; // 16, 24, 32
         let shift = 32 - cut;
         let positions = if level == 1 { 0xffff } else { 0xff };
@@ -191,18 +219,22 @@ impl Builder {
             } else {
                 let end = index
                     + leaves[index..].iter().take_while(|other| (other.first >> shift) & positions == pos).count();
-                let target = self.chunk(&leaves[index..end], level + 1);
+                let target = self.chunk(&leaves[index..end], level + 1)?;
                 heads.push(Head { pos, target });
                 index = end;
             }
         }
-        heads
+        Ok(heads)
     }
 
     /// Builds the chunk of `level` (2 or 3) for `leaves` (one subtree below
     /// a root head) and returns the pointer to it.
-    fn chunk(&mut self, leaves: &[Leaf], level: usize) -> Draft {
-        let heads = self.heads(leaves, level);
+    ///
+    /// # Errors
+    /// As [`Builder::heads`].
+    fn chunk(&mut self, leaves: &[Leaf], level: usize) -> Result<Draft, BuildError> {
+        let heads = self.heads(leaves, level)?;
+        let (chunks_refused, pointers_refused) = (refused(CHUNK_ARRAYS[level - 2]), refused(POINTER_ARRAYS[level - 2]));
         let draft_level = &mut self.levels[level - 2];
         // Sparse chunks merge consecutive genuine heads with equal next hops.
         let mut merged: Vec<Head> = Vec::with_capacity(9);
@@ -224,26 +256,29 @@ impl Builder {
                 positions[slot] = head.pos as u8;
                 pointers[slot] = head.target;
             }
-            draft_level.sparse.push((positions, pointers));
-            return Draft { kind: KIND_SPARSE, index: draft_level.sparse.len() as u32 - 1 };
+            try_push(&mut draft_level.sparse, (positions, pointers)).map_err(chunks_refused)?;
+            return Ok(Draft { kind: KIND_SPARSE, index: draft_level.sparse.len() as u32 - 1 });
         }
         let first_pointer = draft_level.pointers.len() as u32;
         if heads.len() <= 64 {
             if let Some((codes, bases, pointers)) = encode_code_words(&heads, 16, 16) {
                 // With escapes a chunk of 64 heads can need more pointers.
                 if pointers.len() <= 64 {
-                    draft_level.dense.push((codes.try_into().unwrap(), first_pointer + bases[0]));
+                    try_reserve(&mut draft_level.pointers, pointers.len()).map_err(pointers_refused)?;
+                    try_push(&mut draft_level.dense, (codes.try_into().unwrap(), first_pointer + bases[0]))
+                        .map_err(chunks_refused)?;
                     draft_level.pointers.extend(pointers);
-                    return Draft { kind: KIND_DENSE, index: draft_level.dense.len() as u32 - 1 };
+                    return Ok(Draft { kind: KIND_DENSE, index: draft_level.dense.len() as u32 - 1 });
                 }
             }
         }
         // At most 16 pointers per mask: offsets in a group of 4 stay below 64.
         let (codes, bases, pointers) = encode_code_words(&heads, 16, 4).expect("offsets within 4 masks fit");
         let bases: [u32; 4] = std::array::from_fn(|group| first_pointer + bases[group]);
-        draft_level.very_dense.push((codes.try_into().unwrap(), bases));
+        try_reserve(&mut draft_level.pointers, pointers.len()).map_err(pointers_refused)?;
+        try_push(&mut draft_level.very_dense, (codes.try_into().unwrap(), bases)).map_err(chunks_refused)?;
         draft_level.pointers.extend(pointers);
-        Draft { kind: KIND_VERY_DENSE, index: draft_level.very_dense.len() as u32 - 1 }
+        Ok(Draft { kind: KIND_VERY_DENSE, index: draft_level.very_dense.len() as u32 - 1 })
     }
 }
 
@@ -289,11 +324,14 @@ fn refuse(limit: Limit, field: String, value: u64, max: u64) -> BuildError {
 /// Builds a Luleå table from `rib`, in the narrowest variant that holds it.
 ///
 /// # Errors
-/// When even the widest variant cannot hold the table: a next hop of 2^30
-/// or more, more than 2^30 chunks of a kind, or a level's pointer array
-/// beyond 2^24 entries.
+/// [`BuildError::Limit`] when even the widest variant cannot hold the
+/// table: a next hop of 2^30 or more, more than 2^30 chunks of a kind, or a
+/// level's pointer array beyond 2^24 entries; [`BuildError::OutOfMemory`]
+/// when the system refuses an array (the table's, or the builder's lists
+/// as long as the table).
 pub fn build_table(rib: &Rib4, options: &BuildOptions) -> Result<Built, BuildError> {
-    let mut distinct: Vec<NextHop> = rib.iter().map(|(_, next_hop)| next_hop).collect();
+    let mut distinct: Vec<NextHop> = try_with_capacity(rib.len()).map_err(refused("next-hop list"))?;
+    distinct.extend(rib.iter().map(|(_, next_hop)| next_hop));
     distinct.sort_unstable();
     distinct.dedup();
     let max_next_hop = distinct.last().copied().unwrap_or(0).max(options.max_next_hop);
@@ -301,9 +339,9 @@ pub fn build_table(rib: &Rib4, options: &BuildOptions) -> Result<Built, BuildErr
         let field = "the widest pointer's 30-bit index".to_string();
         return Err(refuse(Limit::NextHop, field, max_next_hop.into(), (<u32 as PointerWord>::INDEX_LIMIT - 1).into()));
     }
-    let leaves = complete_tree_leaves(rib);
+    let leaves = complete_tree_leaves(rib)?;
     let mut builder = Builder { levels: [DraftLevel::default(), DraftLevel::default()] };
-    let heads = builder.heads(&leaves, 1);
+    let heads = builder.heads(&leaves, 1)?;
     let (codes, bases, level1_pointers) = encode_code_words(&heads, 4096, 4).expect("offsets within 4 masks fit");
     assert!(level1_pointers.len() <= 1 << 16, "level 1 has at most 2^16 heads");
 
@@ -314,6 +352,7 @@ pub fn build_table(rib: &Rib4, options: &BuildOptions) -> Result<Built, BuildErr
         max_next_hop,
         widening_reasons: Vec::new(),
     };
+    drop(leaves);
     let paper_index_limit = <u16 as PointerWord>::INDEX_LIMIT;
     let wide_index_limit = <u32 as PointerWord>::INDEX_LIMIT;
     let mut pointer_bits = 16;
@@ -360,10 +399,10 @@ pub fn build_table(rib: &Rib4, options: &BuildOptions) -> Result<Built, BuildErr
     let [level2, level3] = builder.levels;
     let parts = (level1, level2, level3, variant, summary);
     Ok(match (pointer_bits, base_bits) {
-        (16, 16) => Built::Paper(pack(parts)),
-        (32, 16) => Built::WidePointers(pack(parts)),
-        (16, _) => Built::WideBase(pack(parts)),
-        _ => Built::Wide(pack(parts)),
+        (16, 16) => Built::Paper(pack(parts)?),
+        (32, 16) => Built::WidePointers(pack(parts)?),
+        (16, _) => Built::WideBase(pack(parts)?),
+        _ => Built::Wide(pack(parts)?),
     })
 }
 
@@ -377,44 +416,58 @@ fn pack_pointer<P: PointerWord>(draft: Draft) -> P {
     P::pack(draft.kind, draft.index)
 }
 
-fn pack_level<P: PointerWord, B: BaseIndex>(draft: DraftLevel) -> ChunkLevel<P, B> {
-    let code_bytes = |codes: [u16; 16]| codes.map(u16::to_le_bytes);
-    ChunkLevel {
-        sparse: draft
-            .sparse
-            .into_iter()
-            .map(|(heads, pointers)| SparseChunk { heads, pointers: pointers.map(pack_pointer) })
-            .collect(),
-        dense: draft
-            .dense
-            .into_iter()
-            .map(|(codes, base)| DenseChunk { code: code_bytes(codes), base: B::pack(base) })
-            .collect(),
-        very_dense: draft
-            .very_dense
-            .into_iter()
-            .map(|(codes, bases)| VeryDenseChunk { code: code_bytes(codes), base: bases.map(B::pack) })
-            .collect(),
-        pointers: draft.pointers.into_iter().map(pack_pointer).collect(),
-    }
+/// `draft`'s elements packed by `pack` into a vector of their own (the
+/// draft's memory freed once they are).
+///
+/// # Errors
+/// [`AllocError`] when the system refuses the vector.
+fn packed<T, U>(draft: Vec<T>, pack: impl FnMut(T) -> U) -> Result<Vec<U>, AllocError> {
+    let mut out = try_with_capacity(draft.len())?;
+    out.extend(draft.into_iter().map(pack));
+    Ok(out)
 }
 
+/// Level `level`'s (2 or 3) chunks and pointers, packed.
+///
+/// # Errors
+/// [`BuildError::OutOfMemory`] when the system refuses an array.
+fn pack_level<P: PointerWord, B: BaseIndex>(draft: DraftLevel, level: usize) -> Result<ChunkLevel<P, B>, BuildError> {
+    let code_bytes = |codes: [u16; 16]| codes.map(u16::to_le_bytes);
+    let (chunks_refused, pointers_refused) = (refused(CHUNK_ARRAYS[level - 2]), refused(POINTER_ARRAYS[level - 2]));
+    Ok(ChunkLevel {
+        sparse: packed(draft.sparse, |(heads, pointers)| SparseChunk { heads, pointers: pointers.map(pack_pointer) })
+            .map_err(&chunks_refused)?,
+        dense: packed(draft.dense, |(codes, base)| DenseChunk { code: code_bytes(codes), base: B::pack(base) })
+            .map_err(&chunks_refused)?,
+        very_dense: packed(draft.very_dense, |(codes, bases)| VeryDenseChunk {
+            code: code_bytes(codes),
+            base: bases.map(B::pack),
+        })
+        .map_err(&chunks_refused)?,
+        pointers: packed(draft.pointers, pack_pointer).map_err(pointers_refused)?,
+    })
+}
+
+/// The table in the variant `P`, `B`.
+///
+/// # Errors
+/// [`BuildError::OutOfMemory`] when the system refuses an array.
 fn pack<P: PointerWord, B: BaseIndex>(
     (level1, level2, level3, variant, summary): (Level1, DraftLevel, DraftLevel, Variant, Summary),
-) -> Lulea<P, B> {
+) -> Result<Lulea<P, B>, BuildError> {
     let code: Box<[u16; 4096]> = level1.codes.into_boxed_slice().try_into().expect("4096 code words");
     let bases: Vec<u16> =
         level1.bases.iter().map(|&base| u16::try_from(base).expect("level 1 base indices fit 16 bits")).collect();
     let base: Box<[u16; 1024]> = bases.into_boxed_slice().try_into().expect("1024 base indices");
-    Lulea {
+    Ok(Lulea {
         code,
         base,
-        pointers: level1.pointers.into_iter().map(pack_pointer).collect(),
-        level2: pack_level(level2),
-        level3: pack_level(level3),
+        pointers: packed(level1.pointers, pack_pointer).map_err(refused("level-1 pointer array"))?,
+        level2: pack_level(level2, 2)?,
+        level3: pack_level(level3, 3)?,
         variant,
         summary,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -427,7 +480,7 @@ mod tests {
     fn leaves_of_the_complete_tree() {
         let mut rib = Rib4::new();
         assert_eq!(
-            complete_tree_leaves(&rib),
+            complete_tree_leaves(&rib).unwrap(),
             vec![Leaf { first: 0, prefix_len: 0, next_hop: 0 }],
             "an empty table is one undefined leaf"
         );
@@ -436,7 +489,7 @@ mod tests {
         // Root -> 1/1 (glue) -> 10/2 (route 5) -> 101/3 (route 6), siblings
         // added at each level.
         assert_eq!(
-            complete_tree_leaves(&rib),
+            complete_tree_leaves(&rib).unwrap(),
             vec![
                 Leaf { first: 0, prefix_len: 1, next_hop: 0 },
                 Leaf { first: 0x8000_0000, prefix_len: 3, next_hop: 5 },
@@ -445,7 +498,7 @@ mod tests {
             ]
         );
         rib.insert(p("0.0.0.0/0"), 1);
-        let leaves = complete_tree_leaves(&rib);
+        let leaves = complete_tree_leaves(&rib).unwrap();
         assert_eq!(leaves[0].next_hop, 1, "added leaves inherit the default route");
         assert_eq!(leaves[3].next_hop, 1);
         assert_eq!(leaves.len(), 4);

@@ -29,6 +29,7 @@ use std::time::Instant;
 use crate::addr::{Address, Prefix};
 use crate::error::{BuildError, Limit, LimitExceeded};
 use crate::fib::BuildOptions;
+use crate::mem::{try_push, try_reserve, try_with_capacity, AllocError, LookupArray};
 use crate::rib::Rib;
 use crate::{NextHop, NO_ROUTE};
 
@@ -314,7 +315,43 @@ impl<A: Address> Prepared<A> {
     }
 }
 
-/// Writes nodes and leaves, depth first.
+/// Why the builder stopped.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// A figure of the table exceeds a field of the structure.
+    Limit(LimitExceeded),
+    /// The system refused the memory of the array named.
+    Memory(&'static str, AllocError),
+}
+
+impl From<LimitExceeded> for Stop {
+    fn from(limit: LimitExceeded) -> Self {
+        Stop::Limit(limit)
+    }
+}
+
+impl Stop {
+    /// The error, refused by `engine`.
+    pub(crate) fn named(self, engine: &str) -> BuildError {
+        match self {
+            Stop::Limit(limit) => limit.of(engine).into(),
+            Stop::Memory(array, error) => BuildError::out_of_memory(engine, array, error),
+        }
+    }
+}
+
+/// The node array refused.
+fn nodes_refused(error: AllocError) -> Stop {
+    Stop::Memory("node array", error)
+}
+
+/// The leaf array refused.
+fn leaves_refused(error: AllocError) -> Stop {
+    Stop::Memory("leaf array", error)
+}
+
+/// Writes nodes and leaves, depth first; both arrays grow fallibly
+/// ([`Stop::Memory`]).
 struct Builder<'p, A: Address, L: Leaf> {
     points: &'p Boundaries<A>,
     nodes: Vec<Node>,
@@ -329,14 +366,7 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
     /// Fills `nodes[index]` (already allocated) for the node whose slots
     /// start at `first`, `offset` key bits down, and its subtree; `point`
     /// is the point holding at `first`; `level` is its depth (1 for a root).
-    fn fill_node(
-        &mut self,
-        index: usize,
-        first: A,
-        offset: u32,
-        mut point: usize,
-        level: u32,
-    ) -> Result<(), LimitExceeded> {
+    fn fill_node(&mut self, index: usize, first: A, offset: u32, mut point: usize, level: u32) -> Result<(), Stop> {
         self.levels = self.levels.max(level);
         let bits = u32::from(A::BITS);
         let remaining = bits - offset;
@@ -368,10 +398,11 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
                     let slots = 1usize << pad;
                     leafvec |= (u64::MAX >> (64 - slots)) << (group << pad);
                     let leaf = leaf()?;
+                    try_reserve(&mut self.leaves, slots).map_err(leaves_refused)?;
                     self.leaves.extend(std::iter::repeat_n(leaf, slots));
                 } else if previous != Some(next_hop) {
                     leafvec |= 1u64 << (group << pad);
-                    self.leaves.push(leaf()?);
+                    try_push(&mut self.leaves, leaf()?).map_err(leaves_refused)?;
                     previous = Some(next_hop);
                 }
             } else {
@@ -388,8 +419,10 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
         let base1 = self.nodes.len();
         if base1 + children > u32::MAX as usize || self.leaves.len() > u32::MAX as usize {
             let count = (base1 + children).max(self.leaves.len()) as u64;
-            return Err(LimitExceeded::unnamed(Limit::Nodes, "32-bit node and leaf indexes", count, u32::MAX.into()));
+            let limit = LimitExceeded::unnamed(Limit::Nodes, "32-bit node and leaf indexes", count, u32::MAX.into());
+            return Err(limit.into());
         }
+        try_reserve(&mut self.nodes, children).map_err(nodes_refused)?;
         self.nodes.resize(base1 + children, Node::default());
         self.nodes[index] = Node { vector, leafvec, base0: base0 as u32, base1: base1 as u32 };
         for child in 0..children {
@@ -399,8 +432,8 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
     }
 
     /// The direct array of 2^S entries and the subtrees it points to.
-    fn fill_direct<const S: u32>(&mut self, direct_leaves: &mut usize) -> Result<Vec<u32>, LimitExceeded> {
-        let mut direct = Vec::with_capacity(1 << S);
+    fn fill_direct<const S: u32>(&mut self, direct_leaves: &mut usize) -> Result<Vec<u32>, Stop> {
+        let mut direct = try_with_capacity(1 << S).map_err(|error| Stop::Memory("direct array", error))?;
         let span_mask = !A::mask(S as u8);
         let mut point = 0;
         let mut first = A::ZERO;
@@ -410,16 +443,16 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
             if self.points.holds_through(point, last) {
                 let next_hop = self.points.hops[point];
                 if next_hop > DIRECT_MAX {
-                    return Err(direct_limit(Limit::NextHop, next_hop.into()));
+                    return Err(direct_limit(Limit::NextHop, next_hop.into()).into());
                 }
                 direct.push(DIRECT_LEAF | next_hop);
                 *direct_leaves += 1;
             } else {
                 let index = self.nodes.len();
                 if index > DIRECT_MAX as usize {
-                    return Err(direct_limit(Limit::DirectIndex, index as u64));
+                    return Err(direct_limit(Limit::DirectIndex, index as u64).into());
                 }
-                self.nodes.push(Node::default());
+                try_push(&mut self.nodes, Node::default()).map_err(nodes_refused)?;
                 self.fill_node(index, first, S, point, 1)?;
                 direct.push(index as u32);
             }
@@ -432,8 +465,12 @@ impl<A: Address, L: Leaf> Builder<'_, A, L> {
 }
 
 impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
-    /// Builds from `rib` with leaves of type `L`; fails if a next hop does
-    /// not fit `L` (or, with S > 0, 31 bits).
+    /// Builds from `rib` with leaves of type `L`.
+    ///
+    /// # Errors
+    /// [`BuildError::Limit`] if a next hop does not fit `L` (or, with
+    /// S > 0, 31 bits) or the nodes outgrow their indexes;
+    /// [`BuildError::OutOfMemory`] when the system refuses an array.
     pub fn build(rib: &Rib<A>, options: &PoptrieOptions) -> Result<Self, BuildError> {
         Self::assemble(Prepared::new(rib, options))
     }
@@ -458,13 +495,23 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         format!("poptrie{S}{variant}")
     }
 
+    /// Builds the arrays from `prepared` (no free space).
+    ///
+    /// # Errors
+    /// As [`Poptrie::build`].
     pub(crate) fn assemble(prepared: Prepared<A>) -> Result<Self, BuildError> {
         Self::assemble_with_slack(prepared, false).map(|(poptrie, _)| poptrie)
     }
 
     /// Builds the arrays; with `slack`, the node and leaf arrays get a
     /// quarter (at least 4,096 entries) of free space for the updater.
-    /// Also returns the entries in use (nodes, leaves).
+    /// Also returns the entries in use (nodes, leaves). Each lookup array
+    /// is filled from the builder's, which is dropped before the next one
+    /// is allocated: the build's peak is the structure and the builder's
+    /// arrays, not a second copy.
+    ///
+    /// # Errors
+    /// As [`Poptrie::build`].
     pub(crate) fn assemble_with_slack(prepared: Prepared<A>, slack: bool) -> Result<(Self, [usize; 2]), BuildError> {
         const { assert!(S <= 24, "the direct array has at most 2^24 entries") };
         assert!(S < u32::from(A::BITS));
@@ -483,7 +530,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         } else {
             builder.fill_direct::<S>(&mut direct_leaves)
         }
-        .map_err(|limit| limit.of(name.clone()))?;
+        .map_err(|stop| stop.named(&name))?;
         let levels = builder.levels;
         let summary = BuildSummary {
             name,
@@ -497,16 +544,26 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         };
         let used = [builder.nodes.len(), builder.leaves.len()];
         let extra = |used: usize| if slack { used / 4 + 4096 } else { 0 };
-        let mut nodes = Vec::with_capacity(used[0] + extra(used[0]));
-        nodes.extend(builder.nodes.into_iter().map(N::new));
-        nodes.resize_with(used[0] + extra(used[0]), N::default);
-        let mut leaves = Vec::with_capacity(used[1] + extra(used[1]));
-        leaves.extend(builder.leaves.into_iter().map(L::cell));
-        leaves.resize_with(used[1] + extra(used[1]), || L::cell(L::default()));
+        let name = &summary.name;
+        let refused = |array| move |error| BuildError::out_of_memory(name, array, error);
+        let direct = LookupArray::try_from_fn(direct.len(), |index| AtomicU32::new(direct[index]))
+            .map_err(refused("direct array"))?;
+        let built = std::mem::take(&mut builder.nodes);
+        let nodes = LookupArray::try_from_fn(used[0] + extra(used[0]), |index| {
+            built.get(index).map_or_else(N::default, |&node| N::new(node))
+        })
+        .map_err(refused("node array"))?;
+        drop(built);
+        let built = std::mem::take(&mut builder.leaves);
+        let leaves = LookupArray::try_from_fn(used[1] + extra(used[1]), |index| {
+            L::cell(built.get(index).copied().unwrap_or_default())
+        })
+        .map_err(refused("leaf array"))?;
+        drop(built);
         let poptrie = Poptrie {
-            direct: direct.into_iter().map(AtomicU32::new).collect(),
-            nodes: nodes.into(),
-            leaves: leaves.into(),
+            direct,
+            nodes,
+            leaves,
             routes: AtomicUsize::new(summary.prefixes),
             batches: AtomicU64::new(0),
             summary,
@@ -516,106 +573,24 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         poptrie.check_indexes(used[0]);
         Ok((poptrie, used))
     }
-
-    /// Asserts the invariants the unchecked indexing of the lookup relies
-    /// on: every index a lookup can compute from any key lies inside its
-    /// array, and children come after their parent (lookups end). Only the
-    /// first `used` nodes are built ones (the rest is free space).
-    fn check_indexes(&mut self, used: usize) {
-        if let Some(bad) = self.bad_index(used, NextHop::MAX) {
-            panic!("{}[{}] = {:#x}: {}", bad.array, bad.index, bad.value, bad.problem);
-        }
-    }
-
-    /// The first index among the direct entries and the first `used` nodes
-    /// that breaks an invariant [`Poptrie::check_indexes`] names, or the
-    /// first next hop of a direct entry past `max_next_hop` (the build's
-    /// are right by construction; a file's are checked).
-    pub(super) fn bad_index(&mut self, used: usize, max_next_hop: NextHop) -> Option<BadIndex> {
-        let nodes = self.nodes.len();
-        let bad = |array, index, value, problem| Some(BadIndex { array, index, value, problem });
-        if S == 0 && nodes == 0 {
-            return bad("nodes", 0, 0, "no root node");
-        }
-        if S > 0 && self.direct.len() != 1 << S {
-            return bad("direct", 0, self.direct.len() as u64, "the direct array does not have 2^s entries");
-        }
-        // A branch-free pass (vectorised) first, in `i32` (31-bit values),
-        // which AVX2 compares in one instruction; the position on failure.
-        let (nodes_i32, largest) =
-            (i32::try_from(nodes).unwrap_or(i32::MAX), i32::try_from(max_next_hop).unwrap_or(i32::MAX));
-        let wrong = |entry: u32| {
-            let (leaf, value) = (entry & DIRECT_LEAF != 0, (entry & !DIRECT_LEAF) as i32);
-            leaf & (value > largest) | !leaf & (value >= nodes_i32)
-        };
-        let direct = self.direct.words();
-        if direct.iter().fold(false, |any, &entry| any | wrong(entry)) {
-            let index = direct.iter().position(|&entry| wrong(entry)).unwrap_or_default();
-            let problem = if direct[index] & DIRECT_LEAF != 0 {
-                "next hop beyond the file's values"
-            } else {
-                "node index out of range"
-            };
-            return bad("direct", index, direct[index].into(), problem);
-        }
-        self.bad_node(used)
-    }
-
-    /// The first of the first `used` nodes whose children or leaves lie
-    /// outside their arrays or before it, or whose bit vectors disagree:
-    /// from any node, a walk stays inside the arrays and ends.
-    pub(super) fn bad_node(&self, used: usize) -> Option<BadIndex> {
-        let (nodes, leaves) = (self.nodes.len(), self.leaves.len());
-        let bad = |array, index, value, problem| Some(BadIndex { array, index, value, problem });
-        for (index, node) in self.nodes.iter().take(used).map(N::get).enumerate() {
-            if node.vector & node.leafvec != 0 {
-                return bad("nodes", index, node.leafvec, "leafvec marks an internal slot");
-            }
-            if node.vector != 0 && node.base1 as usize <= index {
-                return bad("nodes", index, node.base1.into(), "children before their parent");
-            }
-            if node.vector != 0 && node.base1 as usize + node.children() > nodes {
-                return bad("nodes", index, node.base1.into(), "children out of range");
-            }
-            if node.vector != u64::MAX {
-                let first_leaf_slot = (!node.vector).trailing_zeros();
-                if node.leafvec & (1u64 << first_leaf_slot) == 0 {
-                    return bad("nodes", index, node.leafvec, "first leaf slot unmarked");
-                }
-                if node.base0 as usize + node.leaves() > leaves {
-                    return bad("nodes", index, node.base0.into(), "leaves out of range");
-                }
-            }
-        }
-        None
-    }
 }
-
-/// An index that breaks an invariant of the lookup ([`Poptrie::bad_index`]).
-pub(super) struct BadIndex {
-    /// `direct` or `nodes`.
-    pub array: &'static str,
-    /// The entry's index.
-    pub index: usize,
-    /// The field's value.
-    pub value: u64,
-    /// What is wrong.
-    pub problem: &'static str,
-}
-
 /// Builds the subtree of the direct slot whose addresses start at `first`
 /// (`s` bits down) from the slot's maximal runs `points` (the first one at
 /// `first`), as the full build would: `Ok(Some(next_hop))` if the slot is
 /// one leaf, else `Ok(None)` with the subtree in `nodes` (its root first)
 /// and `leaves`, indexes relative to the two vectors (whose buffers are
 /// reused).
+///
+/// # Errors
+/// [`Stop::Limit`] when a next hop or an index does not fit;
+/// [`Stop::Memory`] when the system refuses the vectors' growth.
 pub(crate) fn build_slot<A: Address, L: Leaf>(
     points: &Boundaries<A>,
     first: A,
     s: u32,
     nodes: &mut Vec<Node>,
     leaves: &mut Vec<L>,
-) -> Result<Option<NextHop>, LimitExceeded> {
+) -> Result<Option<NextHop>, Stop> {
     debug_assert_eq!(points.starts.first(), Some(&first));
     if points.len() == 1 {
         return Ok(Some(points.hops[0]));

@@ -83,7 +83,8 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     ///
     /// # Errors
     /// The Poptrie's limits ([`BuildError`]), and [`Limit::Chunks`] when the
-    /// blocks would exceed [`MAX_BLOCK_ENTRIES`] entries.
+    /// blocks would exceed [`MAX_BLOCK_ENTRIES`] entries;
+    /// [`BuildError::OutOfMemory`] when the system refuses an array.
     fn assemble(prepared: Prepared<A>, name: String) -> Result<Self, BuildError> {
         Self::assemble_with_slack(prepared, name, false).map(|(expanded, _, _)| expanded)
     }
@@ -93,13 +94,18 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     /// each, [`Poptrie::assemble_with_slack`]) and a quarter more blocks
     /// (at least 4, within [`MAX_BLOCK_ENTRIES`]). Also returns the nodes
     /// and leaves in use and the blocks in use (the first ones).
+    ///
+    /// # Errors
+    /// As [`Expanded::assemble`], and [`BuildError::OutOfMemory`] when the
+    /// system refuses an array.
     pub(super) fn assemble_with_slack(
         prepared: Prepared<A>,
         name: String,
         slack: bool,
     ) -> Result<(Self, [usize; 2], usize), BuildError> {
         const { assert!(X.is_multiple_of(K) && X > 0 && S > 0 && S + X < 64, "X is whole levels below S") };
-        let (mut trie, used) = Poptrie::<A, L, S>::assemble_with_slack(prepared, slack)?;
+        let (mut trie, used) =
+            Poptrie::<A, L, S>::assemble_with_slack(prepared, slack).map_err(|error| error.of(&name))?;
         let direct: Vec<u32> = trie.direct.iter().map(|entry| entry.load(Ordering::Relaxed)).collect();
         let pointing = direct.iter().filter(|&&entry| entry & DIRECT_LEAF == 0).count();
         if pointing << X > MAX_BLOCK_ENTRIES {
@@ -109,21 +115,27 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
             return Err(refused.into());
         }
         let capacity = if slack { (pointing + pointing / 4 + 4).min(MAX_BLOCK_ENTRIES >> X) } else { pointing };
-        let mut blocks = Vec::with_capacity(capacity << X);
-        let first: LookupArray<AtomicU32> = direct
-            .iter()
-            .map(|&entry| {
-                if entry & DIRECT_LEAF != 0 {
-                    return AtomicU32::new(entry);
-                }
-                let block = (blocks.len() >> X) as u32;
-                blocks.extend((0..1u32 << X).map(|bits| AtomicU32::new(trie.descend::<X>(entry as usize, bits))));
-                AtomicU32::new(block)
-            })
-            .collect();
-        blocks.resize_with(capacity << X, || AtomicU32::new(DIRECT_LEAF));
+        // Block b for the b-th entry that points into the trie, in order.
+        let roots: Vec<u32> = direct.iter().copied().filter(|&entry| entry & DIRECT_LEAF == 0).collect();
+        let engine = &name;
+        let refused = |array| move |error| BuildError::out_of_memory(engine, array, error);
+        let blocks = LookupArray::try_from_fn(capacity << X, |index| {
+            let bits = index as u32 & ((1 << X) - 1);
+            AtomicU32::new(roots.get(index >> X).map_or(DIRECT_LEAF, |&root| trie.descend::<X>(root as usize, bits)))
+        })
+        .map_err(refused("block array"))?;
+        let mut block = 0;
+        let first = LookupArray::try_from_fn(direct.len(), |index| {
+            let entry = direct[index];
+            if entry & DIRECT_LEAF != 0 {
+                return AtomicU32::new(entry);
+            }
+            block += 1;
+            AtomicU32::new(block - 1)
+        })
+        .map_err(refused("first array"))?;
         trie.direct = LookupArray::from(Vec::new());
-        Ok((Expanded { trie, first, blocks: LookupArray::from(blocks), name }, used, pointing))
+        Ok((Expanded { trie, first, blocks, name }, used, pointing))
     }
 
     /// Longest-prefix match for `addr`.

@@ -18,7 +18,10 @@
 //! slot, copies the structure into larger arrays (a relocation, once per
 //! batch: no reader sees the copy before it is published, and every retired
 //! block is free in it) and rewrites the slot there; if that is not enough,
-//! it rebuilds the whole structure (counted as a full rebuild). Poptrie
+//! it rebuilds the whole structure (counted as a full rebuild). A copy
+//! whose memory the system refuses fails the batch
+//! ([`BuildError::OutOfMemory`]) with no entry stored, and the next batch
+//! rebuilds. Poptrie
 //! without direct pointing (`s = 0`) would rewrite below its root on every
 //! update with no entry to publish it: the router rebuilds it instead
 //! ([`crate::live::FullRebuild`]).
@@ -37,28 +40,34 @@ use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Updater, WithDefault};
+use crate::mem::try_copy_grown;
 use crate::rib::{Range, Rib};
 use crate::NextHop;
 
 impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// A copy with node and leaf arrays of `capacity` entries (at least
     /// the current ones), the entries past the current ones free.
-    pub(super) fn copy_grown(&self, capacity: [usize; 2]) -> Self {
-        let mut nodes = Vec::with_capacity(capacity[0]);
-        nodes.extend(self.nodes.iter().map(|cell| NodeCell::new(cell.get())));
-        nodes.resize_with(capacity[0].max(self.nodes.len()), NodeCell::default);
-        let mut leaves = Vec::with_capacity(capacity[1]);
-        leaves.extend(self.leaves.iter().map(|cell| L::cell(L::load(cell))));
-        leaves.resize_with(capacity[1].max(self.leaves.len()), || L::cell(L::default()));
-        Poptrie {
-            direct: self.direct.iter().map(|entry| AtomicU32::new(entry.load(Ordering::Relaxed))).collect(),
-            nodes: nodes.into(),
-            leaves: leaves.into(),
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses an array of the
+    /// copy.
+    pub(super) fn copy_grown(&self, capacity: [usize; 2]) -> Result<Self, BuildError> {
+        let refused = |array| move |error| BuildError::out_of_memory(&self.summary.name, array, error);
+        let word = |entry: &AtomicU32| AtomicU32::new(entry.load(Ordering::Relaxed));
+        let direct = try_copy_grown(&self.direct, 0, word, || AtomicU32::new(0)).map_err(refused("direct array"))?;
+        let nodes = try_copy_grown(&self.nodes, capacity[0], |cell| NodeCell::new(cell.get()), NodeCell::default)
+            .map_err(refused("node array"))?;
+        let leaves = try_copy_grown(&self.leaves, capacity[1], |cell| L::cell(L::load(cell)), || L::cell(L::default()))
+            .map_err(refused("leaf array"))?;
+        Ok(Poptrie {
+            direct,
+            nodes,
+            leaves,
             summary: self.summary.clone(),
             routes: AtomicUsize::new(self.routes.load(Ordering::Relaxed)),
             batches: AtomicU64::new(self.batches.load(Ordering::Relaxed)),
             family: std::marker::PhantomData,
-        }
+        })
     }
 
     /// The sizes of the node and leaf arrays.
@@ -126,14 +135,19 @@ impl<A: Address, L: Leaf, const S: u32> PoptrieUpdater<A, L, S> {
     /// which every replaced block is free (no reader searches the copy
     /// before it is published, and its direct entries never point at
     /// replaced subtrees once the batch's are stored).
-    fn relocate(&mut self, bytes_written: &mut u64) {
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy; the
+    /// updater and its structure are as they were then.
+    fn relocate(&mut self, bytes_written: &mut u64) -> Result<(), BuildError> {
         let from = self.fib.capacity();
         let to = grown(self.writer.live, from);
-        let relocated = self.fib.copy_grown(to);
+        let relocated = self.fib.copy_grown(to)?;
         self.writer.relocated(from, to);
         *bytes_written += relocated.footprint() as u64;
         self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
         self.relocated = true;
+        Ok(())
     }
 }
 
@@ -155,12 +169,12 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
         leaf_max::<L>()
     }
 
-    fn copy_for_batch(&mut self) -> u64 {
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
         let mut bytes_written = 0;
         if !self.stale {
-            self.relocate(&mut bytes_written);
+            self.relocate(&mut bytes_written)?;
         }
-        bytes_written
+        Ok(bytes_written)
     }
 
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
@@ -190,12 +204,16 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
                         // Out of space while readers hold replaced blocks:
                         // move to a larger copy once per batch, and retry.
                         self.writer.undo();
-                        self.relocate(&mut bytes_written);
+                        if let Err(refused) = self.relocate(&mut bytes_written) {
+                            // Nothing of the batch is published yet.
+                            self.stale = true;
+                            return Err(refused);
+                        }
                     }
                     Err(Failure::Full) => return self.rebuild(rib),
-                    Err(Failure::Limit(limit)) => {
+                    Err(Failure::Refused(stop)) => {
                         self.stale = true;
-                        return Err(limit.of(self.name()).into());
+                        return Err(stop.named(self.name()));
                     }
                 }
             }
@@ -327,7 +345,7 @@ impl<A: Address, N: LeafWidth<A>, W: LeafWidth<A>> Updater<A> for Widening<N, W>
         }
     }
 
-    fn copy_for_batch(&mut self) -> u64 {
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
         match self {
             Widening::Narrow(narrow) => narrow.copy_for_batch(),
             Widening::Wide(wide) => wide.copy_for_batch(),

@@ -25,7 +25,8 @@
 //! until no reader holds the generation they were retired in. Out of free
 //! nodes, leaves or blocks, the updater undoes the slot, moves to a larger
 //! copy of the structure once per batch and rewrites the slot there; then
-//! it rebuilds the whole structure.
+//! it rebuilds the whole structure. A copy whose memory the system refuses
+//! fails the batch ([`BuildError::OutOfMemory`]) with no entry stored.
 //!
 //! The build leaves the nodes above depth S + X in the node array,
 //! unreached (module docs of `expanded.rs`); the updater never frees them,
@@ -43,7 +44,7 @@ use crate::addr::{Address, Prefix};
 use crate::error::{BuildError, Limit};
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Limbo, Updater, WithDefault};
-use crate::mem::LookupArray;
+use crate::mem::try_copy_grown;
 use crate::rib::{Range, Rib};
 use crate::NextHop;
 
@@ -138,37 +139,37 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
     /// Moves to a copy of the structure with larger node and leaf arrays,
     /// and more blocks if none is free, in which every retired block is
     /// free (module docs of `live.rs`).
-    fn relocate(&mut self, bytes_written: &mut u64) {
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy; the
+    /// updater and its structure are as they were then.
+    fn relocate(&mut self, bytes_written: &mut u64) -> Result<(), BuildError> {
         let fib = &*self.fib;
         let from = fib.trie.capacity();
         let to = grown(self.writer.live, from);
-        let trie = fib.trie.copy_grown(to);
-        self.writer.relocated(from, to);
-        let mut limbo = std::mem::take(&mut self.block_limbo);
-        limbo.drain(|block| self.free_blocks.push(block));
         let capacity = fib.blocks.len() >> X;
-        let grown_capacity = if self.free_blocks.is_empty() {
+        let grown_capacity = if self.free_blocks.is_empty() && self.block_limbo.is_empty() {
             (capacity + capacity / 2 + 4).min(MAX_BLOCK_ENTRIES >> X).max(capacity)
         } else {
             capacity
         };
+        // Every array of the copy first: nothing changes if one is refused.
+        let trie = fib.trie.copy_grown(to).map_err(|error| error.of(&fib.name))?;
+        let refused = |array| move |error| BuildError::out_of_memory(&fib.name, array, error);
+        let word = |entry: &AtomicU32| AtomicU32::new(entry.load(Ordering::Relaxed));
+        let free = || AtomicU32::new(DIRECT_LEAF);
+        let first = try_copy_grown(&fib.first, 0, word, free).map_err(refused("first array"))?;
+        let blocks = try_copy_grown(&fib.blocks, grown_capacity << X, word, free).map_err(refused("block array"))?;
+        let relocated = Expanded { trie, first, blocks, name: fib.name.clone() };
+        self.writer.relocated(from, to);
+        let mut limbo = std::mem::take(&mut self.block_limbo);
+        limbo.drain(|block| self.free_blocks.push(block));
         self.free_blocks.extend((capacity as u32..grown_capacity as u32).rev());
         self.inner.resize(grown_capacity, 0);
-        let copy = |entries: &LookupArray<AtomicU32>, len: usize| -> LookupArray<AtomicU32> {
-            let mut words: Vec<AtomicU32> =
-                entries.iter().map(|entry| AtomicU32::new(entry.load(Ordering::Relaxed))).collect();
-            words.resize_with(len, || AtomicU32::new(DIRECT_LEAF));
-            LookupArray::from(words)
-        };
-        let relocated = Expanded {
-            trie,
-            first: copy(&fib.first, fib.first.len()),
-            blocks: copy(&fib.blocks, grown_capacity << X),
-            name: fib.name.clone(),
-        };
         *bytes_written += relocated.footprint() as u64;
         self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
         self.relocated = true;
+        Ok(())
     }
 
     /// Rewrites slot `slot`, which the intervals `spans[from..to]` touch
@@ -183,7 +184,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
         let entry = fib.first[slot as usize].load(Ordering::Relaxed);
         let leaf = |next_hop: NextHop| {
             if next_hop > DIRECT_MAX {
-                Err(Failure::Limit(direct_limit(Limit::NextHop, next_hop.into())))
+                Err(Failure::from(direct_limit(Limit::NextHop, next_hop.into())))
             } else {
                 Ok(DIRECT_LEAF | next_hop)
             }
@@ -289,12 +290,12 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Updater<A> for ExpandedUpd
         leaf_max::<L>()
     }
 
-    fn copy_for_batch(&mut self) -> u64 {
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
         let mut bytes_written = 0;
         if !self.stale {
-            self.relocate(&mut bytes_written);
+            self.relocate(&mut bytes_written)?;
         }
-        bytes_written
+        Ok(bytes_written)
     }
 
     fn apply(&mut self, rib: &Rib<A>, changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
@@ -323,12 +324,16 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Updater<A> for ExpandedUpd
                     }
                     Err(Failure::Full) if !self.relocated => {
                         self.writer.undo();
-                        self.relocate(&mut bytes_written);
+                        if let Err(refused) = self.relocate(&mut bytes_written) {
+                            // Nothing of the batch is published yet.
+                            self.stale = true;
+                            return Err(refused);
+                        }
                     }
                     Err(Failure::Full) => return self.rebuild(rib),
-                    Err(Failure::Limit(limit)) => {
+                    Err(Failure::Refused(stop)) => {
                         self.stale = true;
-                        return Err(limit.of(self.name()).into());
+                        return Err(stop.named(self.name()));
                     }
                 }
             };

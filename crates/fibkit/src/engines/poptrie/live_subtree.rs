@@ -40,7 +40,7 @@
 //! segment large enough is undone (its allocations freed, its queued bases
 //! dropped) for its updater to relocate and retry.
 
-use super::build::{build_slot, direct_limit, Boundaries};
+use super::build::{build_slot, direct_limit, Boundaries, Stop};
 use super::stats::small;
 use super::{Leaf, Node, NodeCell, Poptrie, DIRECT_LEAF, DIRECT_MAX, FANOUT, K};
 use crate::addr::Address;
@@ -89,13 +89,20 @@ fn same_shape(one: &Node, other: &Node) -> bool {
 pub(super) enum Failure {
     /// No free segment was large enough.
     Full,
-    /// A next hop or an index does not fit the structure.
-    Limit(LimitExceeded),
+    /// A next hop or an index does not fit the structure, or the system
+    /// refused the memory of a subtree being built.
+    Refused(Stop),
 }
 
 impl From<LimitExceeded> for Failure {
     fn from(limit: LimitExceeded) -> Self {
-        Failure::Limit(limit)
+        Failure::Refused(Stop::Limit(limit))
+    }
+}
+
+impl From<Stop> for Failure {
+    fn from(stop: Stop) -> Self {
+        Failure::Refused(stop)
     }
 }
 

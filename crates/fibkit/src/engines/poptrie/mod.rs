@@ -62,6 +62,8 @@
 //! - [`build`]: RIB -> boundary points (the RIB's runs, aggregated, or every
 //!   prefix's edges, not aggregated) -> arrays, depth first; route
 //!   aggregation's prefix count ([`build::aggregate`]).
+//! - `check`: the invariants the lookup's unchecked indexing relies on,
+//!   asserted after a build and checked when a compiled file is opened.
 //! - `lookup`: the hot path (Algorithms 1-3 of the paper).
 //! - `stats`: the figures of the paper's Table 2, counted in the live
 //!   arrays (after live updates: of the updated trie; the allocated sizes
@@ -88,6 +90,7 @@ use crate::mem::LookupArray;
 use crate::NextHop;
 
 mod build;
+mod check;
 mod expanded;
 mod file;
 mod live;

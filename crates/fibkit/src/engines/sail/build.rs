@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Sail, Word, CHUNK_ENTRIES, LEVEL16_ENTRIES};
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::mem::{try_filled, LookupArray};
+use crate::mem::{try_copy_grown, try_filled, LookupArray};
 use crate::rib::Rib4;
 use crate::NextHop;
 
@@ -132,18 +132,20 @@ impl<W: Word> Sail<W> {
     /// A copy with room for `chunks_24` level-24 and `chunks_32` level-32
     /// chunks (at least those it has; the new ones zeroed): the updater's
     /// structure, which no reader sees before it is published.
-    pub(super) fn with_room(&self, chunks_24: usize, chunks_32: usize) -> Self {
-        let copy = |cells: &LookupArray<W::Cell>, len: usize| {
-            LookupArray::from_fn(len.max(cells.len()), |index| {
-                W::cell(cells.get(index).map_or(0, |cell| W::load(cell, Ordering::Relaxed)))
-            })
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses a level's array.
+    pub(super) fn with_room(&self, chunks_24: usize, chunks_32: usize) -> Result<Self, BuildError> {
+        let copy = |cells: &LookupArray<W::Cell>, len: usize, array| {
+            try_copy_grown(cells, len, |cell| W::cell(W::load(cell, Ordering::Relaxed)), || W::cell(0))
+                .map_err(|error| BuildError::out_of_memory(W::NAME, array, error))
         };
-        Sail {
-            bcn16: copy(&self.bcn16, LEVEL16_ENTRIES),
-            bcn24: copy(&self.bcn24, chunks_24 * CHUNK_ENTRIES),
-            n32: copy(&self.n32, chunks_32 * CHUNK_ENTRIES),
+        Ok(Sail {
+            bcn16: copy(&self.bcn16, LEVEL16_ENTRIES, "level-16 array")?,
+            bcn24: copy(&self.bcn24, chunks_24 * CHUNK_ENTRIES, "level-24 array")?,
+            n32: copy(&self.n32, chunks_32 * CHUNK_ENTRIES, "level-32 array")?,
             prefixes: AtomicUsize::new(self.prefixes.load(Ordering::Relaxed)),
-        }
+        })
     }
 }
 

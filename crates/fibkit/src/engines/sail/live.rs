@@ -34,7 +34,8 @@
 //! level at its chunk-ID limit), it rebuilds from the RIB, which refuses a
 //! table beyond the limits as a build does. Nothing readers can reach is
 //! written before the batch is known to fit, so a refused batch leaves the
-//! served structure as it was.
+//! served structure as it was; so does a copy whose memory the system
+//! refuses ([`BuildError::OutOfMemory`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -81,7 +82,12 @@ impl Chunks {
 
 /// Why a batch stopped before anything was published.
 #[derive(Debug)]
-struct Full;
+enum Stop {
+    /// A level has no free chunk even after a relocation: rebuild.
+    Full,
+    /// The system refused the memory of a copy with more room.
+    Refused(BuildError),
+}
 
 /// The buffers of one /16's rewrite.
 #[derive(Debug, Default)]
@@ -157,7 +163,7 @@ impl<W: Word> SailUpdater<W> {
 
     /// A free chunk of level 24 (`deep` false) or 32 (`deep` true); moves
     /// to a copy with more room once per batch when the level has none.
-    fn allocate(&mut self, deep: bool, bytes_written: &mut u64) -> Result<u32, Full> {
+    fn allocate(&mut self, deep: bool, bytes_written: &mut u64) -> Result<u32, Stop> {
         loop {
             let (chunks, cells) =
                 if deep { (&mut self.level32, &self.fib.n32) } else { (&mut self.level24, &self.fib.bcn24) };
@@ -165,9 +171,9 @@ impl<W: Word> SailUpdater<W> {
                 return Ok(id);
             }
             if self.relocated {
-                return Err(Full);
+                return Err(Stop::Full);
             }
-            self.relocate(bytes_written);
+            self.relocate(bytes_written).map_err(Stop::Refused)?;
         }
     }
 
@@ -175,11 +181,15 @@ impl<W: Word> SailUpdater<W> {
     /// which every retired chunk is free: no reader searches the copy
     /// before it is published, and its entries name no retired chunk once
     /// the batch's level-16 entries are stored.
-    fn relocate(&mut self, bytes_written: &mut u64) {
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy; the
+    /// updater and its structure are as they were then.
+    fn relocate(&mut self, bytes_written: &mut u64) -> Result<(), BuildError> {
         let fib = &*self.fib;
         let room_24 = capacity_for::<W>(self.level24.in_use(), fib.bcn24.len() / CHUNK_ENTRIES);
         let room_32 = capacity_for::<W>(self.level32.in_use(), fib.n32.len() / CHUNK_ENTRIES);
-        let copy = fib.with_room(room_24, room_32);
+        let copy = fib.with_room(room_24, room_32)?;
         for chunks in [&mut self.level24, &mut self.level32] {
             let free = &mut chunks.free;
             chunks.limbo.drain(|id| free.push(id));
@@ -187,11 +197,12 @@ impl<W: Word> SailUpdater<W> {
         *bytes_written += copy.footprint() as u64;
         self.fib = Arc::new(WithDefault::like(copy, &self.fib));
         self.relocated = true;
+        Ok(())
     }
 
     /// Writes `words` into a fresh chunk of level 24 or 32 and returns the
     /// entry naming it.
-    fn fresh_chunk(&mut self, deep: bool, words: &[u32], bytes_written: &mut u64) -> Result<u32, Full> {
+    fn fresh_chunk(&mut self, deep: bool, words: &[u32], bytes_written: &mut u64) -> Result<u32, Stop> {
         let id = self.allocate(deep, bytes_written)?;
         let cells = if deep { &self.fib.n32 } else { &self.fib.bcn24 };
         let start = id as usize * CHUNK_ENTRIES;
@@ -204,7 +215,7 @@ impl<W: Word> SailUpdater<W> {
 
     /// Rewrites the /16s the changed intervals `spans` (sorted, disjoint)
     /// touch, queueing their level-16 entries in `pending`.
-    fn write_spans(&mut self, spans: &[Range<u32>], generation: u64, bytes_written: &mut u64) -> Result<(), Full> {
+    fn write_spans(&mut self, spans: &[Range<u32>], generation: u64, bytes_written: &mut u64) -> Result<(), Stop> {
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut parts = std::mem::take(&mut scratch.parts);
         let outcome = for_each_slash16(spans, &mut parts, |slash16, parts| {
@@ -225,7 +236,7 @@ impl<W: Word> SailUpdater<W> {
         scratch: &mut Scratch,
         generation: u64,
         bytes_written: &mut u64,
-    ) -> Result<(), Full> {
+    ) -> Result<(), Stop> {
         let old16 = W::load(&self.fib.bcn16[slash16 as usize], Ordering::Relaxed);
         scratch.old.clear();
         if old16 & W::FLAG != 0 {
@@ -297,7 +308,7 @@ impl<W: Word> SailUpdater<W> {
 
     /// The level-24 entry of a /24 answering `answers`: their one next
     /// hop, or a fresh level-32 chunk holding them.
-    fn settle_24(&mut self, answers: &[u32], bytes_written: &mut u64) -> Result<u32, Full> {
+    fn settle_24(&mut self, answers: &[u32], bytes_written: &mut u64) -> Result<u32, Stop> {
         if answers.iter().all(|&answer| answer == answers[0]) {
             return Ok(answers[0]);
         }
@@ -323,12 +334,12 @@ impl<W: Word> Updater<u32> for SailUpdater<W> {
         W::VALUE
     }
 
-    fn copy_for_batch(&mut self) -> u64 {
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
         let mut bytes_written = 0;
         if !self.stale {
-            self.relocate(&mut bytes_written);
+            self.relocate(&mut bytes_written)?;
         }
-        bytes_written
+        Ok(bytes_written)
     }
 
     fn apply(&mut self, rib: &Rib4, changed: &[Prefix4], context: ApplyContext) -> Result<Applied, BuildError> {
@@ -346,8 +357,15 @@ impl<W: Word> Updater<u32> for SailUpdater<W> {
         let mut bytes_written = 0;
         let outcome = self.write_spans(&spans, context.published, &mut bytes_written);
         self.spans = spans;
-        if outcome.is_err() {
-            return self.rebuild(rib);
+        match outcome {
+            Err(Stop::Full) => return self.rebuild(rib),
+            Err(Stop::Refused(error)) => {
+                // Nothing of the batch is published (the level-16 entries
+                // wait in `pending`), but chunks are half accounted for.
+                self.stale = true;
+                return Err(error);
+            }
+            Ok(()) => {}
         }
         for &(slash16, entry) in &self.pending {
             W::store(&self.fib.bcn16[slash16 as usize], entry, Ordering::Release);

@@ -7,8 +7,8 @@ use super::{
     Line, LineCell, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, LEVEL16_ENTRIES, MIN_SHIFT, NAME, RUNS, SHIFT_AT, SPLIT,
     VALUE,
 };
-use crate::error::{Limit, LimitExceeded};
-use crate::mem::LookupArray;
+use crate::error::{BuildError, Limit, LimitExceeded};
+use crate::mem::{try_reserve, AllocError, LookupArray};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -72,6 +72,11 @@ pub(super) fn next_hop_refused(largest: NextHop) -> LimitExceeded {
     }
 }
 
+/// `sail-runs` refused the memory of its array `array`.
+fn refused(array: &'static str) -> impl Fn(AllocError) -> BuildError {
+    move |error| BuildError::out_of_memory(NAME, array, error)
+}
+
 /// Lines a level-16 chunk `entry` spans, from its first.
 pub(super) fn line_count(entry: u32) -> usize {
     0x100 >> (entry >> SHIFT_AT & 0xf)
@@ -81,12 +86,13 @@ impl SailRuns {
     /// Builds the three levels from `rib`.
     ///
     /// # Errors
-    /// [`LimitExceeded`]: [`Limit::NextHop`] for a next hop above 2^15 - 1,
-    /// [`Limit::Chunks`] for more than 2^15 level-32 chunks.
-    pub fn build(rib: &Rib4) -> Result<Self, LimitExceeded> {
+    /// [`BuildError::Limit`]: [`Limit::NextHop`] for a next hop above
+    /// 2^15 - 1, [`Limit::Chunks`] for more than 2^15 level-32 chunks;
+    /// [`BuildError::OutOfMemory`] when the system refuses an array.
+    pub fn build(rib: &Rib4) -> Result<Self, BuildError> {
         let largest = rib.iter().map(|(_, next_hop)| next_hop).max().unwrap_or_default();
         if largest > u32::from(VALUE) {
-            return Err(next_hop_refused(largest));
+            return Err(next_hop_refused(largest).into());
         }
         let mut runs = Runs { ranges: rib.ranges(0, u32::MAX), current: 0 };
         let mut level16 = vec![0u32; LEVEL16_ENTRIES];
@@ -113,8 +119,10 @@ impl SailRuns {
                                 id as u64 + 1,
                                 u64::from(SPLIT),
                             )
-                            .instead("the sail-wide engine"));
+                            .instead("the sail-wide engine")
+                            .into());
                         }
+                        try_reserve(&mut n32, CHUNK_ENTRIES).map_err(refused("level-32 array"))?;
                         for c in 0..=0xff {
                             n32.push(runs.at(base | c) as u16);
                         }
@@ -123,13 +131,17 @@ impl SailRuns {
                 };
             }
             let first = lines.len();
+            try_reserve(&mut lines, CHUNK_ENTRIES >> MIN_SHIFT).map_err(refused("line array"))?;
             *entry = chunk_entry(pack(&answers, &mut lines), first);
         }
-        Ok(SailRuns::of_levels(&level16, &lines, &n32, rib.len(), 0, 0))
+        SailRuns::of_levels(&level16, &lines, &n32, rib.len(), 0, 0)
     }
 
     /// The structure of these levels, with room for `line_room` more lines
     /// and `chunk_room` more level-32 chunks.
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses an array.
     fn of_levels(
         level16: &[u32],
         lines: &[Line],
@@ -137,17 +149,20 @@ impl SailRuns {
         prefixes: usize,
         line_room: usize,
         chunk_room: usize,
-    ) -> Self {
-        SailRuns {
-            level16: level16.iter().map(|&entry| AtomicU32::new(entry)).collect::<Vec<_>>().into(),
-            lines: LookupArray::from_fn(lines.len() + line_room, |index| {
+    ) -> Result<Self, BuildError> {
+        Ok(SailRuns {
+            level16: LookupArray::try_from_fn(level16.len(), |index| AtomicU32::new(level16[index]))
+                .map_err(refused("level-16 array"))?,
+            lines: LookupArray::try_from_fn(lines.len() + line_room, |index| {
                 lines.get(index).map(LineCell::new).unwrap_or_default()
-            }),
-            n32: LookupArray::from_fn(n32.len() + chunk_room * CHUNK_ENTRIES, |index| {
+            })
+            .map_err(refused("line array"))?,
+            n32: LookupArray::try_from_fn(n32.len() + chunk_room * CHUNK_ENTRIES, |index| {
                 AtomicU16::new(n32.get(index).copied().unwrap_or(0))
-            }),
+            })
+            .map_err(refused("level-32 array"))?,
             prefixes: AtomicUsize::new(prefixes),
-        }
+        })
     }
 
     /// A copy holding only what lookups can reach, packed (lines in the
@@ -155,7 +170,10 @@ impl SailRuns {
     /// values naming them), with room for `line_room` more lines and
     /// `chunk_room` more level-32 chunks. What a file holds, and where an
     /// updater out of room moves to.
-    pub(super) fn compacted(&self, line_room: usize, chunk_room: usize) -> Self {
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses an array.
+    pub(super) fn compacted(&self, line_room: usize, chunk_room: usize) -> Result<Self, BuildError> {
         let mut level16 = Vec::with_capacity(LEVEL16_ENTRIES);
         let (mut lines, mut n32) = (Vec::new(), Vec::new());
         // The new ID of each level-32 chunk, once it is copied.
@@ -168,15 +186,20 @@ impl SailRuns {
             }
             let first = (entry & INDEX) as usize;
             level16.push(entry & !INDEX | lines.len() as u32);
+            try_reserve(&mut lines, line_count(entry)).map_err(refused("line array"))?;
             for cell in &self.lines[first..first + line_count(entry)] {
                 let mut line = cell.get();
                 for value in line.values.iter_mut().filter(|value| **value & SPLIT != 0) {
                     let id = usize::from(*value & VALUE);
-                    let new_id = *moved_to[id].get_or_insert_with(|| {
-                        let chunk = &self.n32[id * CHUNK_ENTRIES..(id + 1) * CHUNK_ENTRIES];
-                        n32.extend(chunk.iter().map(|hop| hop.load(Ordering::Relaxed)));
-                        (n32.len() / CHUNK_ENTRIES - 1) as u16
-                    });
+                    let new_id = match moved_to[id] {
+                        Some(new_id) => new_id,
+                        None => {
+                            let chunk = &self.n32[id * CHUNK_ENTRIES..(id + 1) * CHUNK_ENTRIES];
+                            try_reserve(&mut n32, CHUNK_ENTRIES).map_err(refused("level-32 array"))?;
+                            n32.extend(chunk.iter().map(|hop| hop.load(Ordering::Relaxed)));
+                            *moved_to[id].insert((n32.len() / CHUNK_ENTRIES - 1) as u16)
+                        }
+                    };
                     *value = SPLIT | new_id;
                 }
                 lines.push(line);

@@ -47,9 +47,10 @@ impl SailRuns {
     /// level-32 chunks lookups reach.
     ///
     /// # Errors
-    /// None: every SAIL-R structure can be saved.
+    /// [`Problem::Io`] when the system refuses the memory of the compacted
+    /// copy written (any other SAIL-R structure can be saved).
     pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
-        let packed = self.compacted(0, 0);
+        let packed = self.compacted(0, 0).map_err(|error| Problem::Io(error.to_string()))?;
         file.params(&[packed.prefixes.into_inner() as u64]);
         file.array("level16", &packed.level16);
         file.array("lines", &packed.lines);

@@ -37,7 +37,8 @@
 //! batch (at the 2^15 level-32 chunk IDs), it rebuilds from the RIB, which
 //! refuses a table beyond the limits as a build does. Nothing readers can
 //! reach is written before the batch is known to fit, so a refused batch
-//! leaves the served structure as it was.
+//! leaves the served structure as it was; so does a copy whose memory the
+//! system refuses ([`BuildError::OutOfMemory`]).
 //!
 //! Much of an update's time goes to reading the /16 back and packing it
 //! again: a line is read back a run at a time (each run's /24s filled at
@@ -55,7 +56,7 @@ use std::sync::Arc;
 use super::build::{chunk_entry, line_count, next_hop_refused, pack};
 use super::{Line, SailRuns, CHUNK, CHUNK_ENTRIES, INDEX, MAX_LINES, NAME, SPLIT, VALUE};
 use crate::addr::Prefix4;
-use crate::error::{BuildError, LimitExceeded};
+use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{
     changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater, WithDefault,
@@ -158,9 +159,10 @@ impl SailRunsUpdater {
     /// chunks.
     ///
     /// # Errors
-    /// As [`SailRuns::build`]: a table beyond the limits.
-    pub fn new(rib: &Rib4) -> Result<Self, LimitExceeded> {
-        let (fib, space) = Self::with_room(&SailRuns::build(rib)?, Demand::default());
+    /// As [`SailRuns::build`]: a table beyond the limits, or memory the
+    /// system refuses.
+    pub fn new(rib: &Rib4) -> Result<Self, BuildError> {
+        let (fib, space) = Self::with_room(&SailRuns::build(rib)?, Demand::default())?;
         Ok(SailRunsUpdater {
             fib: Arc::new(WithDefault::new(fib)),
             space,
@@ -176,31 +178,33 @@ impl SailRunsUpdater {
 
     /// A compacted copy of `fib` with room to grow, at least `demand`, and
     /// its space.
-    fn with_room(fib: &SailRuns, demand: Demand) -> (SailRuns, Space) {
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy.
+    fn with_room(fib: &SailRuns, demand: Demand) -> Result<(SailRuns, Space), BuildError> {
         let (lines, chunks) = (fib.lines_in_use(), fib.chunks_32());
         let line_room = room(lines, MAX_LINES).max(demand.lines).min(MAX_LINES - lines);
         let chunk_room = room(chunks, usize::from(SPLIT)).max(demand.chunks).min(usize::from(SPLIT) - chunks);
-        let copy = fib.compacted(line_room, chunk_room);
+        let copy = fib.compacted(line_room, chunk_room)?;
         let space = Space::of(&copy, lines, chunks);
-        (copy, space)
+        Ok((copy, space))
     }
 
     /// Moves to a compacted copy of the structure readers are served, with
     /// room for at least `demand` (a batch's, which found too little) and
     /// all of it free.
-    fn relocate(&mut self, demand: Demand) -> u64 {
-        let (fib, space) = Self::with_room(&self.fib, demand);
+    ///
+    /// # Errors
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy; the
+    /// structure is as it was then.
+    fn relocate(&mut self, demand: Demand) -> Result<u64, BuildError> {
+        let (fib, space) = Self::with_room(&self.fib, demand)?;
         (self.fib, self.space) = (Arc::new(WithDefault::like(fib, &self.fib)), space);
-        self.fib.footprint() as u64
+        Ok(self.fib.footprint() as u64)
     }
 
     fn rebuild(&mut self, rib: &Rib4) -> Result<Applied, BuildError> {
-        replace_updater(
-            self,
-            Self::new(rib).map_err(BuildError::from),
-            |updater| updater.fib.footprint(),
-            |updater| updater.stale = true,
-        )
+        replace_updater(self, Self::new(rib), |updater| updater.fib.footprint(), |updater| updater.stale = true)
     }
 
     /// Writes the /16s the changed intervals `spans` (sorted, disjoint)
@@ -361,9 +365,9 @@ impl Updater<u32> for SailRunsUpdater {
         VALUE.into()
     }
 
-    fn copy_for_batch(&mut self) -> u64 {
+    fn copy_for_batch(&mut self) -> Result<u64, BuildError> {
         if self.stale {
-            return 0;
+            return Ok(0);
         }
         self.relocate(Demand::default())
     }
@@ -381,7 +385,16 @@ impl Updater<u32> for SailRunsUpdater {
         if relocated {
             // The batch wrote only space no reader reaches: again, on a
             // compacted copy of what readers are served with room for it.
-            bytes_written = self.relocate(self.demand);
+            match self.relocate(self.demand) {
+                Ok(copied) => bytes_written = copied,
+                Err(refused) => {
+                    // Nothing of the batch is published, but its space is
+                    // half accounted for.
+                    self.spans = spans;
+                    self.stale = true;
+                    return Err(refused);
+                }
+            }
             self.write_spans(&spans, &mut bytes_written);
         }
         self.spans = spans;

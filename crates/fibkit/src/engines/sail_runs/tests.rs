@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use super::*;
 use crate::addr::Prefix4;
-use crate::error::Limit;
+use crate::error::{BuildError, Limit};
 use crate::rib::rib_of;
 
 fn ip(text: &str) -> u32 {
@@ -175,7 +175,9 @@ fn empty_table_and_default_route() {
 fn the_15_bit_limits_are_refused_and_named() {
     let table = rib_of(&[("10.0.0.0/8", 0x7fff), ("10.1.2.3/32", 3)]);
     assert_matches(&SailRuns::build(&table).unwrap(), &table, &[0x0a01]);
-    let error = SailRuns::build(&rib_of(&[("10.0.0.0/8", 0x8000)])).unwrap_err();
+    let Err(BuildError::Limit(error)) = SailRuns::build(&rib_of(&[("10.0.0.0/8", 0x8000)])) else {
+        panic!("sail-runs took the table")
+    };
     assert_eq!((error.limit, error.value, error.max), (Limit::NextHop, 0x8000, 0x7fff));
     assert!(error.to_string().contains("the 15-bit next hop of a value"), "{error}");
     // A /25 in each of 2^15 + 1 /24s: one level-32 chunk too many.
@@ -183,7 +185,7 @@ fn the_15_bit_limits_are_refused_and_named() {
     for slash24 in 0..=0x8000u32 {
         table.insert(Prefix4::new(0x0a00_0000 + (slash24 << 8), 25).unwrap(), 2);
     }
-    let error = SailRuns::build(&table).unwrap_err();
+    let Err(BuildError::Limit(error)) = SailRuns::build(&table) else { panic!("sail-runs took the table") };
     assert_eq!((error.limit, error.value, error.max), (Limit::Chunks, 32_769, 32_768));
     assert!(error.to_string().contains("the 15-bit level-32 chunk ID of a value"), "{error}");
     table.remove(Prefix4::new(0x0a00_0000 + (0x8000 << 8), 25).unwrap());

@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use super::{position, Bitmap, Layout, Node, TreeBitmap};
 use crate::addr::Address;
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::mem::LookupArray;
+use crate::mem::{try_reserve, try_with_capacity, AllocError, LookupArray};
 use crate::rib::Rib;
 use crate::{NextHop, NO_ROUTE};
 
@@ -44,7 +44,12 @@ pub(super) fn index_of(engine: &str, field: &str, count: usize) -> Result<u32, L
     u32::try_from(count).map_err(|_| LimitExceeded::new(engine, Limit::Nodes, field, count as u64, u64::from(u32::MAX)))
 }
 
-/// The arrays as they grow.
+/// The error of memory refused to `engine`'s array `array`.
+fn refused(engine: &'static str, array: &'static str) -> impl Fn(AllocError) -> BuildError {
+    move |error| BuildError::out_of_memory(engine, array, error)
+}
+
+/// The arrays as they grow (fallibly: [`BuildError::OutOfMemory`]).
 struct Builder<A: Address, L: Layout> {
     nodes: Vec<Node<L::Bitmap>>,
     results: Vec<NextHop>,
@@ -56,6 +61,11 @@ impl<A: Address, L: Layout> Builder<A, L> {
     /// Fills `nodes[at_node]`, at depth `depth`, from `routes`: the routes of
     /// its subtree (lengths `depth * S` and more, all under the node's
     /// path), sorted by (address, length).
+    ///
+    /// # Errors
+    /// [`BuildError::Limit`] when an index outgrows 32 bits;
+    /// [`BuildError::OutOfMemory`] when the system refuses an array's
+    /// growth.
     fn fill(&mut self, at_node: usize, routes: &[Route<A>], depth: u32) -> Result<(), BuildError> {
         let stride = L::STRIDE;
         let offset = depth * stride;
@@ -98,6 +108,7 @@ impl<A: Address, L: Layout> Builder<A, L> {
         // Indexes up to the blocks' ends fit in 32 bits, so their starts do.
         index_of(L::NAME, "the 32-bit result index of a node", self.results.len() + internal.count_ones() as usize)?;
         let results = self.results.len() as u32;
+        try_reserve(&mut self.results, internal.count_ones() as usize).map_err(refused(L::NAME, "result array"))?;
         let mut bits = internal;
         while bits != 0 {
             self.results.push(inside[bits.trailing_zeros() as usize]);
@@ -105,6 +116,7 @@ impl<A: Address, L: Layout> Builder<A, L> {
         }
         let first_child = self.nodes.len();
         index_of(L::NAME, "the 32-bit child index of a node", first_child + children)?;
+        try_reserve(&mut self.nodes, children).map_err(refused(L::NAME, "node array"))?;
         self.nodes.resize(first_child + children, Node::default());
         self.nodes[at_node] = Node {
             internal: L::Bitmap::from_bits(internal),
@@ -124,12 +136,15 @@ impl<A: Address, L: Layout> TreeBitmap<A, L> {
     ///
     /// # Errors
     /// [`BuildError::Limit`] when the nodes or the results outgrow their
-    /// 32-bit indexes.
+    /// 32-bit indexes; [`BuildError::OutOfMemory`] when the system refuses
+    /// an array.
     pub fn build(rib: &Rib<A>) -> Result<Self, BuildError> {
-        let mut routes: Vec<Route<A>> = rib
-            .iter()
-            .map(|(prefix, next_hop)| Route { addr: prefix.addr(), len: u32::from(prefix.prefix_len()), next_hop })
-            .collect();
+        let mut routes: Vec<Route<A>> = try_with_capacity(rib.len()).map_err(refused(L::NAME, "route list"))?;
+        routes.extend(rib.iter().map(|(prefix, next_hop)| Route {
+            addr: prefix.addr(),
+            len: u32::from(prefix.prefix_len()),
+            next_hop,
+        }));
         // The RIB walks its trie in preorder, which is this order already.
         if !routes.is_sorted_by_key(|route| (route.addr, route.len)) {
             routes.sort_unstable_by_key(|route| (route.addr, route.len));
@@ -143,13 +158,16 @@ impl<A: Address, L: Layout> TreeBitmap<A, L> {
         builder.fill(0, &routes, 0)?;
         let Builder { nodes, results, nodes_per_level, .. } = builder;
         check_indexes::<L::Bitmap>(&nodes, results.len());
-        Ok(TreeBitmap {
-            nodes: LookupArray::from_fn(nodes.len(), |at| nodes[at]),
-            results: LookupArray::from_fn(results.len(), |at| results[at]),
-            prefixes: routes.len(),
-            nodes_per_level,
-            family: PhantomData,
-        })
+        let prefixes = routes.len();
+        drop(routes);
+        // Each lookup array from the builder's, dropped once copied.
+        let node_array =
+            LookupArray::try_from_fn(nodes.len(), |at| nodes[at]).map_err(refused(L::NAME, "node array"))?;
+        drop(nodes);
+        let result_array =
+            LookupArray::try_from_fn(results.len(), |at| results[at]).map_err(refused(L::NAME, "result array"))?;
+        drop(results);
+        Ok(TreeBitmap { nodes: node_array, results: result_array, prefixes, nodes_per_level, family: PhantomData })
     }
 }
 
