@@ -47,6 +47,13 @@
 //! suffices for engines that rebuild, which a time window
 //! ([`Window::Time`]) gives.
 //!
+//! The protocol is model-checked with loom (`make test-loom`): the real
+//! router, an in-place updater in miniature with a [`crate::live::Limbo`],
+//! and two readers pinning, looking up and unpinning, in every interleaving
+//! of up to three preemptions (`router/model.rs`). Under `--cfg loom` the
+//! atomics, `ArcSwap` and `Arc` of the protocol ([`crate::live::sync`])
+//! become loom's; the normal build is unchanged.
+//!
 //! # The default route
 //!
 //! An in-place engine keeps the default route out of its structure

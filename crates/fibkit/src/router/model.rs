@@ -191,8 +191,8 @@ fn prefix(text: &str) -> Prefix4 {
 fn check(reuse: Reuse, atomic: bool) {
     let mut builder = loom::model::Builder::new();
     // Three preemptions cover a reader paused across both of the writer's
-    // publishes and reclaims; the unbounded search does not end in a test's
-    // time (docs/measurements.md, "Model checking").
+    // publishes and reclaims; each more multiplies the interleavings
+    // (docs/measurements.md, "Model checking").
     builder.preemption_bound = Some(3);
     builder.check(move || {
         let mut next_hops = NextHopTable::new(Mapping::Distinct);
