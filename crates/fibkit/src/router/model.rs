@@ -228,8 +228,14 @@ fn check(reuse: Reuse, atomic: bool) {
             })
             .collect();
         let batches = [
-            [Update::Announce { prefix: prefix("0.0.0.0/0"), value: Label::Number(9) }, Update::Withdraw { prefix: prefix("10.0.0.0/16") }],
-            [Update::Announce { prefix: prefix("10.0.0.0/16"), value: Label::Number(5) }, Update::Withdraw { prefix: prefix("0.0.0.0/0") }],
+            [
+                Update::Announce { prefix: prefix("0.0.0.0/0"), value: Label::Number(9) },
+                Update::Withdraw { prefix: prefix("10.0.0.0/16") },
+            ],
+            [
+                Update::Announce { prefix: prefix("10.0.0.0/16"), value: Label::Number(5) },
+                Update::Withdraw { prefix: prefix("0.0.0.0/0") },
+            ],
         ];
         for batch in &batches {
             let published = router.apply(batch).expect("the model takes every batch");
