@@ -132,10 +132,13 @@ install-c: c
 
 # fibkit through the C API beside DPDK's rte_lpm and rte_fib on one table
 # (crates/fibkit-c/examples/bench_dpdk.c; DPDK from Debian's libdpdk-dev,
-# fibkit alone when pkg-config finds no libdpdk). ARGS: e.g. --nexthops 239.
+# fibkit alone when pkg-config finds no libdpdk), then `fibkit bench` on the
+# same engines, keys and tests, its figures beside the C API's
+# (bench_compare.py). ARGS: e.g. --nexthops 239.
 # DPDK's headers are GNU C, not ISO C: the benchmark builds as gnu11.
 BENCH_C_FLAGS := -std=gnu11 -O2 -march=native -Wall -Wextra -pthread -Icrates/fibkit-c/include
 bench-c: c
+	$(CARGO) build --release -p fibkit-cli
 	mkdir -p target/c
 	@if pkg-config --exists libdpdk; then \
 	  echo "building with DPDK $$(pkg-config --modversion libdpdk)"; \
@@ -146,7 +149,8 @@ bench-c: c
 	  $(CC) $(BENCH_C_FLAGS) crates/fibkit-c/examples/bench_dpdk.c target/release/libfibkit.a -ldl -lm \
 	    -o target/c/bench_dpdk; \
 	fi
-	target/c/bench_dpdk $(TABLE) $(ARGS)
+	target/c/bench_dpdk $(TABLE) $(ARGS) --json target/c/bench_dpdk.json
+	$(PYTHON) crates/fibkit-c/examples/bench_compare.py target/release/fibkit $(TABLE) target/c/bench_dpdk.json $(ARGS)
 
 # The C tests: the header compiles warning-free as C11 and as C++11; the
 # test program runs linked to libfibkit.a and to libfibkit.so (on the 2014

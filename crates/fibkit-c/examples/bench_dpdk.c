@@ -3,7 +3,7 @@
  * on one table, with the same xorshift keys, in one process.
  *
  *   bench_dpdk TABLE [--nexthops N] [--engines d16r,d18r,poptrie18]
- *                    [--runs 5] [--seconds 0.25] [--thp]
+ *                    [--runs 5] [--seconds 0.25] [--thp] [--json PATH]
  *
  * First every implementation answers 1,000,000 random addresses and every
  * route's first and last address and their neighbours; any difference
@@ -11,16 +11,20 @@
  * Poptrie papers' tests run, each implementation in turn within every
  * round (A B C A B C, so a shared machine's swings spread over all):
  *   SEQ   each key is a random number XORed with the previous answer;
- *   RND   independent random keys (Marsaglia's xorshift32, seed 1);
+ *   RND   independent random keys (Marsaglia's xorshift32);
  *   REP   a window of 8 random keys, one new per step, all 8 looked up;
  *   x4    RND through rte_lpm_lookupx4 (rte_lpm only);
  *   bulk  RND in batches of 64 keys through each bulk call (keys from 16
- *         xorshift32 lanes, as fibkit's batched RND draws them);
+ *         xorshift32 lanes);
  *   2 thr RND scalar and bulk on two threads (their own seeds).
+ * Every stream is the one `fibkit bench` draws for the same test and worker
+ * (bench_keys.h), so that the two harnesses measure the same lookups.
  * Figures are millions of lookups per second: the median of the runs with
  * the lowest and highest. The `ceiling` row is one random load from a 1
  * MiB table per key (scalar, and 64 keys at a time), as fibkit's `ceiling`
- * example measures it: compare ratios to it across machines.
+ * example measures it: compare ratios to it across machines. --json
+ * writes the figures to PATH as well, for bench_compare.py to set beside
+ * `fibkit bench`'s.
  *
  * Built without DPDK (pkg-config finds no libdpdk), it measures fibkit
  * alone. DPDK's EAL runs with --no-huge --no-pci: on 4 KiB pages its
@@ -30,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include "fibkit.h"
+#include "bench_keys.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -51,14 +56,6 @@
 #define MAX_IMPLS 12
 #define MAX_RUNS 15
 #define BATCH 64
-
-static inline uint32_t xorshift32(uint32_t *state) {
-    uint32_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *state = x;
-}
 
 static double now(void) {
     struct timespec t;
@@ -167,29 +164,7 @@ SCALAR_LOOPS(lpm, lpm_one)
 
 typedef void (*bulk_fn)(const impl *, const uint32_t *, uint32_t *, unsigned);
 
-/* Sixteen xorshift32 lanes stepped together (the compiler vectorises the
- * step), as fibkit's batched RND draws its keys: a key costs a fraction of
- * a cycle, where one scalar stream's dependent shifts would cap a batch
- * path at a few hundred million keys per second. */
-#define LANES 16
-
-static void lanes_seed(uint32_t lanes[LANES], uint32_t seed) {
-    uint32_t state = seed;
-    for (int lane = 0; lane < LANES; lane++) lanes[lane] = xorshift32(&state);
-}
-
-static inline void lanes_fill(uint32_t lanes[LANES], uint32_t *keys, unsigned n) {
-    for (unsigned done = 0; done < n; done += LANES)
-        for (int lane = 0; lane < LANES; lane++) {
-            uint32_t x = lanes[lane];
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            keys[done + lane] = lanes[lane] = x;
-        }
-}
-
-static uint64_t bulk_rnd(const impl *im, bulk_fn bulk, uint64_t n, uint32_t seed) {
+static uint64_t bulk_rnd(const impl *im, bulk_fn bulk, uint64_t n, uint64_t seed) {
     uint32_t lanes[LANES], keys[BATCH], out[BATCH];
     uint64_t sum = 0;
     lanes_seed(lanes, seed);
@@ -213,18 +188,20 @@ static bulk_fn bulk_of(const impl *im, enum test test) {
     }
 }
 
-/* Runs `test` for `n` lookups on one thread; returns the checksum, or
- * UINT64_MAX when the implementation has no such path. */
-static uint64_t run(const impl *im, enum test test, uint64_t n, uint32_t seed) {
+/* Runs `test` for `n` lookups as worker `thread` (its keys are those of
+ * fibkit bench's worker `thread`); returns the checksum, or UINT64_MAX
+ * when the implementation has no such path. */
+static uint64_t run(const impl *im, enum test test, uint64_t n, unsigned thread) {
     if (test == X4 || test == BULK || test == BULK2) {
         bulk_fn bulk = bulk_of(im, test);
-        return bulk ? bulk_rnd(im, bulk, n, seed) : UINT64_MAX;
+        return bulk ? bulk_rnd(im, bulk, n, bench_seed(thread)) : UINT64_MAX;
     }
     enum test scalar = test == RND2 ? RND : test;
-#define DISPATCH(NAME)                                              \
-    return scalar == SEQ ? NAME##_seq(im, n, seed)                  \
-         : scalar == RND ? NAME##_rnd(im, n, seed)                  \
-                         : NAME##_rep(im, n, seed)
+    uint32_t state = bench_scalar(bench_seed(thread));
+#define DISPATCH(NAME)                                               \
+    return scalar == SEQ ? NAME##_seq(im, n, state)                  \
+         : scalar == RND ? NAME##_rnd(im, n, state)                  \
+                         : NAME##_rep(im, n, state)
     switch (im->kind) {
     case CEILING: DISPATCH(ceiling);
     case FIBKIT: DISPATCH(fibkit);
@@ -239,13 +216,33 @@ typedef struct {
     const impl *im;
     enum test test;
     uint64_t n;
-    uint32_t seed;
+    unsigned thread;
     uint64_t sum;
 } job;
 
+/* The CPUs the process may run on, taken at its start. */
+static cpu_set_t allowed;
+
+/* Pins the calling thread to the `worker`-th allowed CPU, as fibkit bench
+ * pins its worker `worker` to a core: a thread the scheduler moves between
+ * cores finds its table gone from the new core's L2, and measured 0 to 20%
+ * below the pinned Rust harness, varying from run to run. */
+static void pin(unsigned worker) {
+    int cpus = CPU_COUNT(&allowed), seen = 0;
+    for (int cpu = 0; cpus > 0 && cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &allowed) || seen++ != (int)(worker % (unsigned)cpus)) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) die("pthread_setaffinity_np");
+        return;
+    }
+}
+
 static void *run_job(void *argument) {
     job *j = argument;
-    j->sum = run(j->im, j->test, j->n, j->seed);
+    pin(j->thread);
+    j->sum = run(j->im, j->test, j->n, j->thread);
     return NULL;
 }
 
@@ -256,11 +253,12 @@ static double measure(const impl *im, enum test test, uint64_t n) {
     int threads = test == RND2 || test == BULK2 ? 2 : 1;
     double start = now();
     if (threads == 1) {
-        uint64_t sum = run(im, test, n, 1);
+        pin(0);
+        uint64_t sum = run(im, test, n, 0);
         if (sum == UINT64_MAX) return -1;
         sink += sum;
     } else {
-        job jobs[2] = {{im, test, n, 1, 0}, {im, test, n, 2, 0}};
+        job jobs[2] = {{im, test, n, 0, 0}, {im, test, n, 1, 0}};
         pthread_t other;
         if (pthread_create(&other, NULL, run_job, &jobs[1]) != 0) die("pthread_create");
         run_job(&jobs[0]);
@@ -382,8 +380,35 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The figures as JSON: per implementation, per test, the sorted runs'
+ * median, lowest and highest (-1: no such path). */
+static void write_json(const char *path, const impl *impls, int count, double figures[][TESTS][MAX_RUNS], int runs) {
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        perror(path);
+        exit(2);
+    }
+    fprintf(out, "{\"runs\": %d, \"implementations\": [", runs);
+    for (int m = 0; m < count; m++) {
+        const char *engine = impls[m].kind == FIBKIT ? impls[m].name + strlen("fibkit ") : "";
+        fprintf(out, "%s\n  {\"name\": \"%s\", \"fibkit_engine\": \"%s\", \"ceiling\": %s, \"tests\": {", m ? "," : "",
+                impls[m].name, engine, impls[m].kind == CEILING ? "true" : "false");
+        for (int t = 0; t < TESTS; t++) {
+            const double *values = figures[m][t];
+            fprintf(out, "%s\"%s\": {\"median\": %.2f, \"min\": %.2f, \"max\": %.2f}", t ? ", " : "", test_names[t],
+                    values[runs / 2], values[0], values[runs - 1]);
+        }
+        fprintf(out, "}}");
+    }
+    fprintf(out, "\n]}\n");
+    if (fclose(out) != 0) {
+        perror(path);
+        exit(2);
+    }
+}
+
 int main(int argc, char **argv) {
-    const char *path = NULL, *engines = "d16r,d18r,poptrie18";
+    const char *path = NULL, *engines = "d16r,d18r,poptrie18", *json = NULL;
     uint32_t next_hops = 0;
     int runs = 5, thp = 0;
     double seconds = 0.25;
@@ -393,19 +418,21 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) seconds = atof(argv[++i]);
         else if (strcmp(argv[i], "--thp") == 0) thp = 1;
+        else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) json = argv[++i];
         else if (argv[i][0] != '-' && !path) path = argv[i];
         else {
-            fprintf(stderr, "usage: %s TABLE [--nexthops N] [--engines LIST] [--runs R] [--seconds S] [--thp]\n",
+            fprintf(stderr, "usage: %s TABLE [--nexthops N] [--engines LIST] [--runs R] [--seconds S] [--thp] [--json PATH]\n",
                     argv[0]);
             return 2;
         }
     }
     if (!path) {
-        fprintf(stderr, "usage: %s TABLE [--nexthops N] [--engines LIST] [--runs R] [--seconds S] [--thp]\n", argv[0]);
+        fprintf(stderr, "usage: %s TABLE [--nexthops N] [--engines LIST] [--runs R] [--seconds S] [--thp] [--json PATH]\n", argv[0]);
         return 2;
     }
     if (runs < 1 || runs > MAX_RUNS) runs = runs < 1 ? 1 : MAX_RUNS;
 
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) die("sched_getaffinity");
     fibkit_table *table = NULL;
     if (fibkit_table_load(path, next_hops, 0, &table) != FIBKIT_OK) die("loading the table");
     table_shape shape = {0};
@@ -434,16 +461,14 @@ int main(int argc, char **argv) {
 
 #ifdef FIBKIT_WITH_DPDK
     /* rte_eal_init pins the calling thread to its main lcore, and threads
-     * it creates would inherit that: two "parallel" threads on one core.
-     * The benchmark's threads get back the CPUs the process had. */
-    cpu_set_t cpus;
-    if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) die("sched_getaffinity");
+     * it creates would inherit that: the main thread gets back the CPUs the
+     * process had, and each worker is pinned to one of them. */
     char *eal_args[] = {argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "1024", "--log-level=lib.eal:error", NULL};
     if (rte_eal_init(7, eal_args) < 0) {
         fprintf(stderr, "bench_dpdk: rte_eal_init failed: %s\n", rte_strerror(rte_errno));
         return 2;
     }
-    if (pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus) != 0) die("pthread_setaffinity_np");
+    if (pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed) != 0) die("pthread_setaffinity_np");
     if (thp) rte_memseg_list_walk(madvise_memseg_list, NULL);
     uint32_t tbl8s = (uint32_t)shape.count * 2 + 256;
     {
@@ -515,7 +540,7 @@ int main(int argc, char **argv) {
     uint64_t n = 1 << 20;
     for (double taken = 0; taken < seconds / 4; n *= 2) {
         double start = now();
-        sink += run(ceiling, RND, n, 1);
+        sink += run(ceiling, RND, n, 0);
         taken = now() - start;
     }
     static double figures[MAX_IMPLS][TESTS][MAX_RUNS];
@@ -547,6 +572,7 @@ int main(int argc, char **argv) {
     }
     printf("(lookups per run: %llu scalar and bulk, a quarter of that for SEQ and REP; %d runs; checksum %llu)\n",
            (unsigned long long)n, runs, (unsigned long long)(sink & 0xffff));
+    if (json) write_json(json, impls, count, figures, runs);
 
     for (int m = 0; m < count; m++) {
         if (impls[m].kind == FIBKIT) fibkit_fib_free((fibkit_fib *)impls[m].fib);

@@ -49,7 +49,7 @@ use fibkit::addr::{Family, IpPrefix};
 use fibkit::error::BuildError;
 use fibkit::load::RouteTable;
 use fibkit::measure::ceiling::Ceiling;
-use fibkit::random::Keyed;
+use fibkit::random::{worker_seed, Keyed};
 use serde_json::Map;
 
 use crate::family::{build_timed, check_names};
@@ -66,7 +66,7 @@ pub use args::BenchArgs;
 use machine::Machine;
 use plan::Plan;
 use report::{parameters, render_footer, render_preamble, render_test, to_json, EngineFigures, Report, CEILING};
-use run::{calibrate, routed_share, run_once, seed_for, spinner, Measurement};
+use run::{calibrate, routed_share, run_once, spinner, Measurement};
 
 /// Installed so that peers without a size report of their own (the
 /// `poptrie` crate) get a measured footprint: the heap their build left.
@@ -225,7 +225,7 @@ fn run_in<A: Keyed>(args: &BenchArgs, mut machine: Machine, table: Option<RouteT
         let mut slots = Vec::new();
         for (name, fib, configs) in &built {
             for &config in configs.iter().filter(|config| config.test == test) {
-                let calibration = plan.workload(config.test, config.batch, seed_for(0));
+                let calibration = plan.workload(config.test, config.batch, worker_seed(0));
                 let lookups = calibrate(fib.as_ref(), &calibration, plan.seconds, &cores);
                 let measurement = Measurement {
                     engine: name.to_string(),
@@ -243,7 +243,7 @@ fn run_in<A: Keyed>(args: &BenchArgs, mut machine: Machine, table: Option<RouteT
             }
             let (fib, measurement) = &mut slots[slot];
             let config = measurement.config;
-            let workload_of = |thread| plan.workload(config.test, config.batch, seed_for(thread));
+            let workload_of = |thread| plan.workload(config.test, config.batch, worker_seed(thread));
             let (mlps, checksum, pinned) =
                 run_once(*fib, &workload_of, config.threads, measurement.lookups_per_thread, &cores);
             measurement.mlps_runs.push(mlps);

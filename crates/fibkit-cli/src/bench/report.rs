@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 
 use fibkit::addr::Prefix6;
 use fibkit::fib::{Figure, Stats};
+use fibkit::random::worker_seed;
 use serde_json::{json, Map, Value};
 
 use super::args::TestName;
 use super::machine::Machine;
-use super::run::{seed_for, Measurement};
+use super::run::Measurement;
 use crate::family::Family;
 #[cfg(test)]
 use clap::ValueEnum;
@@ -269,7 +270,7 @@ pub(super) fn to_json(report: &Report) -> Value {
             "key_space": report.key_space.map(|space| space.to_string()),
             "key_space_routed_share": report.key_space_routed,
             "pinned": report.pinned,
-            "seeds": (0..report.threads.iter().copied().max().unwrap_or(1)).map(seed_for).collect::<Vec<_>>(),
+            "seeds": (0..report.threads.iter().copied().max().unwrap_or(1)).map(worker_seed).collect::<Vec<_>>(),
         },
         "engines": engines,
         "results": results,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use fibkit::addr::Prefix;
 use fibkit::fib::Fib;
 use fibkit::measure::workload::{Workload, REP_WINDOW};
-use fibkit::random::{KeyGen, Keyed};
+use fibkit::random::{worker_seed, KeyGen, Keyed};
 use fibkit::rib::Rib;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -66,11 +66,6 @@ impl Rate {
     pub(crate) fn spread(&self) -> String {
         format!("{:.1}-{:.1}", self.min, self.max)
     }
-}
-
-/// Seed of worker `thread`'s key generator (the same in every run).
-pub(crate) fn seed_for(thread: usize) -> u64 {
-    (thread as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// Pins the calling thread to `core`; whether the OS allowed it.
@@ -177,7 +172,7 @@ pub(crate) fn spinner(message: String) -> ProgressBar {
 /// `space` that hit a route of `rib` (what a random IPv6 test measures).
 pub(super) fn routed_share<A: Keyed>(rib: &Rib<A>, space: Prefix<A>) -> f64 {
     const SAMPLE: usize = 1 << 16;
-    let mut keys = A::Keys::new(space, seed_for(0));
+    let mut keys = A::Keys::new(space, worker_seed(0));
     let routed = (0..SAMPLE).filter(|_| rib.lookup(keys.next()) != fibkit::NO_ROUTE).count();
     routed as f64 / SAMPLE as f64
 }

@@ -14,10 +14,10 @@ use fibkit::fib::{Fib, Figure};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::measure::workload::Workload;
 use fibkit::nexthop::Mapping;
-use fibkit::random::Keyed;
+use fibkit::random::{worker_seed, Keyed};
 
 use crate::bench::machine::Machine;
-use crate::bench::run::{calibrate, run_once, seed_for, Rate};
+use crate::bench::run::{calibrate, run_once, Rate};
 use crate::registered;
 
 /// The IPv4 table of the papers' era in the shared data.
@@ -162,7 +162,7 @@ impl Lab {
     }
 
     /// The rate of each `(fib, workload)` on `threads` threads (worker `t`
-    /// seeded with [`seed_for`]`(t)`), each worker doing `lookups` lookups
+    /// seeded with [`worker_seed`]`(t)`), each worker doing `lookups` lookups
     /// or, without, as many as last the effort's seconds; the effort's runs
     /// in interleaved rounds, as `fibkit bench` does.
     pub(crate) fn rates<A: Keyed>(
@@ -180,7 +180,7 @@ impl Lab {
         let mut runs = vec![Vec::with_capacity(self.effort.runs); slots.len()];
         for _ in 0..self.effort.runs {
             for (slot, (fib, workload)) in slots.iter().enumerate() {
-                let workload_of = |thread| Workload { seed: seed_for(thread), ..workload.clone() };
+                let workload_of = |thread| Workload { seed: worker_seed(thread), ..workload.clone() };
                 let (mlps, _, _) = run_once(*fib, &workload_of, threads, lookups[slot], &self.cores);
                 runs[slot].push(mlps);
             }

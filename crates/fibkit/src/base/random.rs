@@ -155,6 +155,13 @@ impl XorShift32x16 {
     }
 }
 
+/// The seed of benchmark worker `thread`'s generators (the same in every
+/// run): `fibkit bench`'s and, bit for bit, the C benchmark's
+/// (`crates/fibkit-c/examples/bench_keys.h`), so that both draw one stream.
+pub fn worker_seed(thread: usize) -> u64 {
+    (thread as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 /// The seed of lane `lane` of a multi-lane generator seeded with `seed`.
 fn lane_seed(seed: u64, lane: usize) -> u64 {
     split_mix(seed.wrapping_add((lane as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)))
