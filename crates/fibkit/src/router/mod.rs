@@ -51,7 +51,7 @@
 //! router, an in-place updater in miniature with a [`crate::live::Limbo`],
 //! and two readers pinning, looking up and unpinning, in every interleaving
 //! of up to three preemptions (`router/model.rs`). Under `--cfg loom` the
-//! atomics, `ArcSwap` and `Arc` of the protocol ([`crate::live::sync`])
+//! atomics, `ArcSwap` and `Arc` of the protocol (`live::sync`)
 //! become loom's; the normal build is unchanged.
 //!
 //! # The default route
@@ -403,7 +403,7 @@ impl<A: Address> Router<A> {
     /// A router serving `engine` built from `rib`, whose next hops
     /// `next_hops` interned; submitted updates are batched by `window`.
     pub fn new(engine: &str, rib: Rib<A>, next_hops: NextHopTable, window: Window) -> Result<Self, BuildError> {
-        let options = BuildOptions { max_next_hop: next_hops.max_index() };
+        let options = BuildOptions::new(next_hops.max_index());
         let updater = registry::updater(engine, &rib, &options)?;
         Ok(Self::with_updater(updater, rib, next_hops, window))
     }
