@@ -49,7 +49,7 @@ fuzz_target!(|input: Input| {
         }
     }
     let max_next_hop = rib4.iter().map(|(_, hop)| hop).max().unwrap_or(0);
-    let options = BuildOptions { max_next_hop };
+    let options = BuildOptions::new(max_next_hop);
     let engines = registry::engines_of(Family::Ipv4);
     let spec = engines[usize::from(input.engine) % engines.len()];
     match spec.build(&rib4, &options) {
@@ -66,7 +66,7 @@ fuzz_target!(|input: Input| {
     let max6 = rib6.iter().map(|(_, hop)| hop).max().unwrap_or(0);
     let engines6 = registry::engines_of(Family::Ipv6);
     let spec = engines6[usize::from(input.engine) % engines6.len()];
-    match spec.build(&rib6, &BuildOptions { max_next_hop: max6 }) {
+    match spec.build(&rib6, &BuildOptions::new(max6)) {
         Ok(fib) => {
             for (prefix, _) in rib6.iter() {
                 let around =

@@ -39,7 +39,8 @@ fuzz_target!(|data: &[u8]| {
         // As compiling does: the model is the table the FIBs are built from.
         load::fold_ipv4_mapped(&mut table);
         let (v4, v6) = (table.v4.clone(), table.v6.clone());
-        let options = CompileOptions { engines: vec!["d16r".into(), "poptrie16".into()], prefixes: false };
+        let options =
+            CompileOptions { engines: vec!["d16r".into(), "poptrie16".into()], prefixes: false, ..Default::default() };
         let Ok(built) = CompiledTable::build(table, &options) else { continue };
         if let Some(family) = &built.v4 {
             answer_all(family, &v4, &built.values);

@@ -23,7 +23,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let options = LoadOptions { fields: Some(FieldSpec::parse(fields).unwrap()), ..LoadOptions::default() };
     let Ok(table) = load::load_bytes(Path::new("fuzz.table"), &bytes, &options) else { return };
-    let options = CompileOptions { engines: vec!["d16r".into(), "poptrie16".into()], prefixes: false };
+    let options =
+        CompileOptions { engines: vec!["d16r".into(), "poptrie16".into()], prefixes: false, ..Default::default() };
     let Ok(built) = CompiledTable::build(table, &options) else { return };
     let written = built.to_file().expect("d16r and poptrie16 are savable").to_bytes();
     let file = FibFile::from_bytes(&written, "fuzz.fib").expect("a file just written opens");

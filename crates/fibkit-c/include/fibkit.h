@@ -298,6 +298,29 @@ int fibkit_fib_build(const struct fibkit_table *table,
                      const char *engines,
                      struct fibkit_fib **out);
 
+// `fibkit_fib_build`, with `auto` measuring its candidates on the
+// caller's keys, a sample of the traffic the FIB will see: the `n4` IPv4
+// addresses at `keys4` (host byte order, as `fibkit_lookup4` takes them)
+// and the `n6` IPv6 addresses at `keys6`, of which the IPv4-mapped ones
+// (`::ffff:a.b.c.d`) count as IPv4 addresses, as lookups take them. A
+// family given no keys is measured on uniform random keys, as
+// `fibkit_fib_build` does; every engine but `auto` takes no notice of the
+// keys. `fibkit_fib_engine` names the engine `auto` chose.
+//
+// Returns as `fibkit_fib_build`, and `FIBKIT_EINVAL` for a NULL or
+// misaligned `keys4` or `keys6` with a count other than 0.
+//
+// # Safety
+// As `fibkit_fib_build`; `keys4` points to `n4` addresses and `keys6` to
+// `n6` (either may be NULL with a count of 0).
+int fibkit_fib_build_calibrated(const struct fibkit_table *table,
+                                const char *engines,
+                                const uint32_t *keys4,
+                                size_t n4,
+                                const struct fibkit_addr6 *keys6,
+                                size_t n6,
+                                struct fibkit_fib **out);
+
 // Opens a compiled FIB file (written by `fibkit_fib_save` or `fibkit
 // compile`): the file is mapped, checked (header, checksums, every index
 // an engine will follow) and served in place, without a build.

@@ -11,6 +11,7 @@ use std::ffi::{c_char, c_int, CString};
 use fibkit_core::addr::Address;
 use fibkit_core::address_text::ipv4_mapped;
 use fibkit_core::compiled::{CompileOptions, CompiledFamily, CompiledTable};
+use fibkit_core::fib::{Calibration, Calibrations};
 use fibkit_core::file::FileError;
 use fibkit_core::{NextHop, NO_ROUTE};
 
@@ -108,15 +109,73 @@ fn resolve<A: Address>(family: &CompiledFamily<A>, answers: &mut [u32]) {
 pub unsafe extern "C" fn fibkit_fib_build(table: *const Table, engines: *const c_char, out: *mut *mut Fib) -> c_int {
     // SAFETY: the contract above.
     unsafe { args::clear(out) };
+    // SAFETY: the contract above.
+    guard(|| unsafe { build(table, engines, Calibrations::default(), out) })
+}
+
+/// `fibkit_fib_build`, with `auto` measuring its candidates on the
+/// caller's keys, a sample of the traffic the FIB will see: the `n4` IPv4
+/// addresses at `keys4` (host byte order, as `fibkit_lookup4` takes them)
+/// and the `n6` IPv6 addresses at `keys6`, of which the IPv4-mapped ones
+/// (`::ffff:a.b.c.d`) count as IPv4 addresses, as lookups take them. A
+/// family given no keys is measured on uniform random keys, as
+/// `fibkit_fib_build` does; every engine but `auto` takes no notice of the
+/// keys. `fibkit_fib_engine` names the engine `auto` chose.
+///
+/// Returns as `fibkit_fib_build`, and `FIBKIT_EINVAL` for a NULL or
+/// misaligned `keys4` or `keys6` with a count other than 0.
+///
+/// # Safety
+/// As `fibkit_fib_build`; `keys4` points to `n4` addresses and `keys6` to
+/// `n6` (either may be NULL with a count of 0).
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_fib_build_calibrated(
+    table: *const Table,
+    engines: *const c_char,
+    keys4: *const u32,
+    n4: usize,
+    keys6: *const Addr6,
+    n6: usize,
+    out: *mut *mut Fib,
+) -> c_int {
+    // SAFETY: the contract above.
+    unsafe { args::clear(out) };
     guard(|| {
         // SAFETY: the contract above.
-        let table = unsafe { args::reference(table, "table") }?;
+        let (keys4, keys6) = unsafe { (args::slice(keys4, n4, "keys4")?, args::slice(keys6, n6, "keys6")?) };
+        let mut ipv4 = keys4.to_vec();
+        let mut ipv6 = Vec::with_capacity(keys6.len());
+        for &key in keys6 {
+            let key = u128::from(key);
+            match ipv4_mapped(key) {
+                Some(mapped) => ipv4.push(mapped),
+                None => ipv6.push(key),
+            }
+        }
+        let calibration = Calibrations { ipv4: Calibration::sample(ipv4), ipv6: Calibration::sample(ipv6) };
         // SAFETY: the contract above.
-        let engines = unsafe { engine_names(engines) }?;
-        let compiled = CompiledTable::build(table.routes.clone(), &CompileOptions { engines, prefixes: false })?;
-        // SAFETY: the contract above.
-        unsafe { args::store(out, Fib::new(compiled)) }
+        unsafe { build(table, engines, calibration, out) }
     })
+}
+
+/// The body of `fibkit_fib_build` and `fibkit_fib_build_calibrated`.
+///
+/// # Safety
+/// As `fibkit_fib_build`.
+unsafe fn build(
+    table: *const Table,
+    engines: *const c_char,
+    calibration: Calibrations,
+    out: *mut *mut Fib,
+) -> Result<(), Failure> {
+    // SAFETY: the caller's contract.
+    let table = unsafe { args::reference(table, "table") }?;
+    // SAFETY: the caller's contract.
+    let engines = unsafe { engine_names(engines) }?;
+    let options = CompileOptions { engines, prefixes: false, calibration };
+    let compiled = CompiledTable::build(table.routes.clone(), &options)?;
+    // SAFETY: the caller's contract.
+    unsafe { args::store(out, Fib::new(compiled)) }
 }
 
 /// Opens a compiled FIB file (written by `fibkit_fib_save` or `fibkit

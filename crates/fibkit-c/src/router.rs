@@ -172,7 +172,8 @@ pub unsafe extern "C" fn fibkit_router_new(
         // SAFETY: the contract above.
         let table = unsafe { args::reference(table, "table") }?;
         // SAFETY: the contract above.
-        let options = CompileOptions { engines: unsafe { engine_names(engines) }?, prefixes: false };
+        let engines = unsafe { engine_names(engines) }?;
+        let options = CompileOptions { engines, prefixes: false, ..Default::default() };
         let (v4, v6) = (Router::family::<u32>(table, &options)?, Router::family::<u128>(table, &options)?);
         let (engine4, engine6) = (c_string(v4.engine()), c_string(v6.engine()));
         // SAFETY: the contract above.

@@ -163,7 +163,7 @@ pub type LogFn = Option<unsafe extern "C" fn(context: *mut c_void, line: *const 
 /// `engines` is NULL or a NUL-terminated string.
 unsafe fn routers(engines: *const c_char) -> Result<(CoreRouter<u32>, CoreRouter<u128>), Failure> {
     // SAFETY: the caller's contract.
-    let options = CompileOptions { engines: unsafe { engine_names(engines) }?, prefixes: false };
+    let options = CompileOptions { engines: unsafe { engine_names(engines) }?, prefixes: false, ..Default::default() };
     fn family<A: Address>(options: &CompileOptions) -> Result<CoreRouter<A>, Failure> {
         let engine = options.engine::<A>().map_err(fibkit_core::BuildError::from)?;
         let table = NextHopTable::new(Mapping::Distinct);

@@ -251,6 +251,27 @@ static void test_every_engine_against_the_reference(void) {
     for (size_t i = 0; i < k; i++) wrong += fibkit_lookup4(fib, keys[i]) != expected[i];
     CHECK(wrong == 0, "auto (%s): %zu wrong", chosen, wrong);
     fibkit_fib_free(fib);
+    /* `auto` measured on the caller's keys: IPv4 ones, and IPv6 ones of
+     * which the mapped count as IPv4. */
+    fibkit_addr6 mapped[2] = {{{0}}, {{0}}};
+    for (int i = 0; i < 2; i++) {
+        mapped[i].bytes[10] = mapped[i].bytes[11] = 0xff;
+        memcpy(mapped[i].bytes + 12, &keys[i], 4);
+    }
+    CHECK_OK(fibkit_fib_build_calibrated(table, "auto", keys, k, mapped, 2, &fib));
+    chosen = fibkit_fib_engine(fib, FIBKIT_IPV4);
+    wrong = 0;
+    for (size_t i = 0; i < k; i++) wrong += fibkit_lookup4(fib, keys[i]) != expected[i];
+    CHECK(chosen != NULL && wrong == 0, "auto on the caller's keys (%s): %zu wrong", chosen, wrong);
+    fibkit_fib_free(fib);
+    /* Another engine takes no notice of the keys; keys must be there. */
+    CHECK_OK(fibkit_fib_build_calibrated(table, "d16r", keys, k, NULL, 0, &fib));
+    CHECK(strcmp(fibkit_fib_engine(fib, FIBKIT_IPV4), "d16r") == 0, "d16r");
+    fibkit_fib_free(fib);
+    fib = NULL;
+    CHECK(fibkit_fib_build_calibrated(table, "auto", NULL, 5, NULL, 0, &fib) == FIBKIT_EINVAL && fib == NULL,
+          "NULL keys4 with a count");
+    CHECK(contains(fibkit_last_error(), "keys4"), "the error names keys4");
     fibkit_table_free(table);
 }
 

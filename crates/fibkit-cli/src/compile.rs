@@ -47,7 +47,7 @@ pub struct CompileArgs {
 /// Runs `fibkit compile`.
 pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     crate::refuse_input_as_output(args.table.table.as_deref(), &args.output)?;
-    let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix };
+    let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix, ..Default::default() };
     // Every engine name (`registered::compile_engine` checks them all), and
     // that the chosen ones can be saved, checked before the table loads;
     // `-4` and `-6` exclude each other, so one check at least runs.

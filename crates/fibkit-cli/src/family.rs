@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::Args;
 use fibkit::addr::Address;
-use fibkit::fib::{BuildOptions, Fib};
+use fibkit::fib::{BuildOptions, Calibration, Fib};
 use fibkit::load::RouteTable;
 use fibkit::registry::Engine;
 
@@ -125,9 +125,15 @@ pub fn select_engines<A: Address>(spec: &str) -> Result<Vec<&'static Engine>> {
         .collect()
 }
 
-/// Builds `engine` for family `A` from `table` and times it (ms).
-pub fn build_timed<A: Address>(engine: &Engine, table: &RouteTable) -> Result<(Box<dyn Fib<A>>, f64)> {
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+/// Builds `engine` for family `A` from `table` and times it (ms); `auto`
+/// measures its candidates on the keys of `calibration`.
+pub fn build_timed<A: Address>(
+    engine: &Engine,
+    table: &RouteTable,
+    calibration: &Calibration<A>,
+) -> Result<(Box<dyn Fib<A>>, f64)> {
+    let mut options = BuildOptions::new(table.next_hops.max_index());
+    *options.calibration.of_mut::<A>() = calibration.clone();
     let start = Instant::now();
     let fib = engine.build(table.rib::<A>(), &options)?;
     Ok((fib, start.elapsed().as_secs_f64() * 1e3))

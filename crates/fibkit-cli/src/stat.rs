@@ -4,12 +4,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use fibkit::addr::{IpPrefix, Prefix};
+use fibkit::addr::IpPrefix;
 use fibkit::auto;
 use fibkit::engines::dxr;
-use fibkit::fib::{BuildOptions, Fib, Figure};
+use fibkit::fib::{BuildOptions, Calibration, Fib, Figure};
 use fibkit::load::RouteTable;
-use fibkit::random::{KeyGen, Keyed};
+use fibkit::random::Keyed;
 use fibkit::registry;
 use serde_json::{json, Map, Value};
 
@@ -33,8 +33,13 @@ pub struct StatArgs {
     /// With `auto`: measure the candidates on keys uniform inside this
     /// prefix (the traffic the FIB will see) [default: all of IPv4,
     /// 2000::/3 for IPv6].
-    #[arg(long, value_name = "PREFIX", value_parser = parse_space)]
+    #[arg(long, value_name = "PREFIX", value_parser = parse_space, conflicts_with = "keys")]
     space: Option<IpPrefix>,
+    /// With `auto`: measure the candidates on these addresses, in order
+    /// (a sample of the traffic; as `bench --keys` reads them: text, raw
+    /// addresses or a pcap capture).
+    #[arg(long, value_name = "FILE")]
+    keys: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) table: TableArgs,
     #[command(flatten)]
@@ -52,10 +57,11 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
     if let Some(spec) = &args.engine {
         check_names(spec)?;
     }
-    if args.space.is_some()
-        && !args.engine.as_deref().is_some_and(|spec| spec.split(',').any(|name| name.trim() == auto::NAME))
-    {
-        anyhow::bail!("--space is what `auto` measures its candidates on: give --engine auto");
+    let calibrated = [(args.space.is_some(), "--space"), (args.keys.is_some(), "--keys")];
+    if let Some((_, option)) = calibrated.iter().find(|(given, _)| *given) {
+        if !args.engine.as_deref().is_some_and(|spec| spec.split(',').any(|name| name.trim() == auto::NAME)) {
+            anyhow::bail!("{option} is what `auto` measures its candidates on: give --engine auto");
+        }
     }
     let ipv4_only = args.chunk_histogram.then_some("--chunk-histogram is about IPv4 DXR");
     let (table, family) = load_table(&args.table, &args.family, ipv4_only)?;
@@ -98,21 +104,22 @@ pub fn run(args: &StatArgs) -> Result<ExitCode> {
 /// (one that cannot is reported, and the others still are).
 fn report<A: Keyed>(args: &StatArgs, table: &RouteTable, default_engine: &str) -> Result<(Vec<Value>, bool)> {
     let family = A::FAMILY;
-    let space = match args.space {
-        Some(space) => Some(
+    let calibration = match (args.space, &args.keys) {
+        (Some(space), _) => Calibration::Space(
             space
                 .of::<A>()
                 .with_context(|| format!("--space {space} is not a prefix of the table's family ({family})"))?,
         ),
-        None => None,
+        (None, Some(path)) => Calibration::Keys(fibkit::load::load_keys_for::<A>(path)?.keys.into()),
+        (None, None) => Calibration::Default,
     };
     let mut objects = Vec::new();
     let mut all_built = true;
     for engine in select_engines::<A>(args.engine.as_deref().unwrap_or(default_engine))? {
         let built = if engine.name == auto::NAME {
-            build_auto::<A>(table, space)
+            build_auto::<A>(table, &calibration)
         } else {
-            build_timed::<A>(engine, table).map(|(fib, ms)| (fib, ms, None))
+            build_timed::<A>(engine, table, &Calibration::Default).map(|(fib, ms)| (fib, ms, None))
         };
         let (fib, build_ms, choice) = match built {
             Ok(built) => built,
@@ -168,13 +175,14 @@ fn report<A: Keyed>(args: &StatArgs, table: &RouteTable, default_engine: &str) -
 /// A built FIB, its build time (ms), and for `auto` its choice as text.
 type Built<A> = (Box<dyn Fib<A>>, f64, Option<String>);
 
-/// Builds `auto` over the table: the chosen engine's FIB, the time choosing
-/// and building took (ms), and the choice as text (the candidates, what
-/// each measured, and why the others were not chosen).
-fn build_auto<A: Keyed>(table: &RouteTable, space: Option<Prefix<A>>) -> Result<Built<A>> {
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
-    let space = space.unwrap_or_else(<A::Keys as KeyGen<A>>::default_space);
-    let choice = auto::choose_in::<A>(table.rib::<A>(), &options, space)?;
+/// Builds `auto` over the table, measuring the keys of `calibration`: the
+/// chosen engine's FIB, the time choosing and building took (ms), and the
+/// choice as text (the keys measured, the candidates, what each measured,
+/// and why the others were not chosen).
+fn build_auto<A: Keyed>(table: &RouteTable, calibration: &Calibration<A>) -> Result<Built<A>> {
+    let mut options = BuildOptions::new(table.next_hops.max_index());
+    *options.calibration.of_mut::<A>() = calibration.clone();
+    let choice = auto::choose::<A>(table.rib::<A>(), &options)?;
     let (ms, text) = (choice.elapsed.as_secs_f64() * 1e3, choice.to_string().trim_end().to_string());
     Ok((choice.fib, ms, Some(text)))
 }

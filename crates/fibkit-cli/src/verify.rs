@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Args;
 use fibkit::addr::Address;
-use fibkit::fib::Fib;
+use fibkit::fib::{Calibration, Fib};
 use fibkit::load::RouteTable;
 use fibkit::measure::verify::{self, Report, Space};
 use fibkit::random::{key_space, GLOBAL_UNICAST};
@@ -112,7 +112,7 @@ fn sweep_all<A: Address>(
     for engine in select_engines::<A>(&args.engine)? {
         // An engine that cannot build the table is a failure of its own:
         // the engines after it are still checked.
-        let fib = match build_timed::<A>(engine, table) {
+        let fib = match build_timed::<A>(engine, table, &Calibration::Default) {
             Ok((fib, _)) => fib,
             Err(error) => {
                 out!("{:>width$} cannot build the table: {error:#}  FAILED", engine.name, width = name_width());

@@ -248,3 +248,40 @@ fn addresses_as_arguments_and_in_compressed_files_answer_in_their_order() {
     let output = fibkit(&["lookup", table.to_str().unwrap(), "10.1.0.1", "--nexthops", "7", "--format", "json"]);
     assert_eq!(text(&output).0, format!("{{\"address\":\"10.1.0.1\",\"value\":{}}}\n", 64501 % 7 + 1));
 }
+
+#[test]
+fn auto_measures_on_the_first_addresses_and_still_answers_every_line() {
+    // Over a block of input (1 MiB): the first block is auto's sample, then
+    // answered once, in its place, as every other.
+    let dir = tempfile::tempdir().unwrap();
+    let table = write(dir.path(), "table.txt", TABLE);
+    let table = table.to_str().unwrap();
+    let address = |i: u32| match i % 3 {
+        0 => std::net::Ipv4Addr::from(0x0a00_0000 | i.wrapping_mul(2_654_435_761) >> 8).to_string(),
+        1 => format!("10.1.{}.{}", i % 256, i / 256 % 256),
+        _ => format!("2001:db8::{:x}:{:x}", i >> 16, i & 0xffff),
+    };
+    let lines: String = (0..150_000).map(|i| format!("{}\n", address(i))).collect();
+    let rows: String = (0..150_000).map(|i| format!("{i},{}\n", address(i))).collect();
+    let lines = write(dir.path(), "lines.txt", &lines);
+    let csv = write(dir.path(), "flows.csv", &format!("n,ip\n{rows}"));
+    for (input, column) in [(&lines, &[][..]), (&csv, &["--column", "ip"][..])] {
+        let input = input.to_str().unwrap();
+        let lookup = |inputs: &[&str], engine: &str| {
+            let args = [&["lookup", table][..], inputs, &["--format", "csv", "--engine", engine], column].concat();
+            let output = fibkit(&args);
+            let (stdout, stderr) = text(&output);
+            assert!(output.status.success(), "{stderr}");
+            stdout
+        };
+        let want = lookup(&[input], "d16r,poptrie16");
+        assert_eq!(want.lines().count(), 150_001);
+        assert!(lookup(&[input], "auto") == want, "{input}");
+        // A second source after the sampled one: its lines follow, under the one header.
+        let (header, body) = want.split_once('\n').unwrap();
+        assert!(lookup(&[input, input], "auto") == format!("{header}\n{body}{body}"), "{input} twice");
+        let args = [&["lookup", table, "--format", "csv", "--engine", "auto"][..], column].concat();
+        let output = fibkit_with_input(&args, &std::fs::read(input).unwrap());
+        assert!(text(&output).0 == want, "{input} on standard input");
+    }
+}

@@ -74,7 +74,7 @@ fn auto_says_which_engine_it_chose_and_why() {
     // --space: the keys auto measures on, of the table's family, with auto only.
     let output = fibkit(&["stat", "--engine", "auto", "--space", "10.1.0.0/16", path]);
     let (stdout, stderr) = text(&output);
-    assert!(output.status.success() && stdout.contains("(keys in 10.1.0.0/16)"), "{stdout}{stderr}");
+    assert!(output.status.success() && stdout.contains("(uniform random keys in 10.1.0.0/16)"), "{stdout}{stderr}");
     let output = fibkit(&["stat", "--engine", "auto", "--space", "2001:db8::/32", path]);
     let (stdout, stderr) = text(&output);
     assert!(
@@ -83,4 +83,19 @@ fn auto_says_which_engine_it_chose_and_why() {
     );
     let output = fibkit(&["stat", "--engine", "d16r", "--space", "10.0.0.0/8", path]);
     assert!(!output.status.success() && text(&output).1.contains("give --engine auto"));
+    // --keys: the caller's addresses, said as such.
+    let scratch = tempfile::tempdir().unwrap();
+    let keys = scratch.path().join("keys.txt");
+    std::fs::write(
+        &keys,
+        (0..3000u32)
+            .map(|i| format!("{}\n", std::net::Ipv4Addr::from(i.wrapping_mul(0x9e37_79b9))))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let output = fibkit(&["stat", "--engine", "auto", "--keys", keys.to_str().unwrap(), path]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success() && stdout.contains("(3000 of the caller's keys)"), "{stdout}{stderr}");
+    let output = fibkit(&["stat", "--engine", "d16r", "--keys", keys.to_str().unwrap(), path]);
+    assert!(!output.status.success() && text(&output).1.contains("--keys is what `auto` measures"));
 }

@@ -47,7 +47,7 @@ fn table() -> RouteTable {
 fn lookups(c: &mut Criterion) {
     let table = table();
     eprintln!("table: {} ({} prefixes, next hops {})", table.name, table.v4.len(), table.next_hops.mapping());
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     fibkit_peers::register().expect("the peers' names are free");
     for spec in fibkit::registry::engines_of(fibkit::Family::Ipv4) {
         let fib = match spec.build(&table.v4, &options) {

@@ -200,7 +200,7 @@ mod tests {
             0xffff_ffff,
         ];
         for spec in PEERS {
-            let fib = spec.build::<u32>(&rib, &BuildOptions { max_next_hop: 9 }).unwrap();
+            let fib = spec.build::<u32>(&rib, &BuildOptions::new(9)).unwrap();
             assert_eq!(fib.name(), spec.name);
             for addr in probes {
                 assert_eq!(fib.lookup(addr), rib.lookup(addr), "{} at {addr:#010x}", spec.name);

@@ -29,7 +29,7 @@ fn keys_for(rib: &Rib4, seed: u64) -> Vec<u32> {
 fn check(rib: &Rib4, table: &str) {
     let keys = keys_for(rib, 5);
     for spec in PEERS {
-        let fib = spec.build(rib, &BuildOptions { max_next_hop: u32::MAX }).expect("peers accept any table");
+        let fib = spec.build(rib, &BuildOptions::new(u32::MAX)).expect("peers accept any table");
         let checked = verify::batches(&keys, MAX_LEN, |key| fib.lookup(key), |keys, out| fib.lookup_batch(keys, out))
             .unwrap_or_else(|mismatch| panic!("{} on {table}: {mismatch:?}", spec.name));
         assert_eq!(checked, (MAX_LEN + 1) * 4);

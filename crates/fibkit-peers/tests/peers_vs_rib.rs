@@ -26,7 +26,7 @@ fn load_2014() -> Option<Rib4> {
 fn peers_agree_with_the_rib_on_the_2014_table() {
     let Some(rib) = load_2014() else { return };
     assert!(rib.len() > 500_000, "only {} prefixes", rib.len());
-    let options = BuildOptions { max_next_hop: u32::MAX };
+    let options = BuildOptions::new(u32::MAX);
     let ranges = rib.ranges(0, u32::MAX).len() as u64;
     let mut unexpected = Vec::new();
     for spec in PEERS {

@@ -37,7 +37,7 @@ use rayon::prelude::*;
 
 use fibkit::addr::{Address, Family, Prefix};
 use fibkit::compiled::{CompiledFamily, CompiledTable, Values};
-use fibkit::fib::{Fib, Figure, Stats};
+use fibkit::fib::{BuildOptions, Fib, Figure, Stats};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::Mapping;
 use fibkit::records::FieldSpec;
@@ -173,7 +173,7 @@ impl<A: PyAddress> Core<A> {
         let start = Instant::now();
         let rib = table.rib::<A>();
         let engine = registry::resolve::<A>(engine).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let family = CompiledFamily::build(engine, rib, table.next_hops.max_index(), false);
+        let family = CompiledFamily::build(engine, rib, &BuildOptions::new(table.next_hops.max_index()), false);
         let family = family.map_err(|error| PyValueError::new_err(error.to_string()))?;
         let (last, prefixes) = (rib.iter().map(|(_, hop)| hop).max().unwrap_or(NO_ROUTE), rib.len());
         let build_ms = start.elapsed().as_secs_f64() * 1e3;

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 
 use fibkit::compiled::{CompileOptions, CompiledFamily, CompiledTable};
+use fibkit::fib::{Calibration, Calibrations};
 use fibkit::load::{self, AnyAddr, RouteTable};
 use fibkit::{Address, BuildError, Family, NextHop, Prefix, NO_ROUTE};
 
@@ -49,9 +50,16 @@ pub fn build_error(error: BuildError) -> PyErr {
 }
 
 impl PyTable {
-    fn build(py: Python<'_>, routes: RouteTable, engines: Option<Vec<String>>, prefixes: bool) -> PyResult<Self> {
+    fn build(
+        py: Python<'_>,
+        routes: RouteTable,
+        engines: Option<Vec<String>>,
+        prefixes: bool,
+        calibrate: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let last = routes.v4.iter().map(|(_, hop)| hop).chain(routes.v6.iter().map(|(_, hop)| hop)).max();
-        let options = CompileOptions { engines: engines.unwrap_or_default(), prefixes };
+        let calibration = calibrate.map(calibration).transpose()?.unwrap_or_default();
+        let options = CompileOptions { engines: engines.unwrap_or_default(), prefixes, calibration };
         let table = py.detach(|| CompiledTable::build(routes, &options));
         let table = table.map_err(build_error)?;
         Ok(PyTable { table, last: last.unwrap_or(NO_ROUTE), pickle_path: None })
@@ -62,6 +70,22 @@ impl PyTable {
         let last = table.values.max_index();
         PyTable { table, last, pickle_path: path }
     }
+}
+
+/// The keys `auto` measures on: `addrs` (either family, as
+/// `Table.lookup_batch` takes them) split by family; a family without any
+/// is measured on uniform random keys.
+fn calibration(addrs: &Bound<'_, PyAny>) -> PyResult<Calibrations> {
+    let py = addrs.py();
+    let split = text::split(addrs).map_err(|error| {
+        let message = format!("calibrate: {}", error.value(py));
+        if error.is_instance_of::<PyTypeError>(py) {
+            PyTypeError::new_err(message)
+        } else {
+            PyValueError::new_err(message)
+        }
+    })?;
+    Ok(Calibrations { ipv4: Calibration::sample(split.keys4), ipv6: Calibration::sample(split.keys6) })
 }
 
 /// A matched prefix of either family: its network as an IPv6 address (an
@@ -171,7 +195,12 @@ impl PyTable {
     /// routes' values are records of those fields: a text table's columns
     /// after the addresses, or a MaxMind DB file's paths
     /// (`"country.iso_code,location.latitude"`).
-    #[pyo3(signature = (path, engines = None, nexthops = None, strict = false, prefixes = false, fields = None))]
+    /// With `calibrate` (addresses of either family, in any form
+    /// `lookup_batch` takes: a sample of the traffic), the engine `"auto"`
+    /// measures its candidates on those addresses instead of uniform
+    /// random ones; other engines take no notice.
+    #[pyo3(signature = (path, engines = None, nexthops = None, strict = false, prefixes = false, fields = None, calibrate = None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn load(
         py: Python<'_>,
         path: PathBuf,
@@ -180,26 +209,29 @@ impl PyTable {
         strict: bool,
         prefixes: bool,
         fields: Option<&str>,
+        calibrate: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mapping = convert::mapping(nexthops)?;
         let fields =
             fields.map(FieldSpec::parse).transpose().map_err(|error| PyValueError::new_err(error.to_string()))?;
         let routes = py.detach(|| load_table(path, mapping, strict, fields))?;
-        Self::build(py, routes, engines, prefixes)
+        Self::build(py, routes, engines, prefixes, calibrate)
     }
 
-    /// Builds from the embedded default table (synthetic, IPv4).
+    /// Builds from the embedded default table (synthetic, IPv4);
+    /// `calibrate` as for `load`.
     #[staticmethod]
-    #[pyo3(signature = (engines = None, nexthops = None, prefixes = false))]
+    #[pyo3(signature = (engines = None, nexthops = None, prefixes = false, calibrate = None))]
     fn default(
         py: Python<'_>,
         engines: Option<Vec<String>>,
         nexthops: Option<&Bound<'_, PyAny>>,
         prefixes: bool,
+        calibrate: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mapping = convert::mapping(nexthops)?;
         let routes = py.detach(|| load::synthetic::default_table(mapping));
-        Self::build(py, routes, engines, prefixes)
+        Self::build(py, routes, engines, prefixes, calibrate)
     }
 
     /// Next-hop indexes (not values: `values[hops]` maps them; 0: no

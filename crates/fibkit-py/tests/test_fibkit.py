@@ -114,6 +114,23 @@ def test_auto_builds_a_measured_candidate_that_matches_the_reference(family):
         assert fib.value(hop) == reference.lookup(key), f"{fib.engine}: {key:#x}"
 
 
+def test_auto_measures_on_the_addresses_it_is_given(tmp_path):
+    rng = random.Random(46)
+    routes4, routes6 = random_routes(rng, 32, 300), random_routes(rng, 128, 300)
+    path = tmp_path / "mixed.txt"
+    path.write_text("".join(f"{prefix} {value}\n" for prefix, value in routes4 + routes6))
+    keys4, keys6 = boundary_keys(routes4, 32), boundary_keys(routes6, 128)
+    sample = [str(ipaddress.IPv4Address(key)) for key in keys4] + [str(ipaddress.IPv6Address(key)) for key in keys6]
+    reference = fibkit.Table.load(path, engines=["d16r", "poptrie16"])
+    for calibrate in (sample, np.array(sample), sample[: len(keys4)]):
+        table = fibkit.Table.load(path, engines=["auto"], calibrate=calibrate)
+        assert all(engine.startswith(("d1", "d2", "poptrie1", "sail")) for engine in table.engines), table.engines
+        assert table.lookup_batch(sample).tolist() == reference.lookup_batch(sample).tolist()
+    assert fibkit.Table.default(engines=["auto"], calibrate=["10.0.0.1"] * 100).engines[0] is not None
+    with pytest.raises(ValueError, match=r"calibrate: addrs\[1\]: \"nope\""):
+        fibkit.Table.load(path, engines=["auto"], calibrate=["10.0.0.1", "nope"])
+
+
 def test_values_map_indexes_back_to_route_values():
     fib = fibkit.Fib([("10.0.0.0/8", 64500), ("10.1.0.0/16", "192.0.2.1"), ("0.0.0.0/0", 7)])
     hops = fib.lookup_batch(fibkit.ipv4_array(["10.2.3.4", "10.1.0.0", "8.8.8.8"]))

@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         "{:<8} {:>12} {:>9} {:>10} {:>16} {:>16} {:>16}",
         "engine", "bytes", "B/prefix", "build ms", "RND Mlps [cpu]", "SEQ Mlps [cpu]", "REP Mlps [cpu]"
     );
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for name in engines.split(',') {
         let start = Instant::now();
         let fib = match registry::build(name, &table.v4, &options) {

@@ -56,7 +56,7 @@ fn main() {
     );
     let directory = tempfile::tempdir().expect("temporary directory");
     'engines: for engine in engines {
-        let options = CompileOptions { engines: vec![engine.to_string()], prefixes: false };
+        let options = CompileOptions { engines: vec![engine.to_string()], prefixes: false, ..Default::default() };
         if let Some(engine) = registry::find(engine).filter(|engine| !engine.savable::<u32>()) {
             println!("{:<10} skipped: no IPv4 file format", engine.name);
             continue;

@@ -79,7 +79,7 @@ fn median_ms(mut build: impl FnMut()) -> f64 {
 
 fn ipv4<L: Leaf, const S: u32>(rib: &Rib4, lookups: u64) {
     let options = PoptrieOptions::default();
-    let build_ms = median_ms(|| drop(poptrie::build::<u32, S>(rib, &BuildOptions { max_next_hop: 239 }).unwrap()));
+    let build_ms = median_ms(|| drop(poptrie::build::<u32, S>(rib, &BuildOptions::new(239)).unwrap()));
     let fib = Poptrie::<u32, L, S>::build(rib, &options).unwrap();
     println!("{}", fib.stats().report);
     let plain = Poptrie::<u32, L, S>::build(rib, &PoptrieOptions { aggregate: false }).unwrap();
@@ -106,7 +106,7 @@ fn ipv4<L: Leaf, const S: u32>(rib: &Rib4, lookups: u64) {
 /// engine type), for Poptrie and its peers DXR D16R and D18R.
 fn through_registry(rib: &Rib4, lookups: u64) {
     for name in ["poptrie16", "poptrie18", "d16r", "d18r"] {
-        let fib = registry::build(name, rib, &BuildOptions { max_next_hop: 239 }).unwrap();
+        let fib = registry::build(name, rib, &BuildOptions::new(239)).unwrap();
         print!("  {name:<10} {:>7.2} MiB", fib.footprint() as f64 / (1 << 20) as f64);
         for test in [Test::Rnd, Test::Seq, Test::Rep] {
             let name = test.name();
@@ -139,7 +139,7 @@ fn rnd6<F: Fib<u128> + ?Sized>(fib: &F, prefix: u128, prefix_len: u32, lookups: 
 }
 
 fn ipv6<L: Leaf, const S: u32>(rib: &Rib6, max_next_hop: u32, lookups: u64) {
-    let build_ms = median_ms(|| drop(poptrie::build::<u128, S>(rib, &BuildOptions { max_next_hop }).unwrap()));
+    let build_ms = median_ms(|| drop(poptrie::build::<u128, S>(rib, &BuildOptions::new(max_next_hop)).unwrap()));
     let fib = Poptrie::<u128, L, S>::build(rib, &PoptrieOptions::default()).unwrap();
     println!("{}", fib.stats().report);
     let in_2000_3 = rnd6(&fib, 0x2000 << 112, 3, lookups);

@@ -7,9 +7,11 @@
 //!     | build each over the table (two at a time); one that cannot hold the table is out
 //!     | keep those whose footprint fits the caches the OS reports (L2 + L3 of cpu0;
 //!     |   all of them when none fits, or the OS reports no cache)
-//!     | measure each: batched RND (64 keys, as `fibkit lookup`, Python's lookup_batch and
-//!     |   the C _bulk calls look up), ROUNDS short runs interleaved, each after an
-//!     |   untimed run as long that refills the caches, their median
+//!     | measure each: batches of 64 keys (as `fibkit lookup`, Python's lookup_batch and
+//!     |   the C _bulk calls look up) of the caller's keys (BuildOptions::calibration: a
+//!     |   sample of them, or a prefix they fall in; by default uniform random keys),
+//!     |   ROUNDS short runs interleaved, each after an untimed run as long that
+//!     |   refills the caches, their median
 //!     v
 //!  the fastest, or the smallest of those within TIE (3%) of it: `auto` builds its FIB
 //!     (its own name, file format and updater)
@@ -26,11 +28,11 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::addr::{Address, Prefix};
+use crate::addr::Address;
 use crate::error::BuildError;
-use crate::fib::{BuildOptions, Fib};
+use crate::fib::{BuildOptions, Calibration, Fib};
 use crate::live::Updater;
-use crate::random::{KeyGen, Keyed};
+use crate::random::Keyed;
 use crate::registry::catalogue::{self, Engine, AUTO_CANDIDATES, AUTO_NAME};
 use crate::rib::Rib;
 use crate::workload::{Test, Workload};
@@ -80,8 +82,9 @@ pub struct Choice<A: Address> {
     /// The cache the footprints were held against (L2 + L3), if the OS
     /// reports it.
     pub cache_bytes: Option<usize>,
-    /// The space the measured keys were uniform in.
-    pub space: Prefix<A>,
+    /// The keys measured: a sample of the caller's, or uniform random
+    /// keys in a prefix (the family's default space where none was given).
+    pub calibration: Calibration<A>,
     /// How long choosing took (builds and measurements).
     pub elapsed: Duration,
 }
@@ -95,13 +98,13 @@ impl<A: Address> fmt::Display for Choice<A> {
         );
         writeln!(
             f,
-            "auto chose {} ({}) for {}: the smallest of those within {:.0}% of the fastest batched RND (keys in \
-             {}) among {measured} candidates whose footprint fits {cache}; chosen in {:.0} ms",
+            "auto chose {} ({}) for {}: the smallest of those within {:.0}% of the fastest in batches of \
+             {BATCH} keys ({}) among {measured} candidates whose footprint fits {cache}; chosen in {:.0} ms",
             self.engine.name,
             self.engine.summary,
             A::FAMILY,
             TIE * 100.0,
-            self.space,
+            self.calibration,
             self.elapsed.as_secs_f64() * 1e3,
         )?;
         for candidate in &self.candidates {
@@ -120,25 +123,17 @@ impl<A: Address> fmt::Display for Choice<A> {
 }
 
 /// Builds every candidate of family `A` over `rib`, measures those that
-/// fit the caches on keys uniform over the family's default space
-/// ([`KeyGen::default_space`]: all of IPv4, 2000::/3), and keeps the
-/// fastest (module docs).
+/// fit the caches on the keys of `options.calibration` (by default keys
+/// uniform over the family's default space, [`crate::random::KeyGen::default_space`]: all
+/// of IPv4, 2000::/3), and keeps the fastest (module docs). The caller's
+/// keys matter: most IPv6 traffic goes to 2001::/16, where a table's routes
+/// crowd into few direct-table slots and another engine is faster.
 ///
 /// # Errors
 /// When no candidate can hold the table: the first candidate's error.
 pub fn choose<A: Keyed>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice<A>, BuildError> {
-    choose_in(rib, options, A::Keys::default_space())
-}
-
-/// [`choose`] measuring keys uniform inside `space` instead: the traffic
-/// the FIB will see where it is known to fall in part of the space (most
-/// IPv6 traffic goes to 2001::/16, where a table's routes crowd into few
-/// direct-table slots and another engine may be faster).
-///
-/// # Errors
-/// As [`choose`].
-pub fn choose_in<A: Keyed>(rib: &Rib<A>, options: &BuildOptions, space: Prefix<A>) -> Result<Choice<A>, BuildError> {
     let start = Instant::now();
+    let (workload, calibration) = measured_keys(options.calibration.of::<A>());
     let engines: Vec<&'static Engine> = AUTO_CANDIDATES
         .iter()
         .filter_map(|name| catalogue::listed(name).filter(|engine| engine.serves(A::FAMILY)))
@@ -168,7 +163,6 @@ pub fn choose_in<A: Keyed>(rib: &Rib<A>, options: &BuildOptions, space: Prefix<A
     let Some(&(_, first)) = measured.first() else {
         return Err(built.into_iter().find_map(Result::err).unwrap_or_else(no_candidate::<A>));
     };
-    let workload = Workload { space, ..Workload::new(Test::Rnd, BATCH, 1) };
     let lookups = calibrate(first, &workload);
     let mut rates = vec![Vec::with_capacity(ROUNDS); candidates.len()];
     for _ in 0..ROUNDS {
@@ -193,7 +187,24 @@ pub fn choose_in<A: Keyed>(rib: &Rib<A>, options: &BuildOptions, space: Prefix<A
     }
     let best = pick(&candidates).ok_or_else(no_candidate::<A>)?;
     let fib = built.into_iter().nth(best).and_then(Result::ok).ok_or_else(no_candidate::<A>)?;
-    Ok(Choice { engine: engines[best], fib, candidates, cache_bytes, space, elapsed: start.elapsed() })
+    Ok(Choice { engine: engines[best], fib, candidates, cache_bytes, calibration, elapsed: start.elapsed() })
+}
+
+/// The workload measuring the keys of `calibration`, and the calibration
+/// as measured: the default made the space it stands for, and an empty
+/// sample the default.
+fn measured_keys<A: Keyed>(calibration: &Calibration<A>) -> (Workload<A>, Calibration<A>) {
+    let random = Workload::new(Test::Rnd, BATCH, 1);
+    match calibration {
+        Calibration::Keys(keys) if !keys.is_empty() => {
+            (Workload { test: Test::Keys(keys.clone()), ..random }, calibration.clone())
+        }
+        Calibration::Space(space) => (Workload { space: *space, ..random }, calibration.clone()),
+        Calibration::Default | Calibration::Keys(_) => {
+            let space = random.space;
+            (random, Calibration::Space(space))
+        }
+    }
 }
 
 /// The candidate `auto` takes: of those measured within [`TIE`] of the
@@ -282,6 +293,7 @@ fn parse_size(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::addr::Prefix;
     use crate::random::XorShift32;
     use crate::registry;
 
@@ -298,7 +310,7 @@ mod tests {
     #[test]
     fn auto_builds_the_fastest_candidate_that_holds_the_table_and_answers_as_the_rib() {
         let rib = random_rib(5000, 200);
-        let choice = choose(&rib, &BuildOptions { max_next_hop: 200 }).unwrap();
+        let choice = choose(&rib, &BuildOptions::new(200)).unwrap();
         assert_eq!(choice.fib.name(), choice.engine.name);
         assert!(registry::AUTO_CANDIDATES.contains(&choice.engine.name));
         let chosen = choice.candidates.iter().find(|candidate| candidate.name == choice.engine.name).unwrap();
@@ -314,7 +326,7 @@ mod tests {
             let key = rng.next();
             assert_eq!(choice.fib.lookup(key), rib.lookup(key), "{key:#x}");
         }
-        let fib = registry::build::<u32>(NAME, &rib, &BuildOptions { max_next_hop: 200 }).unwrap();
+        let fib = registry::build::<u32>(NAME, &rib, &BuildOptions::new(200)).unwrap();
         assert!(registry::AUTO_CANDIDATES.contains(&fib.name()));
     }
 
@@ -348,7 +360,7 @@ mod tests {
         // Next hops beyond DXR's 22-bit fields: Poptrie's wide leaves hold them.
         let max_next_hop = 1 << 24;
         let rib = random_rib(2000, max_next_hop);
-        let options = BuildOptions { max_next_hop };
+        let options = BuildOptions::new(max_next_hop);
         let choice = choose(&rib, &options).unwrap();
         let refused: Vec<&str> = choice
             .candidates
@@ -363,8 +375,7 @@ mod tests {
         // And when none can (next hops past Poptrie's 31-bit direct
         // entries too), the error is a candidate's.
         let rib = random_rib(2000, u32::MAX);
-        let error =
-            choose(&rib, &BuildOptions { max_next_hop: u32::MAX }).map(|choice| choice.engine.name).unwrap_err();
+        let error = choose(&rib, &BuildOptions::new(u32::MAX)).map(|choice| choice.engine.name).unwrap_err();
         assert!(matches!(error, BuildError::Limit(_)), "{error}");
     }
 
@@ -373,16 +384,38 @@ mod tests {
         let mut rib = Rib::<u128>::new();
         rib.insert("2001:db8::/32".parse().unwrap(), 1);
         rib.insert("2001:db8:1::/48".parse().unwrap(), 2);
-        let choice = choose(&rib, &BuildOptions { max_next_hop: 2 }).unwrap();
+        let choice = choose(&rib, &BuildOptions::new(2)).unwrap();
         assert!(choice.engine.serves(crate::Family::Ipv6));
         assert_eq!(choice.fib.lookup(0x2001_0db8_0001_u128 << 80), 2);
-        assert!(choice.to_string().contains("(keys in 2000::/3)"), "{choice}");
+        assert!(choice.to_string().contains("(uniform random keys in 2000::/3)"), "{choice}");
         // Keys inside the table's own /32: still a valid choice, measured there.
         let space: Prefix<u128> = "2001:db8::/32".parse().unwrap();
-        let inside = choose_in(&rib, &BuildOptions { max_next_hop: 2 }, space).unwrap();
-        assert_eq!(inside.space, space);
-        assert!(inside.to_string().contains("(keys in 2001:db8::/32)"), "{inside}");
+        let mut options = BuildOptions::new(2);
+        options.calibration.ipv6 = Calibration::Space(space);
+        let inside = choose(&rib, &options).unwrap();
+        assert_eq!(inside.calibration, Calibration::Space(space));
+        assert!(inside.to_string().contains("(uniform random keys in 2001:db8::/32)"), "{inside}");
         assert!(inside.candidates.iter().any(|candidate| candidate.mlps.is_some()));
+        // The IPv4 calibration is not IPv6's.
+        options.calibration.ipv4 = Calibration::Space("10.0.0.0/8".parse().unwrap());
+        assert_eq!(choose(&rib, &options).unwrap().calibration, Calibration::Space(space));
+    }
+
+    #[test]
+    fn the_callers_keys_are_what_auto_measures() {
+        let rib = random_rib(3000, 50);
+        let keys: std::sync::Arc<[u32]> = (0..4096u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        let mut options = BuildOptions::new(50);
+        options.calibration.ipv4 = Calibration::Keys(keys.clone());
+        let (workload, calibration) = measured_keys(options.calibration.of::<u32>());
+        assert_eq!(workload.test, Test::Keys(keys.clone()));
+        assert_eq!((workload.batch, calibration), (BATCH, Calibration::Keys(keys.clone())));
+        let choice = choose(&rib, &options).unwrap();
+        assert!(choice.to_string().contains("(4096 of the caller's keys)"), "{choice}");
+        assert!(choice.candidates.iter().any(|candidate| candidate.mlps.is_some()));
+        // No keys at all: the default space, said as such.
+        let (workload, calibration) = measured_keys::<u32>(&Calibration::Keys(Vec::new().into()));
+        assert_eq!((workload.test, calibration), (Test::Rnd, Calibration::Space(Prefix::default_route())));
     }
 
     #[test]
@@ -391,7 +424,7 @@ mod tests {
         // 4,096 entries, more than it takes; Poptrie holds the table.
         let rib: Rib<u128> =
             (0..5_000u128).map(|i| (Prefix::new((0x2000 + i) << 112 | 1 << 90, 40).unwrap(), 1)).collect();
-        let choice = choose(&rib, &BuildOptions { max_next_hop: 1 }).unwrap();
+        let choice = choose(&rib, &BuildOptions::new(1)).unwrap();
         let expanded = choice.candidates.iter().find(|candidate| candidate.name == "poptrie16x12").unwrap();
         assert!(expanded.refused.is_some() && expanded.mlps.is_none(), "{choice}");
         assert_ne!(choice.engine.name, "poptrie16x12");

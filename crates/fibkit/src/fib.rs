@@ -10,9 +10,11 @@
 //! to date while readers search it is [`crate::live`]'s business, and
 //! publishing it to concurrent readers the [`crate::router`]'s.
 
+use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 
-use crate::addr::Address;
+use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::file::{FamilyWriter, Problem};
 use crate::nexthop::NextHop;
@@ -194,6 +196,81 @@ pub(crate) use forward_fib;
 pub struct BuildOptions {
     /// The largest next-hop index the table uses (sizes next-hop fields).
     pub max_next_hop: NextHop,
+    /// The keys `auto` ([`crate::auto`]) measures its candidates on; the
+    /// other engines take no notice of them.
+    pub calibration: Calibrations,
+}
+
+impl BuildOptions {
+    /// Options for next hops up to `max_next_hop`, `auto` measuring on
+    /// the default keys.
+    pub fn new(max_next_hop: NextHop) -> Self {
+        BuildOptions { max_next_hop, calibration: Calibrations::default() }
+    }
+}
+
+/// The keys an engine is chosen for: the traffic it will see, as far as the
+/// caller knows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Calibration<A: Address> {
+    /// Uniform random keys over the family's default space (all of IPv4,
+    /// 2000::/3).
+    #[default]
+    Default,
+    /// Uniform random keys inside a prefix (most IPv6 traffic goes to
+    /// 2001::/16).
+    Space(Prefix<A>),
+    /// The caller's own keys (a sample of the addresses to look up),
+    /// looked up in order, cycling.
+    Keys(Arc<[A]>),
+}
+
+impl<A: Address> Calibration<A> {
+    /// The caller's `keys`, or the default where there are none.
+    pub fn sample(keys: Vec<A>) -> Self {
+        if keys.is_empty() {
+            Calibration::Default
+        } else {
+            Calibration::Keys(keys.into())
+        }
+    }
+}
+
+impl<A: Address> fmt::Display for Calibration<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Calibration::Default => write!(f, "uniform random keys, the family's default space"),
+            Calibration::Space(space) => write!(f, "uniform random keys in {space}"),
+            Calibration::Keys(keys) => write!(f, "{} of the caller's keys", keys.len()),
+        }
+    }
+}
+
+/// A [`Calibration`] for each family.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Calibrations {
+    /// IPv4's.
+    pub ipv4: Calibration<u32>,
+    /// IPv6's.
+    pub ipv6: Calibration<u128>,
+}
+
+impl Calibrations {
+    /// Family `A`'s.
+    pub fn of<A: Address>(&self) -> &Calibration<A> {
+        let ipv4: &dyn Any = &self.ipv4;
+        let ipv6: &dyn Any = &self.ipv6;
+        ipv4.downcast_ref().or_else(|| ipv6.downcast_ref()).expect("an address is u32 or u128")
+    }
+
+    /// Family `A`'s, to set.
+    pub fn of_mut<A: Address>(&mut self) -> &mut Calibration<A> {
+        let (ipv4, ipv6): (&mut dyn Any, &mut dyn Any) = (&mut self.ipv4, &mut self.ipv6);
+        match ipv4.downcast_mut() {
+            Some(calibration) => calibration,
+            None => ipv6.downcast_mut().expect("an address is u32 or u128"),
+        }
+    }
 }
 
 /// Builds an engine of family `A` from a RIB (the registry's builders).

@@ -97,7 +97,7 @@ fn every_engine_batches_as_it_looks_up_on_random_tables() {
     // chunks; engines with narrower next-hop fields may refuse).
     for (seed, widest) in [(1, 4), (2, 250), (3, 300), (4, 200_000)] {
         let rib = random_rib(seed, widest);
-        let options = BuildOptions { max_next_hop: max_next_hop(&rib) };
+        let options = BuildOptions::new(max_next_hop(&rib));
         let keys = keys_for(&rib, seed);
         let mut built = 0;
         for spec in registry::engines_of(Family::Ipv4) {
@@ -117,7 +117,7 @@ fn every_engine_batches_as_it_looks_up_on_random_tables() {
 #[test]
 fn every_engine_batches_as_it_looks_up_on_the_2014_table() {
     let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
-    let options = BuildOptions { max_next_hop: max_next_hop(&table.v4) };
+    let options = BuildOptions::new(max_next_hop(&table.v4));
     let keys = keys_for(&table.v4, 2014);
     for spec in registry::engines_of(Family::Ipv4) {
         let fib = spec.build(&table.v4, &options).unwrap_or_else(|error| panic!("{error}"));
@@ -129,7 +129,7 @@ fn every_engine_batches_as_it_looks_up_on_the_2014_table() {
 fn long_batches_match_too() {
     // Batches much longer than the pipelines' rounds, with odd lengths.
     let rib = random_rib(9, 300);
-    let options = BuildOptions { max_next_hop: max_next_hop(&rib) };
+    let options = BuildOptions::new(max_next_hop(&rib));
     let mut keys = keys_for(&rib, 9);
     let mut rng = XorShift32::new(99);
     keys.extend((0..10_000).map(|_| rng.next()));
@@ -151,7 +151,7 @@ fn long_batches_match_too() {
 #[should_panic(expected = "output shorter than keys")]
 fn a_short_output_is_refused() {
     let rib = random_rib(5, 10);
-    let fib = registry::build("d18r", &rib, &BuildOptions { max_next_hop: 10 }).unwrap();
+    let fib = registry::build("d18r", &rib, &BuildOptions::new(10)).unwrap();
     fib.lookup_batch(&[1, 2, 3], &mut [0; 2]);
 }
 
@@ -195,7 +195,7 @@ fn every_ipv6_engine_batches_as_it_looks_up() {
         let rib = random_rib6(seed);
         let keys = keys6_for(&rib, seed);
         for spec in registry::engines_of(Family::Ipv6) {
-            let fib = spec.build(&rib, &BuildOptions { max_next_hop: 200 }).unwrap_or_else(|error| panic!("{error}"));
+            let fib = spec.build(&rib, &BuildOptions::new(200)).unwrap_or_else(|error| panic!("{error}"));
             check(fib.as_ref(), &keys, &format!("random IPv6 table {seed}"));
         }
     }
@@ -204,7 +204,7 @@ fn every_ipv6_engine_batches_as_it_looks_up() {
     let max = table.v6.iter().map(|(_, next_hop)| next_hop).max().unwrap_or(0);
     let keys = keys6_for(&table.v6, 6);
     for spec in registry::engines_of(Family::Ipv6) {
-        let fib = spec.build(&table.v6, &BuildOptions { max_next_hop: max }).unwrap_or_else(|error| panic!("{error}"));
+        let fib = spec.build(&table.v6, &BuildOptions::new(max)).unwrap_or_else(|error| panic!("{error}"));
         check(fib.as_ref(), &keys, "the LINX IPv6 table");
     }
 }
@@ -218,7 +218,7 @@ fn child_reads_fibkit_simd_off() {
     assert_eq!(simd::level(), Level::Scalar);
     // The batch path runs (and agrees) with the switch off.
     let rib = random_rib(7, 300);
-    let fib = registry::build("d16r", &rib, &BuildOptions { max_next_hop: 300 }).unwrap();
+    let fib = registry::build("d16r", &rib, &BuildOptions::new(300)).unwrap();
     let keys = keys_for(&rib, 7);
     let mut out = vec![0; keys.len()];
     fib.lookup_batch(&keys, &mut out);

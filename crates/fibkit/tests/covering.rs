@@ -52,7 +52,7 @@ fn tables<A: Address>(ops: &[(Prefix<A>, Option<NextHop>)]) -> (Rib<A>, Model<A>
 /// engine, and the same opened from its file.
 fn compiled<A: Address>(rib: &Rib<A>) -> (CompiledFamily<A>, CompiledTable) {
     let engine = registry::resolve::<A>(default_engine(A::FAMILY)).unwrap();
-    let family = CompiledFamily::build(engine, rib, HOPS, true).unwrap();
+    let family = CompiledFamily::build(engine, rib, &fibkit::fib::BuildOptions::new(HOPS), true).unwrap();
     let values = Values::new(&NextHopTable::new(Mapping::Modulo(HOPS)));
     let bytes = family.to_file("random", &values).unwrap().to_bytes();
     let opened = CompiledTable::from_file(&FibFile::from_bytes(&bytes, "random.fib").unwrap()).unwrap();

@@ -102,7 +102,7 @@ fn mixed_batches<A: Address>(
         let all: Vec<Update<Prefix<A>>> = initial.iter().chain(updates).copied().collect();
         let expected = rib_from(&all, hops);
         prop_assert_eq!(router.rib().ranges(A::ZERO, A::MAX), expected.ranges(A::ZERO, A::MAX));
-        let fresh = registry::build(name, &expected, &BuildOptions { max_next_hop: hops }).unwrap();
+        let fresh = registry::build(name, &expected, &BuildOptions::new(hops)).unwrap();
         let snapshot = router.reader().snapshot();
         for range in expected.ranges(A::ZERO, A::MAX) {
             for addr in [range.first, range.last] {
@@ -267,7 +267,8 @@ fn compiled_files_answer_the_default_route() {
             }
             let mut copy = RouteTable::new(&table.name, table.next_hops.mapping());
             (copy.v4, copy.v6, copy.next_hops) = (table.v4.clone(), table.v6.clone(), table.next_hops.clone());
-            let options = CompileOptions { engines: vec![engine.name.to_string()], prefixes: false };
+            let options =
+                CompileOptions { engines: vec![engine.name.to_string()], prefixes: false, ..Default::default() };
             let compiled = CompiledTable::build(copy, &options).unwrap();
             let path = directory.path().join(format!("{}.fib", engine.name));
             compiled.to_file().unwrap().write(&path).unwrap();

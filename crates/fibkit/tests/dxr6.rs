@@ -9,7 +9,7 @@ use fibkit::registry;
 fn linx_ipv6_table() {
     let Some(table) = common::linx_ipv6() else { return };
     let rib = table.v6;
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for (name, k) in [("d16r6", 16u64), ("d18r6", 18)] {
         let fib = registry::build(name, &rib, &options).unwrap();
         let stats = fib.stats();

@@ -25,7 +25,7 @@ fn copy(table: &RouteTable) -> RouteTable {
 /// in for the real one, an engine's typed limit leaves it out
 /// ([`common::unless_limit`]).
 fn check_file<A: Address>(table: &RouteTable, stand_in: bool, engine: &str, prefixes: bool, random: u64) {
-    let options = CompileOptions { engines: vec![engine.to_string()], prefixes };
+    let options = CompileOptions { engines: vec![engine.to_string()], prefixes, ..Default::default() };
     let Some(compiled) = common::unless_limit(engine, CompiledTable::build(copy(table), &options), stand_in) else {
         return;
     };

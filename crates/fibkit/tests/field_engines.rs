@@ -97,7 +97,7 @@ fn check(fib: &dyn Fib<u32>, rib: &Rib4, random: u64) -> Result<(), String> {
 }
 
 fn build(name: &str, rib: &Rib4) -> Box<dyn Fib<u32>> {
-    let options = BuildOptions { max_next_hop: max_next_hop(rib) };
+    let options = BuildOptions::new(max_next_hop(rib));
     registry::build(name, rib, &options).unwrap_or_else(|error| panic!("{name}: {error}"))
 }
 
@@ -225,7 +225,7 @@ fn lulea_reads_direct_code_words_past_its_last_pointer() {
 fn lulea_refuses_next_hops_no_pointer_holds() {
     let mut rib = Rib4::new();
     rib.insert(p("10.0.0.0/8"), 1);
-    let error = registry::build("lulea", &rib, &BuildOptions { max_next_hop: 1 << 30 }).err().unwrap();
+    let error = registry::build("lulea", &rib, &BuildOptions::new(1 << 30)).err().unwrap();
     assert_eq!(error.engine(), "lulea");
     assert!(error.to_string().contains("30-bit"), "{}", error.to_string());
 }
@@ -234,7 +234,7 @@ fn lulea_refuses_next_hops_no_pointer_holds() {
 fn dir24_refuses_next_hops_beyond_24_bits_and_lctrie_takes_any() {
     let mut rib = Rib4::new();
     rib.insert(p("10.0.0.0/8"), 1);
-    let error = registry::build("dir24-8", &rib, &BuildOptions { max_next_hop: 1 << 24 }).err().unwrap();
+    let error = registry::build("dir24-8", &rib, &BuildOptions::new(1 << 24)).err().unwrap();
     assert_eq!(error.engine(), "dir24-8");
     assert!(error.to_string().contains("24-bit"), "{}", error.to_string());
     rib.insert(p("10.1.0.0/16"), u32::MAX);

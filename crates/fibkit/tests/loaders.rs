@@ -94,7 +94,7 @@ fn dxr_counts_huge_next_hops_without_a_huge_vector() {
     rib.insert("10.0.0.0/8".parse().unwrap(), 1);
     rib.insert("10.1.2.0/24".parse().unwrap(), u32::MAX - 1);
     rib.insert("10.1.3.0/24".parse().unwrap(), 234_881_024);
-    let options = fibkit::fib::BuildOptions { max_next_hop: u32::MAX - 1 };
+    let options = fibkit::fib::BuildOptions::new(u32::MAX - 1);
     for name in ["d16r", "d22r"] {
         let start = Instant::now();
         let fib = fibkit::registry::build(name, &rib, &options).unwrap();
@@ -109,7 +109,7 @@ fn refusals_name_an_engine_that_takes_it(huge: u32) {
     let mut rib = fibkit::rib::Rib4::new();
     rib.insert("10.0.0.0/8".parse().unwrap(), huge);
     rib.insert("10.1.0.0/16".parse().unwrap(), 1);
-    let options = fibkit::fib::BuildOptions { max_next_hop: huge };
+    let options = fibkit::fib::BuildOptions::new(huge);
     let mut built = 0;
     for spec in fibkit::registry::engines_of(Family::Ipv4) {
         match spec.build(&rib, &options) {

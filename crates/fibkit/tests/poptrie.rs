@@ -254,14 +254,14 @@ proptest! {
 fn leaf_width_follows_the_options_and_the_table() {
     let mut rib = Rib4::new();
     rib.insert("10.0.0.0/8".parse().unwrap(), 5);
-    let narrow = registry::build("poptrie18", &rib, &BuildOptions { max_next_hop: 65_535 }).unwrap();
+    let narrow = registry::build("poptrie18", &rib, &BuildOptions::new(65_535)).unwrap();
     assert_eq!(count(&narrow.stats(), "leaf_bits"), 16);
-    let wide = registry::build("poptrie18", &rib, &BuildOptions { max_next_hop: 65_536 }).unwrap();
+    let wide = registry::build("poptrie18", &rib, &BuildOptions::new(65_536)).unwrap();
     assert_eq!(count(&wide.stats(), "leaf_bits"), 32);
     assert_eq!(wide.lookup(0x0a00_0001), 5);
     // The table's own next hops widen the leaves even if the options say less.
     rib.insert("10.1.0.0/16".parse().unwrap(), 100_000);
-    let widened = registry::build("poptrie0", &rib, &BuildOptions { max_next_hop: 5 }).unwrap();
+    let widened = registry::build("poptrie0", &rib, &BuildOptions::new(5)).unwrap();
     assert_eq!(count(&widened.stats(), "leaf_bits"), 32);
     assert_eq!(widened.lookup(0x0a01_0000), 100_000);
     // 2^31 and more cannot go in a direct entry: an error, not a wrong answer.
@@ -302,7 +302,7 @@ fn check_ipv4_table(mapping: Mapping, expect_leaf_bits: u64) {
     let Some(table) = routeviews_2014(mapping) else { return };
     let rib = table.v4;
     assert_eq!(rib.len(), 512_621);
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for name in ALL {
         let fib = registry::build(name, &rib, &options).unwrap();
         let boundaries = verify::boundaries(&*fib, &rib);
@@ -332,7 +332,7 @@ fn routeviews_2014_with_the_asns_as_next_hops() {
 fn linx_ipv6_table() {
     let Some(table) = common::linx_ipv6() else { return };
     let rib = table.v6;
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for name in ALL {
         let fib = registry::build(name, &rib, &options).unwrap();
         let checked = common::check_ipv6(name, &*fib, &rib, 500_000);
@@ -347,7 +347,7 @@ fn linx_ipv6_table() {
 fn routeviews_2014_exhaustive() {
     let Some(table) = routeviews_2014(Mapping::Modulo(239)) else { return };
     let rib = table.v4;
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for name in ALL {
         let fib = registry::build(name, &rib, &options).unwrap();
         let report = verify::exhaustive(&*fib, &rib);

@@ -108,7 +108,7 @@ proptest! {
         let rib = rib_from(&ops);
         let ranges = rib.ranges(0, u32::MAX);
         for spec in registry::engines_of(Family::Ipv4) {
-            match spec.build(&rib, &BuildOptions { max_next_hop: 200_000 }) {
+            match spec.build(&rib, &BuildOptions::new(200_000)) {
                 Ok(fib) => check_against(fib.as_ref(), &rib, &ranges, &probes, spec.name)?,
                 // SAIL's and SAIL-R's 15-bit next hops (sail-wide, checked
                 // too, takes them): refused only for a next hop of the table
@@ -123,7 +123,7 @@ proptest! {
                     for (prefix, next_hop) in rib.iter() {
                         folded.insert(prefix, next_hop % refused.max as u32 + 1);
                     }
-                    let options = BuildOptions { max_next_hop: refused.max as u32 };
+                    let options = BuildOptions::new(refused.max as u32);
                     let fib = spec.build(&folded, &options).map_err(|error| TestCaseError::fail(error.to_string()))?;
                     check_against(fib.as_ref(), &folded, &folded.ranges(0, u32::MAX), &probes, spec.name)?;
                 }

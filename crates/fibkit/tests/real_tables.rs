@@ -16,7 +16,7 @@ use fibkit::registry;
 use fibkit::Family;
 
 fn check_every_engine(table: &RouteTable, random: u64) {
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for spec in registry::engines_of(Family::Ipv4) {
         let fib = match spec.build(&table.v4, &options) {
             Ok(fib) => fib,
@@ -76,7 +76,7 @@ fn dxr_family_exhaustive() {
 }
 
 fn check_every_ipv6_engine(table: &RouteTable, random: u64) {
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for spec in registry::engines_of(Family::Ipv6) {
         let fib = spec.build(&table.v6, &options).unwrap_or_else(|error| panic!("{error}"));
         common::check_ipv6(spec.name, fib.as_ref(), &table.v6, random);

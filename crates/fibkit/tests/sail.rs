@@ -52,7 +52,7 @@ fn sail_runs_packs_the_2014_table_into_lines() {
 #[test]
 fn origin_asns_need_sail_wide() {
     let Some(table) = common::routeviews_2014(Mapping::Distinct) else { return };
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     let Err(BuildError::Limit(refused)) = registry::build("sail", &table.v4, &options) else {
         panic!("sail took 46,823 next hops")
     };

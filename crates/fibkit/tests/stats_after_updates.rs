@@ -35,7 +35,7 @@ fn structure(router: &Router) -> Rib4 {
 fn updated_and_fresh(router: &Router) -> (Stats, Stats) {
     let updated = router.reader().snapshot().fib().stats();
     let spec = registry::find(router.engine()).expect("a registered engine");
-    let options = BuildOptions { max_next_hop: router.next_hops().max_index() };
+    let options = BuildOptions::new(router.next_hops().max_index());
     let fresh = spec.build(&structure(router), &options).expect("the final RIB builds").stats();
     (updated, fresh)
 }

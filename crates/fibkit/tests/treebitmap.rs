@@ -101,7 +101,7 @@ proptest! {
 #[test]
 fn linx_ipv6_table() {
     let Some(table) = common::linx_ipv6() else { return };
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for name in NAMES {
         let fib = registry::build(name, &table.v6, &options).unwrap();
         let checked = common::check_ipv6(name, &*fib, &table.v6, 300_000);
@@ -116,7 +116,7 @@ fn linx_ipv6_table() {
 #[ignore = "2^32 lookups per stride: run with `make test-exhaustive`"]
 fn routeviews_2014_exhaustive() {
     let Some(table) = common::routeviews_2014(Mapping::Modulo(239)) else { return };
-    let options = BuildOptions { max_next_hop: table.next_hops.max_index() };
+    let options = BuildOptions::new(table.next_hops.max_index());
     for name in NAMES {
         let fib = registry::build(name, &table.v4, &options).unwrap();
         let start = std::time::Instant::now();

@@ -95,7 +95,7 @@ proptest! {
                 }
             }
             prop_assert_eq!(router.rib().ranges(0, u32::MAX), expected.ranges(0, u32::MAX));
-            let fresh = registry::build(name, &expected, &BuildOptions { max_next_hop }).unwrap();
+            let fresh = registry::build(name, &expected, &BuildOptions::new(max_next_hop)).unwrap();
             let snapshot = router.reader().snapshot();
             let live = snapshot.fib();
             let mut rng = XorShift32::new(99);
@@ -218,7 +218,7 @@ proptest! {
     ) {
         let mut model = rib_from(&initial, HOPS);
         let poison = Arc::new(AtomicU8::new(u8::MAX));
-        let inner = registry::updater("d16r", &model, &BuildOptions { max_next_hop: HOPS }).unwrap();
+        let inner = registry::updater("d16r", &model, &BuildOptions::new(HOPS)).unwrap();
         let flaky = Flaky { inner, poison: poison.clone() };
         let mut router = Router::with_updater(Box::new(flaky), model.clone(), NextHopTable::new(Mapping::Modulo(u32::MAX)), Window::Count(1));
         let mut hops = NextHopTable::new(Mapping::Modulo(u32::MAX));

@@ -134,7 +134,7 @@ proptest! {
                 apply(&mut expected, &mut table, update);
             }
             prop_assert_eq!(router.rib().ranges(0, u128::MAX), expected.ranges(0, u128::MAX));
-            let fresh = registry::build(name, &expected, &BuildOptions { max_next_hop: hops }).unwrap();
+            let fresh = registry::build(name, &expected, &BuildOptions::new(hops)).unwrap();
             let snapshot = router.reader().snapshot();
             let live = snapshot.fib();
             for addr in common::probes(&expected, random_addresses(99, 1000)) {
@@ -276,7 +276,7 @@ fn real_table(name: &str, table: &fibkit::load::RouteTable, updates: &[Update<Pr
         assert_eq!(stats.full_rebuilds, 0, "{engine} on {name}: updated in place ({stats:?})");
         let snapshot = router.reader().snapshot();
         let checked = common::check_ipv6(engine, snapshot.fib(), router.rib(), 100_000);
-        let options = BuildOptions { max_next_hop: router.next_hops().max_index() };
+        let options = BuildOptions::new(router.next_hops().max_index());
         let fresh = registry::build(engine, router.rib(), &options).unwrap();
         for addr in common::probes(router.rib(), random_addresses(7, 10_000)) {
             assert_eq!(snapshot.fib().lookup(addr), fresh.lookup(addr), "{engine} against a fresh build at {addr:#x}");

@@ -152,7 +152,7 @@ fn run_in<A: Keyed>(args: &BenchArgs, mut machine: Machine, table: Option<RouteT
     let mut built = Vec::new();
     for &(engine, ref configs) in &plan.work {
         let (name, summary) = (engine.name, engine.summary.to_string());
-        match build_timed::<A>(engine, &table) {
+        match build_timed::<A>(engine, &table, &plan.calibration()) {
             Ok((fib, build_ms)) => {
                 eprintln!("built {name} in {build_ms:.1} ms");
                 engines.push(EngineFigures {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use fibkit::addr::{Address, Family, IpPrefix, Prefix};
+use fibkit::fib::Calibration;
 use fibkit::measure::workload::{Test, Workload};
 use fibkit::random::{KeyGen, Keyed};
 use fibkit::registry::Engine;
@@ -134,6 +135,15 @@ impl<A: Keyed> Plan<A> {
             TestName::Keys => Test::Keys(self.keys.clone().expect("the plan checked --keys")),
         };
         Workload { test, batch, seed, space: self.space }
+    }
+
+    /// The keys `auto` measures its candidates on: the `--keys` file's,
+    /// else random keys in the space of the random tests.
+    pub(super) fn calibration(&self) -> Calibration<A> {
+        match &self.keys {
+            Some(keys) => Calibration::Keys(keys.clone()),
+            None => Calibration::Space(self.space),
+        }
     }
 
     /// How many keys the `--keys` file had.

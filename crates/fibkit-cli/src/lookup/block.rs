@@ -85,6 +85,52 @@ pub fn answer(block: &[u8], first_line: u64, context: &Context<'_>) -> Answered 
     answer_lines(block, first_line, context)
 }
 
+/// The lines of `block`, without their line breaks (`\n` or `\r\n`).
+#[inline(always)]
+fn lines(block: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
+    let breaks = memchr::memchr_iter(b'\n', block).chain((block.last() != Some(&b'\n')).then_some(block.len()));
+    let mut start = 0;
+    breaks.map(move |end| {
+        let line_end = if end > start && block[end - 1] == b'\r' { end - 1 } else { end };
+        let line = start..line_end;
+        start = end + 1;
+        line
+    })
+}
+
+/// The address of `line` of `block` under `layout`, with where its field
+/// stands (white space trimmed), or why the line has none.
+#[inline(always)]
+fn line_address(block: &[u8], line: Range<usize>, layout: Layout) -> Result<(Range<usize>, AnyAddr), String> {
+    let field = match layout {
+        Layout::Lines => Ok(trimmed(block, line)),
+        Layout::Column { index, delimiter } => field_at(&block[line.clone()], delimiter, index)
+            .map(|(from, to)| trimmed(block, line.start + from..line.start + to)),
+    };
+    field.map_err(|error| error.to_string()).and_then(|field| {
+        parse_address_in(block, field.clone()).map(|addr| (field, addr)).map_err(|error| error.to_string())
+    })
+}
+
+/// The addresses of `block`'s lines under `layout`, the first `limit` of
+/// them, by family: a sample of what a source looks up, for `auto` to
+/// measure its candidates on. Lines without an address are passed over
+/// (answering reports them).
+pub fn addresses(block: &[u8], layout: Layout, limit: usize) -> (Vec<u32>, Vec<u128>) {
+    let (mut keys4, mut keys6) = (Vec::new(), Vec::new());
+    for line in lines(block) {
+        if keys4.len() + keys6.len() >= limit {
+            break;
+        }
+        match line_address(block, line, layout) {
+            Ok((_, AnyAddr::V4(addr))) => keys4.push(addr),
+            Ok((_, AnyAddr::V6(addr))) => keys6.push(addr),
+            Err(_) => {}
+        }
+    }
+    (keys4, keys6)
+}
+
 /// [`answer_lines`] compiled for SSSE3, so that the address parser's SSSE3
 /// octet reader inlines into the loop over the lines.
 #[cfg(target_arch = "x86_64")]
@@ -99,21 +145,8 @@ fn answer_lines(block: &[u8], first_line: u64, context: &Context<'_>) -> Answere
     let mut rows = Vec::with_capacity(block.len() / 12);
     let mut keys4 = Vec::with_capacity(block.len() / 12);
     let mut keys6 = Vec::new();
-    let breaks = memchr::memchr_iter(b'\n', block).chain((block.last() != Some(&b'\n')).then_some(block.len()));
-    let mut start = 0;
-    for (line_number, end) in (first_line..).zip(breaks) {
-        let line_end = if end > start && block[end - 1] == b'\r' { end - 1 } else { end };
-        let line = start..line_end;
-        start = end + 1;
-        let field = match context.layout {
-            Layout::Lines => Ok(trimmed(block, line.clone())),
-            Layout::Column { index, delimiter } => field_at(&block[line.clone()], delimiter, index)
-                .map(|(from, to)| trimmed(block, line.start + from..line.start + to)),
-        };
-        let parsed = field.map_err(|error| error.to_string()).and_then(|field| {
-            parse_address_in(block, field.clone()).map(|addr| (field, addr)).map_err(|error| error.to_string())
-        });
-        match parsed {
+    for (line_number, line) in (first_line..).zip(lines(block)) {
+        match line_address(block, line.clone(), context.layout) {
             Ok((field, addr)) => {
                 let key = match addr {
                     AnyAddr::V4(addr) => push(&mut keys4, addr),
@@ -187,6 +220,16 @@ fn lookup_all<A: Address>(family: Option<&CompiledFamily<A>>, keys: &[A]) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_is_the_first_addresses_of_either_family() {
+        let block = b"10.0.0.1\nnope\n  2001:db8::1\r\n::ffff:10.0.0.2\n\n10.0.0.3";
+        let (keys4, keys6) = addresses(block, Layout::Lines, 10);
+        assert_eq!((keys4, keys6), (vec![0x0a00_0001, 0x0a00_0002, 0x0a00_0003], vec![0x2001_0db8_u128 << 96 | 1]));
+        assert_eq!(addresses(block, Layout::Lines, 2), (vec![0x0a00_0001], vec![0x2001_0db8_u128 << 96 | 1]));
+        let rows = b"1,10.0.0.1\n2,bad\n3,10.0.0.9\n";
+        assert_eq!(addresses(rows, Layout::Column { index: 1, delimiter: b',' }, 10).0, vec![0x0a00_0001, 0x0a00_0009]);
+    }
     use fibkit::compiled::CompileOptions;
     use fibkit::load::RouteTable;
     use fibkit::nexthop::{Label, Mapping};
@@ -198,7 +241,11 @@ mod tests {
         routes.v4.insert("10.0.0.0/8".parse().unwrap(), hop);
         let hop = routes.next_hops.intern(Label::Addr("2001:db8::9".parse().unwrap()));
         routes.v6.insert("2001:db8::/32".parse().unwrap(), hop);
-        crate::registered::compile(routes, &CompileOptions { engines: Vec::new(), prefixes: true }).unwrap()
+        crate::registered::compile(
+            routes,
+            &CompileOptions { engines: Vec::new(), prefixes: true, ..Default::default() },
+        )
+        .unwrap()
     }
 
     #[test]
@@ -258,8 +305,11 @@ mod tests {
             let hop = routes.next_hops.intern(Label::Number(asn));
             routes.v4.insert(prefix.parse().unwrap(), hop);
         }
-        let table =
-            crate::registered::compile(routes, &CompileOptions { engines: Vec::new(), prefixes: true }).unwrap();
+        let table = crate::registered::compile(
+            routes,
+            &CompileOptions { engines: Vec::new(), prefixes: true, ..Default::default() },
+        )
+        .unwrap();
         let values = Values::new(&table.values, None).unwrap();
         let (layout, format) = (Layout::Column { index: 1, delimiter: b';' }, Format::Csv);
         let context = Context { table: &table, values: &values, layout, format, prefix: false, all_matches: true };

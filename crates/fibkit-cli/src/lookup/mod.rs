@@ -43,7 +43,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
+use fibkit::auto;
 use fibkit::compiled::{CompileOptions, CompiledTable};
+use fibkit::fib::{Calibration, Calibrations};
 use fibkit::file::is_fib_file_at;
 use fibkit::load::{parse_address, RouteTable};
 use rayon::prelude::*;
@@ -101,6 +103,10 @@ pub struct LookupArgs {
     summary: bool,
 }
 
+/// The most addresses `auto` measures its candidates on: a sample of the
+/// first source's first block.
+const CALIBRATION_KEYS: usize = 1 << 16;
+
 /// Blocks answered in parallel at a time, per thread.
 const BLOCKS_PER_THREAD: usize = 4;
 /// Malformed lines reported one by one before the rest are only counted.
@@ -115,8 +121,23 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
     }
     let sources = source::sources(&args.addresses)?;
     let delimiter = args.delimiter.map(delimiter_byte).transpose()?;
+    // `auto` measures its candidates on the first block of the first
+    // source: that reader goes on to be answered from where it stands.
+    let mut first = None;
+    let mut calibration = Calibrations::default();
+    if args.engine.iter().any(|name| name == auto::NAME) {
+        if let Some(source) = sources.first() {
+            let mut reader = SourceReader::open(source)?;
+            let layout = reader.layout(args.column.as_deref(), delimiter)?;
+            if let Some(block) = reader.peek_block()? {
+                let (keys4, keys6) = block::addresses(block, layout, CALIBRATION_KEYS);
+                calibration = Calibrations { ipv4: Calibration::sample(keys4), ipv6: Calibration::sample(keys6) };
+            }
+            first = Some((reader, layout));
+        }
+    }
     let started = Instant::now();
-    let table = compiled_table(args)?;
+    let table = compiled_table(args, calibration)?;
     let values = Values::new(&table.values, args.table.fields.as_ref())?;
     let compiled = started.elapsed();
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -140,8 +161,14 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
     let outcome = (|| -> Result<()> {
         let mut header_written = false;
         for source in &sources {
-            let mut reader = SourceReader::open(source)?;
-            let layout = reader.layout(args.column.as_deref(), delimiter)?;
+            let (reader, layout) = match first.take() {
+                Some(opened) => opened,
+                None => {
+                    let mut reader = SourceReader::open(source)?;
+                    let layout = reader.layout(args.column.as_deref(), delimiter)?;
+                    (reader, layout)
+                }
+            };
             let (format, prefix, all_matches) = (args.format, args.prefix, args.all_matches);
             let context = Context { table: &table, values: &values, layout, format, prefix, all_matches };
             if let Some(header) = output::header_line(context.style(), reader.header(), &mut header_written) {
@@ -182,12 +209,14 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
 }
 
 /// The table to answer from: a compiled FIB file mapped as it is, or a
-/// table file (or the default table) compiled here.
-fn compiled_table(args: &LookupArgs) -> Result<CompiledTable> {
+/// table file (or the default table) compiled here, `auto` measuring the
+/// keys of `calibration`.
+fn compiled_table(args: &LookupArgs, calibration: Calibrations) -> Result<CompiledTable> {
     let fib_file =
         args.table.table.as_deref().filter(|path| !crate::is_stdio(path)).filter(|path| is_fib_file_at(path));
     let Some(path) = fib_file else {
-        let options = CompileOptions { engines: args.engine.clone(), prefixes: args.prefix || args.all_matches };
+        let options =
+            CompileOptions { engines: args.engine.clone(), prefixes: args.prefix || args.all_matches, calibration };
         // Every engine name checked (whatever family it serves) before the table loads.
         crate::registered::compile_engine::<u32>(&options)?;
         let routes: RouteTable = args.table.load()?;

@@ -162,6 +162,18 @@ impl SourceReader {
         Ok(Layout::Column { index, delimiter })
     }
 
+    /// The next block of whole lines without taking it (the next
+    /// [`SourceReader::next_block`] gives it), or `None` at the end.
+    ///
+    /// # Errors
+    /// As [`SourceReader::next_block`].
+    pub fn peek_block(&mut self) -> Result<Option<&[u8]>> {
+        if self.pending.is_none() {
+            self.pending = self.read_block()?;
+        }
+        Ok(self.pending.as_ref().map(|(block, _)| block.as_slice()))
+    }
+
     /// The next block of whole lines and the number of its first line, or
     /// `None` at the end.
     ///

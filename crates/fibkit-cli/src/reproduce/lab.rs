@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use fibkit::addr::Address;
-use fibkit::fib::{Fib, Figure};
+use fibkit::fib::{Calibration, Fib, Figure};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::measure::workload::Workload;
 use fibkit::nexthop::Mapping;
@@ -157,7 +157,7 @@ impl Lab {
     /// Engine `name` built on `table`, with its build time in seconds.
     pub(crate) fn build<A: Address>(&self, name: &str, table: &RouteTable) -> Result<(Box<dyn Fib<A>>, f64)> {
         let engine = registered::find(name).with_context(|| format!("engine {name} is not registered"))?;
-        let (fib, build_ms) = crate::family::build_timed::<A>(engine, table)?;
+        let (fib, build_ms) = crate::family::build_timed::<A>(engine, table, &Calibration::Default)?;
         Ok((fib, build_ms / 1e3))
     }
 

@@ -100,7 +100,7 @@ fn write(routes: &super::routes::Routes, policy: &Policy, last: Option<u64>) -> 
         // holds at least one family).
         return Ok(None);
     }
-    let options = CompileOptions { engines: policy.engines.to_vec(), prefixes: true };
+    let options = CompileOptions { engines: policy.engines.to_vec(), prefixes: true, ..Default::default() };
     let compiled = registered::compile(table, &options).context("compiling")?;
     compiled.to_file()?.write(&policy.path)?;
     Ok(Some(generation))

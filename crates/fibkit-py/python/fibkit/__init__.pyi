@@ -163,15 +163,22 @@ class Table:
         strict: bool = False,
         prefixes: bool = False,
         fields: Optional[str] = None,
+        calibrate: Union[Sequence[str], npt.NDArray[Any], None] = None,
     ) -> "Table":
         """Builds from a table file with routes of either family or both.
 
         With ``fields`` (``"asn,org:text"``), the routes' values are records of those fields: a text table's
-        columns, a MaxMind DB file's paths or an MRT dump's attributes (docs/records.md).
+        columns, a MaxMind DB file's paths or an MRT dump's attributes (docs/records.md). With ``calibrate``
+        (addresses, as ``lookup_batch`` takes them), the engine ``"auto"`` measures its candidates on them.
         """
     @staticmethod
-    def default(engines: Optional[list[str]] = None, nexthops: Nexthops = None, prefixes: bool = False) -> "Table":
-        """Builds from the embedded default table (synthetic, IPv4)."""
+    def default(
+        engines: Optional[list[str]] = None,
+        nexthops: Nexthops = None,
+        prefixes: bool = False,
+        calibrate: Union[Sequence[str], npt.NDArray[Any], None] = None,
+    ) -> "Table":
+        """Builds from the embedded default table (synthetic, IPv4); ``calibrate`` as for ``load``."""
     def lookup(self, addr: str) -> Optional[Value]:
         """The value of the route matching ``addr`` (of either family); None: no route.
 

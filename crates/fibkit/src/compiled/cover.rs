@@ -203,7 +203,7 @@ mod tests {
 
     fn family(rib: &Rib<u32>, prefixes: bool) -> CompiledFamily<u32> {
         let engine = registry::resolve::<u32>("d16r").unwrap();
-        CompiledFamily::build(engine, rib, 9, prefixes).unwrap()
+        CompiledFamily::build(engine, rib, &crate::fib::BuildOptions::new(9), prefixes).unwrap()
     }
 
     #[test]

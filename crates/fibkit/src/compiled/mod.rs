@@ -36,7 +36,7 @@ use std::any::Any;
 
 use crate::addr::{Address, Family, Prefix};
 use crate::error::{BuildError, Limit, LimitExceeded, UnknownEngine};
-use crate::fib::{BuildOptions, Fib};
+use crate::fib::{BuildOptions, Calibrations, Fib};
 use crate::load::RouteTable;
 use crate::mem::LookupArray;
 use crate::registry::{self, Engine};
@@ -91,15 +91,16 @@ pub struct CompiledFamily<A: Address> {
 }
 
 impl<A: Address> CompiledFamily<A> {
-    /// Builds `engine` over `rib`, whose next hops go up to `max_next_hop`;
-    /// with `prefixes`, over the route numbers (see the module docs).
+    /// Builds `engine` over `rib`, whose next hops go up to
+    /// `options.max_next_hop`; with `prefixes`, over the route numbers (see
+    /// the module docs).
     ///
     /// # Errors
     /// The engine's [`BuildError`]s (a route count beyond its next-hop
     /// limit among them, with `prefixes`).
-    pub fn build(engine: &Engine, rib: &Rib<A>, max_next_hop: NextHop, prefixes: bool) -> Result<Self, BuildError> {
+    pub fn build(engine: &Engine, rib: &Rib<A>, options: &BuildOptions, prefixes: bool) -> Result<Self, BuildError> {
         if !prefixes {
-            let fib = engine.build(rib, &BuildOptions { max_next_hop })?;
+            let fib = engine.build(rib, options)?;
             return Ok(CompiledFamily { fib, routes: None });
         }
         let routes: Vec<Route<A>> = rib.iter().collect();
@@ -108,7 +109,7 @@ impl<A: Address> CompiledFamily<A> {
             numbered.insert(prefix, number);
         }
         let max_next_hop = NextHop::try_from(routes.len()).unwrap_or(NextHop::MAX);
-        let fib = engine.build(&numbered, &BuildOptions { max_next_hop })?;
+        let fib = engine.build(&numbered, &BuildOptions { max_next_hop, ..options.clone() })?;
         Ok(CompiledFamily { fib, routes: Some(Routes::new(&routes)) })
     }
 
@@ -185,6 +186,8 @@ pub struct CompileOptions {
     pub engines: Vec<String>,
     /// Whether lookups answer the matched prefix.
     pub prefixes: bool,
+    /// The keys `auto` measures its candidates on, for each family.
+    pub calibration: Calibrations,
 }
 
 impl CompileOptions {
@@ -241,7 +244,8 @@ impl CompiledTable {
         if rib.is_empty() {
             return Ok(None);
         }
-        CompiledFamily::build(engine, rib, max_next_hop, options.prefixes).map(Some)
+        let build = BuildOptions { max_next_hop, calibration: options.calibration.clone() };
+        CompiledFamily::build(engine, rib, &build, options.prefixes).map(Some)
     }
 
     /// The FIB of family `A`, if the table has routes of it.
@@ -274,7 +278,8 @@ mod tests {
     fn both_families_answer_next_hops_and_prefixes_when_asked() {
         for prefixes in [false, true] {
             let engines = vec!["d16r".to_string()];
-            let compiled = CompiledTable::build(table(), &CompileOptions { engines, prefixes }).unwrap();
+            let compiled =
+                CompiledTable::build(table(), &CompileOptions { engines, prefixes, ..Default::default() }).unwrap();
             let v4 = compiled.family_fib::<u32>().unwrap();
             assert_eq!(v4.fib().name(), "d16r");
             assert_eq!(compiled.family_fib::<u128>().unwrap().fib().name(), "poptrie18");
@@ -311,12 +316,13 @@ mod tests {
 
     #[test]
     fn engines_are_chosen_per_family_and_unknown_names_refused() {
-        let options = CompileOptions { engines: vec!["poptrie16".into(), "d16r".into()], prefixes: false };
+        let options =
+            CompileOptions { engines: vec!["poptrie16".into(), "d16r".into()], prefixes: false, ..Default::default() };
         assert_eq!(options.engine::<u32>().unwrap().name, "poptrie16");
         assert_eq!(options.engine::<u128>().unwrap().name, "poptrie16");
-        let options = CompileOptions { engines: vec!["d16r6".into()], prefixes: false };
+        let options = CompileOptions { engines: vec!["d16r6".into()], prefixes: false, ..Default::default() };
         assert_eq!(options.engine::<u32>().unwrap().name, "d18r");
-        let options = CompileOptions { engines: vec!["nonesuch".into()], prefixes: false };
+        let options = CompileOptions { engines: vec!["nonesuch".into()], prefixes: false, ..Default::default() };
         assert!(CompiledTable::build(table(), &options).is_err());
         let mut empty = table();
         empty.v6 = Rib::new();

@@ -27,7 +27,7 @@ fn table(count: usize, seed: u64) -> RouteTable {
 }
 
 fn compiled(engine: &str, prefixes: bool, count: usize) -> CompiledTable {
-    let options = CompileOptions { engines: vec![engine.to_string()], prefixes };
+    let options = CompileOptions { engines: vec![engine.to_string()], prefixes, ..Default::default() };
     CompiledTable::build(table(count, 7), &options).unwrap()
 }
 
@@ -260,7 +260,7 @@ fn dir24_file(routes: &[&str]) -> (Vec<u8>, usize, usize) {
         let hop = table.next_hops.intern(Label::Number(64_500 + index as u64));
         table.v4.insert(route.parse().unwrap(), hop);
     }
-    let options = CompileOptions { engines: vec!["dir24-8".to_string()], prefixes: false };
+    let options = CompileOptions { engines: vec!["dir24-8".to_string()], prefixes: false, ..Default::default() };
     let bytes = bytes_of(&CompiledTable::build(table, &options).unwrap());
     let file = FibFile::from_bytes(&bytes, "t.fib").unwrap();
     let at = |section| file.section_offset(section).unwrap() as usize;
@@ -394,7 +394,11 @@ fn fuzz_seeds_are_current() {
         if engine == "poptrie16" {
             routes.v6 = Default::default();
         }
-        let options = CompileOptions { engines: vec![engine.to_string(), "poptrie0".to_string()], prefixes };
+        let options = CompileOptions {
+            engines: vec![engine.to_string(), "poptrie0".to_string()],
+            prefixes,
+            ..Default::default()
+        };
         let mut file = CompiledTable::build(routes, &options).unwrap().to_file().unwrap();
         file.created = Some(1_700_000_000);
         let seed = file.to_bytes();

@@ -71,7 +71,7 @@ impl<A: Address> Updater<A> for FullRebuild<A> {
     }
 
     fn apply(&mut self, rib: &Rib<A>, _changed: &[Prefix<A>], context: ApplyContext) -> Result<Applied, BuildError> {
-        let options = BuildOptions { max_next_hop: context.max_next_hop };
+        let options = BuildOptions::new(context.max_next_hop);
         let fib: Arc<dyn Fib<A>> = Arc::from((self.build)(rib, &options)?);
         let bytes_written = fib.footprint() as u64;
         self.fib = fib;

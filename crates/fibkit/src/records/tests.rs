@@ -22,7 +22,7 @@ fn load(text: &str, fields: &str) -> Result<crate::load::RouteTable, crate::load
 
 /// Compiles `table`, writes it and opens the file again.
 fn round_trip(table: crate::load::RouteTable, prefixes: bool) -> CompiledTable {
-    let options = CompileOptions { engines: vec!["d16r".into(), "poptrie18".into()], prefixes };
+    let options = CompileOptions { engines: vec!["d16r".into(), "poptrie18".into()], prefixes, ..Default::default() };
     let built = CompiledTable::build(table, &options).unwrap();
     let bytes = built.to_file().unwrap().to_bytes();
     CompiledTable::from_file(&FibFile::from_bytes(&bytes, "t.fib").unwrap()).unwrap()

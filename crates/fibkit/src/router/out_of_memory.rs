@@ -67,7 +67,7 @@ fn same(one: &Arc<dyn Fib<impl Address>>, other: &Arc<dyn Fib<impl Address>>) ->
 /// back, it goes through.
 fn refused_relocation<A: Address>(engine: &str, routes: impl Fn(u32) -> Vec<(Prefix<A>, NextHop)>) {
     let mut rib: Rib<A> = routes(0).into_iter().collect();
-    let options = BuildOptions { max_next_hop: 1000 };
+    let options = BuildOptions::new(1000);
     let mut updater = registry::updater::<A>(engine, &rib, &options).unwrap();
     for batch in 1..100 {
         let (before, old) = (updater.fib(), rib.clone());

@@ -678,7 +678,7 @@ mod tests {
 
     #[test]
     fn next_hops_beyond_15_bits_are_refused_by_name() {
-        let options = crate::fib::BuildOptions { max_next_hop: 1 << 15 };
+        let options = crate::fib::BuildOptions::new(1 << 15);
         let error = super::updater(&Rib4::new(), &options).err().expect("refused").to_string();
         assert!(error.contains("the 15-bit next hop of a value") && error.contains("sail-wide"), "{error}");
     }
