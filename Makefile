@@ -8,7 +8,7 @@ PYTHON ?= python3
 # to compare; pandas and pyarrow for the data-frame paths).
 VENV := $(CURDIR)/target/py-venv
 
-.PHONY: setup bench bench-lookup bench-parquet bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive test-loom lint lint-polars fuzz fuzz-cmin
+.PHONY: setup bench bench-lookup bench-parquet bench-records bench-serve install test test-python python test-c c install-c bench-c test-exhaustive test-loom test-miri test-tsan lint lint-polars fuzz fuzz-cmin
 
 # The font is for `fibkit bench --plot` (text drawn from a TTF read at run time).
 FONT ?= /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -208,6 +208,32 @@ lint-polars:
 # directory of their own.
 test-loom:
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(CURDIR)/target/loom $(CARGO) test --release -p fibkit --lib router::model
+
+# Miri (nightly, with its miri and rust-src components): every engine on a
+# tiny table of both families, scalar and batch lookups through the
+# portable paths (FIBKIT_SIMD=off) and its file written and opened
+# (compiled::tiny), and the lookup arrays' and the SIMD helpers' own tests
+# (those reach the AVX2 kernels directly): every `unsafe` block they reach
+# checked for undefined behaviour. MIRI_TESTS chooses others (the engines'
+# own unit tests build tables too large to interpret in minutes). Not part
+# of make test.
+MIRI_TESTS ?= compiled::tiny base::simd base::mem
+test-miri:
+	@rustup +nightly component list --installed | grep -q '^miri' || \
+	  { echo "test-miri: the nightly toolchain's miri and rust-src (rustup)"; rustup component add --toolchain nightly miri rust-src; }
+	MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-env-set=FIBKIT_SIMD=off" CARGO_TARGET_DIR=$(CURDIR)/target/miri \
+	  $(CARGO) +nightly miri test -p fibkit --lib -- $(MIRI_TESTS)
+
+# ThreadSanitizer (nightly, std rebuilt with it) on the tests that race
+# readers against a writer: the router's readers during batches, atomic
+# batches, IPv6 updated in place. Not part of make test.
+TSAN_TARGET := x86_64-unknown-linux-gnu
+test-tsan:
+	@rustup +nightly component list --installed | grep -q '^rust-src' || \
+	  { echo "test-tsan: the nightly toolchain's rust-src, to rebuild std with ThreadSanitizer (rustup)"; rustup component add --toolchain nightly rust-src; }
+	RUSTFLAGS="-Zsanitizer=thread -C target-cpu=x86-64-v3" TSAN_OPTIONS="halt_on_error=0 report_signal_unsafe=0" \
+	  CARGO_TARGET_DIR=$(CURDIR)/target/tsan $(CARGO) +nightly test -Zbuild-std --target $(TSAN_TARGET) -p fibkit \
+	  --test updates --test atomic_batches --test updates6_live -- readers race generation
 
 test-exhaustive:
 	$(CARGO) test --release --workspace -- --ignored

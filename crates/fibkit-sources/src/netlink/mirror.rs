@@ -283,6 +283,22 @@ struct Dump {
     v6: DumpSide<u128>,
     /// Why another dump must follow (notifications lost during this one).
     again: Option<String>,
+    /// Whether a message of the dump has been read. The kernel queues the
+    /// dump's first replies behind what the socket already holds, so the
+    /// notifications read before them were sent before the dump began,
+    /// and the dump shows what they did: they are not the dump's notes.
+    /// After an overrun the socket holds up to a receive buffer of such
+    /// notifications, some of them undone by ones the kernel dropped (an
+    /// addition whose deletion was lost): taken as notes, their word stood
+    /// over the dump's, and the mirror kept routes the kernel no longer had.
+    replied: bool,
+}
+
+impl Dump {
+    /// The dump, if a notification read now came after it began.
+    fn begun(dump: Option<&mut Dump>) -> Option<&mut Dump> {
+        dump.filter(|dump| dump.replied)
+    }
 }
 
 /// The mirror's thread.
@@ -388,6 +404,7 @@ impl Writer {
                     v4: DumpSide::default(),
                     v6: DumpSide::default(),
                     again: None,
+                    replied: false,
                 });
             }
             Err(error) => {
@@ -413,6 +430,9 @@ impl Writer {
             let (kind, flags) = (buffer.message_type(), buffer.flags());
             let ours = buffer.port_number() == self.port;
             let current = self.dump.as_ref().is_some_and(|dump| dump.sequence == buffer.sequence_number());
+            if let Some(dump) = self.dump.as_mut().filter(|_| ours && current) {
+                dump.replied = true;
+            }
             let payload = buffer.payload();
             let message = &bytes[..length];
             bytes = &bytes[length.next_multiple_of(4).min(bytes.len())..];
@@ -479,10 +499,24 @@ impl Writer {
         let rule = self.rule;
         match read.prefix {
             IpPrefix::V4(prefix) => {
-                apply(&mut self.v4, self.dump.as_mut().map(|dump| &mut dump.v4), prefix, read.route, came, rule);
+                apply(
+                    &mut self.v4,
+                    Dump::begun(self.dump.as_mut()).map(|dump| &mut dump.v4),
+                    prefix,
+                    read.route,
+                    came,
+                    rule,
+                );
             }
             IpPrefix::V6(prefix) => {
-                apply(&mut self.v6, self.dump.as_mut().map(|dump| &mut dump.v6), prefix, read.route, came, rule);
+                apply(
+                    &mut self.v6,
+                    Dump::begun(self.dump.as_mut()).map(|dump| &mut dump.v6),
+                    prefix,
+                    read.route,
+                    came,
+                    rule,
+                );
             }
         }
     }

@@ -96,7 +96,12 @@
 //! The socket joins `RTNLGRP_IPV4_ROUTE` and `RTNLGRP_IPV6_ROUTE` before it
 //! asks for the dump (`RTM_GETROUTE`, `NLM_F_DUMP`, all families, filtered
 //! to the table by the mirror), so no change falls between the two: every
-//! message is applied in the order it arrives. While a dump runs, its
+//! message is applied in the order it arrives. The kernel queues a dump's
+//! replies behind the notifications the socket already holds, so those
+//! read before the dump's first reply were sent before it began, and the
+//! dump shows what they did: they are applied as before it (after an
+//! overrun the socket still holds a receive buffer of them, some undone by
+//! notifications the kernel dropped). From the dump's first reply on, its
 //! replies and the notifications build a new copy of the table. A reply
 //! read after a notification may still be older than it, so the
 //! notification's word stands: a reply for a prefix and key replaced

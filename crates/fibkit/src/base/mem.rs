@@ -552,6 +552,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri stops at an allocation it cannot make, where the system refuses it")]
     fn what_the_system_cannot_give_is_an_error() {
         assert_eq!(try_with_capacity::<u64>(usize::MAX / 4).unwrap_err(), AllocError { bytes: usize::MAX });
         assert_eq!(try_filled(usize::MAX / 2, 0u16).unwrap_err(), AllocError { bytes: usize::MAX - 1 });

@@ -27,6 +27,8 @@
 
 mod cover;
 mod file;
+#[cfg(test)]
+mod tiny;
 mod values;
 
 pub use cover::{Covered, Covering, NoPrefixes};

@@ -162,7 +162,10 @@ pub unsafe fn last_le_u16_avx2(words: *const u16, count: u32, probe: u16) -> u16
         for half in 0..2 {
             let pair_index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
             let load_mask = _mm256_cmpgt_epi32(pairs, _mm256_add_epi32(pair_index, _mm256_set1_epi32(half * 8)));
-            let block = _mm256_maskload_epi32(words.add(half as usize * 16).cast(), load_mask);
+            // `wrapping_add`: with `count` up to 16 the second half's
+            // pointer is past the words, which `add` may not make (Miri
+            // found it); the mask reads none of its lanes there.
+            let block = _mm256_maskload_epi32(words.wrapping_add(half as usize * 16).cast(), load_mask);
             compiler_fence(Ordering::Acquire);
             let word_index = _mm256_add_epi16(
                 _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
@@ -197,7 +200,8 @@ pub unsafe fn last_le_u32_avx2(words: *const u32, count: u32, probe: u32) -> u32
         for half in 0..2 {
             let index = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(half * 8));
             let wanted = _mm256_cmpgt_epi32(wanted_count, index);
-            let block = _mm256_maskload_epi32(words.add(half as usize * 8).cast(), wanted);
+            // `wrapping_add`: as in `last_le_u16_avx2`.
+            let block = _mm256_maskload_epi32(words.wrapping_add(half as usize * 8).cast(), wanted);
             compiler_fence(Ordering::Acquire);
             let below = _mm256_cmpeq_epi32(_mm256_max_epu32(block, probe), probe);
             not_above += (_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(wanted, below))) as u32).count_ones();
