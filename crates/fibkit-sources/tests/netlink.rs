@@ -338,14 +338,14 @@ fn an_overrun_of_the_socket_is_reconciled_by_dumping_again() {
 /// as the dump's notes, whose word outranks the dump's, and a mirror could
 /// keep routes the kernel had deleted (146 of them, once, in the
 /// half-million test on a loaded machine). Additions and deletions in
-/// rounds through a 1 MiB buffer; this test has not lost that race here.
+/// rounds through a 32 KiB buffer; this test has not lost that race here.
 #[test]
 fn routes_added_then_deleted_across_an_overrun_are_not_kept() {
     let _serial = serial();
     let Some(ns) = Netns::new("undone") else { return };
     ns.interfaces();
     let mut config = NetlinkConfig::new(RT_TABLE_MAIN);
-    config.receive_buffer = 1 << 20;
+    config.receive_buffer = 32768;
     let mirror = ns.mirror(config);
     let route = |i: usize| format!("{}.{}.{}.0/24", 11 + i / 65536, i / 256 % 256, i % 256);
     let mut commands = String::new();
@@ -360,7 +360,7 @@ fn routes_added_then_deleted_across_an_overrun_are_not_kept() {
     ns.batch(&commands);
     ns.sync("main", 1, &[&mirror]);
     let stats = mirror.stats();
-    assert!(stats.overruns > 0, "no overrun with a 1 MiB buffer: {stats:?}");
+    assert!(stats.overruns > 0, "no overrun with a 32 KiB buffer: {stats:?}");
     eprintln!("{} overruns, {} dumps", stats.overruns, stats.dumps);
     check_table(&ns, &mirror, "main", RouteValue::Gateway, Some(Label::Number(0)));
 }
