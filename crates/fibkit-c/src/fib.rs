@@ -11,7 +11,7 @@ use std::ffi::{c_char, c_int, CString};
 use fibkit_core::addr::Address;
 use fibkit_core::address_text::ipv4_mapped;
 use fibkit_core::compiled::{CompileOptions, CompiledFamily, CompiledTable};
-use fibkit_core::fib::{Calibration, Calibrations};
+use fibkit_core::fib::Calibrations;
 use fibkit_core::file::FileError;
 use fibkit_core::{NextHop, NO_ROUTE};
 
@@ -152,9 +152,8 @@ pub unsafe extern "C" fn fibkit_fib_build_calibrated(
                 None => ipv6.push(key),
             }
         }
-        let calibration = Calibrations { ipv4: Calibration::sample(ipv4), ipv6: Calibration::sample(ipv6) };
         // SAFETY: the contract above.
-        unsafe { build(table, engines, calibration, out) }
+        unsafe { build(table, engines, Calibrations::sample(ipv4, ipv6), out) }
     })
 }
 

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 
 use fibkit::compiled::{CompileOptions, CompiledFamily, CompiledTable};
-use fibkit::fib::{Calibration, Calibrations};
+use fibkit::fib::Calibrations;
 use fibkit::load::{self, AnyAddr, RouteTable};
 use fibkit::{Address, BuildError, Family, NextHop, Prefix, NO_ROUTE};
 
@@ -85,7 +85,7 @@ fn calibration(addrs: &Bound<'_, PyAny>) -> PyResult<Calibrations> {
             PyValueError::new_err(message)
         }
     })?;
-    Ok(Calibrations { ipv4: Calibration::sample(split.keys4), ipv6: Calibration::sample(split.keys6) })
+    Ok(Calibrations::sample(split.keys4, split.keys6))
 }
 
 /// A matched prefix of either family: its network as an IPv6 address (an

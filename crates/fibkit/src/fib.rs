@@ -256,6 +256,11 @@ pub struct Calibrations {
 }
 
 impl Calibrations {
+    /// The caller's keys of each family ([`Calibration::sample`]).
+    pub fn sample(ipv4: Vec<u32>, ipv6: Vec<u128>) -> Self {
+        Calibrations { ipv4: Calibration::sample(ipv4), ipv6: Calibration::sample(ipv6) }
+    }
+
     /// Family `A`'s.
     pub fn of<A: Address>(&self) -> &Calibration<A> {
         let ipv4: &dyn Any = &self.ipv4;

@@ -45,7 +45,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use fibkit::auto;
 use fibkit::compiled::{CompileOptions, CompiledTable};
-use fibkit::fib::{Calibration, Calibrations};
+use fibkit::fib::Calibrations;
 use fibkit::file::is_fib_file_at;
 use fibkit::load::{parse_address, RouteTable};
 use rayon::prelude::*;
@@ -131,7 +131,7 @@ pub fn run(args: &LookupArgs) -> Result<ExitCode> {
             let layout = reader.layout(args.column.as_deref(), delimiter)?;
             if let Some(block) = reader.peek_block()? {
                 let (keys4, keys6) = block::addresses(block, layout, CALIBRATION_KEYS);
-                calibration = Calibrations { ipv4: Calibration::sample(keys4), ipv6: Calibration::sample(keys6) };
+                calibration = Calibrations::sample(keys4, keys6);
             }
             first = Some((reader, layout));
         }
