@@ -79,10 +79,9 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
         file.source_modified = modified.duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
     }
     let (size, written_to) = if crate::is_stdio(&args.output) {
-        let bytes = file.to_bytes();
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(&bytes).and_then(|()| stdout.flush()).context("cannot write to standard output")?;
-        (bytes.len() as u64, "standard output".to_string())
+        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        file.write_to(&mut stdout).and_then(|()| stdout.flush()).context("cannot write to standard output")?;
+        (file.len(), "standard output".to_string())
     } else {
         file.write(&args.output)?;
         (std::fs::metadata(&args.output).map_or(0, |metadata| metadata.len()), args.output.display().to_string())

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{
-    family_prefix, header_checksum, payload_checksum, FileError, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES,
-    HEADER_CHECKSUM_AT, MAGIC, NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
+    family_prefix, header_checksum, FileError, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES, HEADER_CHECKSUM_AT, MAGIC,
+    NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
 };
 use crate::addr::Address;
 use crate::mem::Plain;
@@ -55,8 +55,39 @@ impl FileWriter {
         FamilyWriter { file: self, prefix: family_prefix::<A>() }
     }
 
+    /// The file's length in bytes.
+    #[allow(clippy::len_without_is_empty)] // a file is never empty: it has a header
+    pub fn len(&self) -> u64 {
+        self.layout().end as u64
+    }
+
     /// The file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.layout().end);
+        self.write_to(&mut bytes).expect("a vector takes every byte");
+        bytes
+    }
+
+    /// Writes the file's bytes to `out`, section by section, without
+    /// holding them all a second time.
+    ///
+    /// # Errors
+    /// What `out` returns.
+    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let layout = self.layout();
+        // The payload's checksum is in the header, ahead of the payload: a
+        // first pass hashes the sections and their padding as laid out.
+        let mut payload = xxhash_rust::xxh3::Xxh3::new();
+        self.each_part(&layout, |part| {
+            payload.update(part);
+            Ok(())
+        })?;
+        out.write_all(&self.header(&layout, payload.digest()))?;
+        self.each_part(&layout, |part| out.write_all(part))
+    }
+
+    /// Where each section goes.
+    fn layout(&self) -> Layout {
         let table_end = HEADER_BYTES + ENTRY_BYTES * self.sections.len();
         let mut offsets = Vec::with_capacity(self.sections.len());
         let mut end = table_end;
@@ -65,27 +96,41 @@ impl FileWriter {
             offsets.push(offset);
             end = offset + bytes.len();
         }
-        let mut file = vec![0u8; end];
-        for ((_, bytes), &offset) in self.sections.iter().zip(&offsets) {
-            file[offset..offset + bytes.len()].copy_from_slice(bytes);
+        Layout { table_end, offsets, end }
+    }
+
+    /// The payload after the section table, in order: each section's
+    /// padding (zeros, fewer than [`ALIGN`]), then its bytes.
+    fn each_part(&self, layout: &Layout, mut part: impl FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+        const ZEROS: [u8; ALIGN] = [0; ALIGN];
+        let mut at = layout.table_end;
+        for ((_, bytes), &offset) in self.sections.iter().zip(&layout.offsets) {
+            part(&ZEROS[..offset - at])?;
+            part(bytes)?;
+            at = offset + bytes.len();
         }
-        let payload = payload_checksum(&file[table_end..]);
+        Ok(())
+    }
+
+    /// The header and the section table, sealed.
+    fn header(&self, layout: &Layout, payload: u64) -> Vec<u8> {
+        let mut file = vec![0u8; layout.table_end];
         let now = || SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
         let created = self.created.unwrap_or_else(now);
         file[..8].copy_from_slice(&MAGIC);
         file[8..12].copy_from_slice(&VERSION.to_le_bytes());
         file[12..16].copy_from_slice(&(self.sections.len() as u32).to_le_bytes());
-        file[16..24].copy_from_slice(&(end as u64).to_le_bytes());
+        file[16..24].copy_from_slice(&(layout.end as u64).to_le_bytes());
         file[PAYLOAD_CHECKSUM_AT..PAYLOAD_CHECKSUM_AT + 8].copy_from_slice(&payload.to_le_bytes());
         file[40..48].copy_from_slice(&created.to_le_bytes());
         file[48..56].copy_from_slice(&self.source_modified.to_le_bytes());
-        for (index, ((name, bytes), &offset)) in self.sections.iter().zip(&offsets).enumerate() {
+        for (index, ((name, bytes), &offset)) in self.sections.iter().zip(&layout.offsets).enumerate() {
             let entry = &mut file[HEADER_BYTES + ENTRY_BYTES * index..][..ENTRY_BYTES];
             entry[..name.len()].copy_from_slice(name.as_bytes());
             entry[16..24].copy_from_slice(&(offset as u64).to_le_bytes());
             entry[24..32].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
         }
-        let checksum = header_checksum(&file[..table_end]);
+        let checksum = header_checksum(&file);
         file[HEADER_CHECKSUM_AT..HEADER_CHECKSUM_AT + 8].copy_from_slice(&checksum.to_le_bytes());
         file
     }
@@ -113,10 +158,20 @@ impl FileWriter {
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
         let mut temporary = builder.prefix(".fibkit-").tempfile_in(directory).map_err(io)?;
-        temporary.write_all(&self.to_bytes()).map_err(io)?;
+        let mut out = std::io::BufWriter::new(&mut temporary);
+        self.write_to(&mut out).and_then(|()| out.flush()).map_err(io)?;
+        drop(out);
         temporary.persist(path).map_err(|error| io(error.error))?;
         Ok(())
     }
+}
+
+/// Where a file's sections go: the section table's end, each section's
+/// offset, and the file's end.
+struct Layout {
+    table_end: usize,
+    offsets: Vec<usize>,
+    end: usize,
 }
 
 /// The sections of one family, named `v4.NAME` or `v6.NAME`.
