@@ -226,12 +226,16 @@ test-miri:
 
 # ThreadSanitizer (nightly, std rebuilt with it) on the tests that race
 # readers against a writer: the router's readers during batches, atomic
-# batches, IPv6 updated in place. Not part of make test.
+# batches, IPv6 updated in place; the first report fails the target. The
+# batch paths run portable (TSAN_SIMD=off): the sanitizer does not see a
+# SIMD gather's reads, so it would report the nodes read after one as
+# unordered with the writer (docs/hardening.md). Not part of make test.
 TSAN_TARGET := x86_64-unknown-linux-gnu
+TSAN_SIMD ?= off
 test-tsan:
 	@rustup +nightly component list --installed | grep -q '^rust-src' || \
 	  { echo "test-tsan: the nightly toolchain's rust-src, to rebuild std with ThreadSanitizer (rustup)"; rustup component add --toolchain nightly rust-src; }
-	RUSTFLAGS="-Zsanitizer=thread -C target-cpu=x86-64-v3" TSAN_OPTIONS="halt_on_error=0 report_signal_unsafe=0" \
+	RUSTFLAGS="-Zsanitizer=thread -C target-cpu=x86-64-v3" TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" FIBKIT_SIMD=$(TSAN_SIMD) \
 	  CARGO_TARGET_DIR=$(CURDIR)/target/tsan $(CARGO) +nightly test -Zbuild-std --target $(TSAN_TARGET) -p fibkit \
 	  --test updates --test atomic_batches --test updates6_live -- readers race generation
 

@@ -52,7 +52,7 @@ const BATCH: usize = 64;
 /// Candidates within this fraction of the fastest count as fast as it: a
 /// calibration's short runs differ by about as much from one to the next
 /// (two engines traded places between calibrations on the same table; see
-/// docs/measurements.md). Of them `auto` takes the smallest, which leaves
+/// docs/decisions.md). Of them `auto` takes the smallest, which leaves
 /// the most cache to the rest of the program.
 const TIE: f64 = 0.03;
 
@@ -174,7 +174,7 @@ pub fn choose<A: Keyed>(rib: &Rib<A>, options: &BuildOptions) -> Result<Choice<A
             // quarter run, still so for the largest (well below what
             // `bench` gave them, and auto chose a smaller engine); with a
             // whole run their rates came close to `bench`'s, and auto chose
-            // the one `bench` found fastest (see docs/measurements.md).
+            // the one `bench` found fastest (see docs/decisions.md).
             std::hint::black_box(fib.run_workload(&workload, lookups));
             let run = Instant::now();
             std::hint::black_box(fib.run_workload(&workload, lookups));

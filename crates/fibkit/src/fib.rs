@@ -153,7 +153,7 @@ impl<A: Address, F: Fib<A> + ?Sized> workload::Lookups<A> for F {
 /// `lookup` is `#[inline]`, and LLVM leaves DXR's (with its inlined AVX2
 /// search) and Luleå's out of line in the benchmark loops. Measured and not
 /// kept: `#[inline(always)]`, which puts DXR's in them, was no faster in
-/// scalar RND in alternated runs (figures in docs/measurements.md).
+/// scalar RND in alternated runs (figures in docs/decisions.md).
 macro_rules! forward_fib {
     ([$($generics:tt)*] $engine:ty, $address:ty, |$this:ident| $name:expr, [$($batch:ident)?] $(, [$save:ident])?) => {
         impl<$($generics)*> $crate::fib::Fib<$address> for $engine {

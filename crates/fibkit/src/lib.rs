@@ -121,10 +121,14 @@ mod docs_examples {
     struct Cli;
     #[doc = include_str!("../../../docs/data.md")]
     struct Data;
+    #[doc = include_str!("../../../docs/decisions.md")]
+    struct Decisions;
     #[doc = include_str!("../../../docs/engines.md")]
     struct Engines;
     #[doc = include_str!("../../../docs/formats.md")]
     struct Formats;
+    #[doc = include_str!("../../../docs/hardening.md")]
+    struct Hardening;
     #[doc = include_str!("../../../docs/layout.md")]
     struct Layout;
     #[doc = include_str!("../../../docs/measurements.md")]

@@ -142,7 +142,7 @@ impl CompiledTable {
         // scope with this thread working was as uneven for DXR. A thread of
         // its own gave the same time every run, Poptrie's files faster and
         // the smallest DXR files a little slower (figures in
-        // docs/measurements.md). Where no thread can start, the checks run
+        // docs/decisions.md). Where no thread can start, the checks run
         // one after the other.
         let values = || file.verify_payload().and_then(|()| Values::open(&file));
         let (values, families) = std::thread::scope(|scope| {

@@ -17,7 +17,7 @@
 //! ```
 //!
 //! Both checksums are XXH3-64: several times faster than CRC-32 (see
-//! docs/measurements.md), so that opening stays far below building.
+//! docs/decisions.md), so that opening stays far below building.
 //!
 //! # Header (64 bytes, little-endian)
 //!

@@ -20,7 +20,7 @@ const LANES: usize = 16;
 ///
 /// The maxima run in 16 lanes: as one fold over the entries, the
 /// loop compiled to scalar `cmov`s, and opening a large file took several
-/// times as long (see docs/measurements.md).
+/// times as long (see docs/decisions.md).
 pub fn largest_references_and_hops<T: Copy + Into<u32> + Sync>(
     entries: &[T],
     split: impl Fn(u32) -> (u32, NextHop) + Sync,

@@ -192,7 +192,7 @@ fn check(reuse: Reuse, atomic: bool) {
     let mut builder = loom::model::Builder::new();
     // Three preemptions cover a reader paused across both of the writer's
     // publishes and reclaims; each more multiplies the interleavings
-    // (docs/measurements.md, "Model checking").
+    // (docs/hardening.md, "Model checking").
     builder.preemption_bound = Some(3);
     builder.check(move || {
         let mut next_hops = NextHopTable::new(Mapping::Distinct);

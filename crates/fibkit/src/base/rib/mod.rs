@@ -24,7 +24,7 @@
 //!
 //! A walk from the root reads a node a level, most of them out of cache in
 //! a full table (a few dozen levels deep in IPv6, over megabytes of nodes:
-//! figures in docs/measurements.md). So an update that names a prefix with
+//! figures in docs/decisions.md). So an update that names a prefix with
 //! a node goes straight to it, and what it changes is found from there
 //! (`update.rs`):
 //!

@@ -25,7 +25,7 @@
 //! operations in two and on one whose 512-bit units are whole. Sixteen
 //! scalar loads with the tests in AVX2 registers measured level with the
 //! 8-lane gathers (within the noise), so the gathers stay (figures in
-//! docs/measurements.md).
+//! docs/decisions.md).
 //!
 //! # The direct stage ([`direct_stage`])
 //!
@@ -45,6 +45,18 @@
 //! answers.
 //!
 //! Per-architecture code lives in its own module ([`x86`] on x86-64).
+//!
+//! # Readers during updates
+//!
+//! An in-place updater stores a table's entries with `Release` after
+//! writing what they name; the portable direct stage loads them with
+//! `Acquire`. A gather is not an atomic load in Rust's memory model: it
+//! reads each lane's aligned 4 bytes whole, and on x86-64 no load passes an
+//! earlier one, so the loads that follow an entry (which need its value for
+//! their address) see what the updater wrote before storing it, as after an
+//! `Acquire` load. ThreadSanitizer does not see a gather's reads, so it
+//! reports those later loads as unordered with the updater's writes:
+//! `make test-tsan` runs the portable kernels (docs/hardening.md).
 
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
@@ -210,7 +222,7 @@ pub fn direct_stage(
 /// The loads go first and the tests and values in a pass of their own:
 /// with each lane's test folded into the mask as its entry was loaded,
 /// batched RND ran slower with `FIBKIT_SIMD=off`, and REP stayed level
-/// (see docs/measurements.md).
+/// (see docs/decisions.md).
 #[inline]
 pub fn direct_stage_scalar(
     table: &[AtomicU32],
@@ -241,7 +253,7 @@ pub fn direct_stage_scalar(
 /// the portable loop, inlined 32 lanes at a time into SAIL's first stage
 /// after its atomic loads, compiled to spilled registers and a mix of
 /// scalar and 8-byte stores, and SAIL's batched RND fell by about a seventh;
-/// the kernel brought it back level (see docs/measurements.md).
+/// the kernel brought it back level (see docs/decisions.md).
 #[inline(always)]
 pub fn store_flagged(entries: [u32; 8], flag: u32, out: &mut [NextHop; 8]) -> u32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
@@ -290,7 +302,7 @@ pub fn flagged_group(keys: &[u32], out: &mut [NextHop], flag: u32, load: impl Fn
 /// Full groups go to their stage straight from the batch's keys and into
 /// its answers: copying every group in and out, as this does, cost two
 /// `memmove` calls a group and made the batch paths slower (see
-/// docs/measurements.md).
+/// docs/decisions.md).
 ///
 /// # Panics
 /// In debug builds, if `keys` holds `N` keys or more, `N` is above 32, or
@@ -327,7 +339,7 @@ pub fn padded<K: Copy, const N: usize>(
 /// The keys to finish are indexed without bounds checks (the mask cut to
 /// the group's lanes once a group): faster in alternated runs for d18r's
 /// batched RND and slightly for REP of the DXR engines, poptrie18 and
-/// sail-runs; RND of the others stayed level (see docs/measurements.md).
+/// sail-runs; RND of the others stayed level (see docs/decisions.md).
 ///
 /// # Panics
 /// If `out` is shorter than `keys`.

@@ -39,7 +39,7 @@ impl<const K: u32> Dxr<K> {
     /// picked by a select; other chunks on a cold path): slower in scalar
     /// RND in alternated runs, as the count's dozens of instructions on
     /// every key cost more than the mispredictions they save (figures in
-    /// docs/measurements.md).
+    /// docs/decisions.md).
     #[inline(always)]
     fn search(&self, entry: DirectEntry, offset: u32) -> NextHop {
         #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "popcnt"))]
@@ -170,7 +170,7 @@ impl<const K: u32> Dxr<K> {
     /// when fewer keys need one), no clear gain; one mask loop per 64 keys
     /// instead of per 32, level; answers merged into `out` with masked
     /// 512-bit stores, level; a plain loop of scalar lookups, slower.
-    /// Figures in docs/measurements.md.
+    /// Figures in docs/decisions.md.
     ///
     /// The batch path allocates nothing.
     ///

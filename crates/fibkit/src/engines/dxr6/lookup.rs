@@ -90,7 +90,7 @@ impl<const K: u32> Dxr6<K> {
     /// lane as its entry arrives: loading all 32 entries first and listing
     /// in a second pass, which made Poptrie's IPv6 direct stage faster
     /// ([`crate::engines::poptrie`]), made this one slower for D16R6 and
-    /// left D18R6 level (figures in docs/measurements.md). Nothing is
+    /// left D18R6 level (figures in docs/decisions.md). Nothing is
     /// allocated.
     ///
     /// # Panics

@@ -68,7 +68,7 @@ impl<P: PointerWord, B: BaseIndex> Lulea<P, B> {
     /// A stage's loads overlap the next group's. Nothing is prefetched:
     /// prefetching each pending key's level-2 chunk (and, for a resolved
     /// key, some harmless line) in stage 1 made the batch path slower in
-    /// alternated runs (see docs/measurements.md), and the pointer's
+    /// alternated runs (see docs/decisions.md), and the pointer's
     /// prefetch in stage 2 changed nothing. A pending key's state between the stages is kept
     /// in its answer slot (`state`). Nothing is allocated.
     ///

@@ -184,7 +184,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     /// block, its block entry, and writes the next hop of the keys they
     /// resolve and for the others the node index; the second, one group
     /// later, walks those from their nodes. (Prefetching the nodes in the
-    /// first stage made both stages slower; see docs/measurements.md.)
+    /// first stage made both stages slower; see docs/decisions.md.)
     /// Nothing is allocated.
     ///
     /// # Panics

@@ -35,7 +35,7 @@ fn chunk<A: Address>(key: A) -> u32 {
 /// tenth slower, RND a little faster; a little slower where every key
 /// walks). `poptrie16x12` takes them at once: a group later it lost a
 /// little where every key walks, its own table. Figures in
-/// docs/measurements.md.
+/// docs/decisions.md.
 #[inline(always)]
 pub(super) fn take_leaf_flags(entries: &mut [u32]) -> u32 {
     debug_assert!(!entries.is_empty() && entries.len() <= GROUP);
@@ -152,7 +152,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// four keys side by side (IPv6: two), a level a round, with no branch
     /// on a lane's walk ending (`walk_side_by_side`): faster than one by
     /// one in RND and REP, for IPv4 and IPv6; 8 lanes did no better, 16
-    /// were slower than one by one. Figures in docs/measurements.md.
+    /// were slower than one by one. Figures in docs/decisions.md.
     /// Nothing is allocated.
     ///
     /// # Panics

@@ -64,7 +64,7 @@ impl<W: Word> Sail<W> {
     /// stage without the branch on the level-24 entry (always a level-32
     /// load, of entry 0 for a resolved key, and a select) pay: it was
     /// slower, as the predicted branch lets the CPU go on past a level-24
-    /// load still in flight. Figures in docs/measurements.md.
+    /// load still in flight. Figures in docs/decisions.md.
     /// Nothing is allocated.
     ///
     /// # Panics
@@ -88,7 +88,7 @@ impl<W: Word> Sail<W> {
     /// spilled registers and mixed scalar and narrow vector stores, and
     /// batched RND fell by about a seventh against the same code on plain,
     /// non-atomic entries; with the kernel it measures level with it in
-    /// alternated runs (figures in docs/measurements.md).
+    /// alternated runs (figures in docs/decisions.md).
     #[inline(always)]
     fn level16_group(&self, keys: &[u32], out: &mut [NextHop]) -> u32 {
         let chunked = simd::flagged_group(keys, out, W::FLAG, |key| self.level16(key, Ordering::Relaxed));

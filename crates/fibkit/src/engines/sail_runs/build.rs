@@ -233,7 +233,7 @@ impl Line {
     /// The updater packs every /16 it rewrites through here. Finding the
     /// runs 32 answers at a time (one vector compare, then the mask's bits)
     /// instead of answer by answer made updates faster in alternated runs
-    /// (figures in docs/measurements.md).
+    /// (figures in docs/decisions.md).
     pub(super) fn of(first: u8, answers: &[u16]) -> Option<Line> {
         let mut line = Line { starts: [u8::MAX; RUNS - 1], values: [answers[0]; RUNS], spare: 0 };
         let mut run = 0;

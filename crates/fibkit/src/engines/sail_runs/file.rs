@@ -162,7 +162,7 @@ impl Limits {
     /// the 2014 table's 26,846 lines, checking them one by one (stopping at
     /// the first problem) was slowest, branch-free and portable faster, and
     /// with AVX2 an open took as long as with no line checked (figures in
-    /// docs/measurements.md).
+    /// docs/decisions.md).
     #[inline]
     fn line_ok(self, line: &Line) -> bool {
         #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]

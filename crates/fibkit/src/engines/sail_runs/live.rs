@@ -46,7 +46,7 @@
 //! the last run at the end), and the old answers are searched for retired
 //! level-32 chunks only when one OR of them has the flag. That made an
 //! update about a quarter faster in alternated runs (figures in
-//! docs/measurements.md); /24 by /24, the read-back and the packing were a
+//! docs/decisions.md); /24 by /24, the read-back and the packing were a
 //! third of the time `Router::apply` took.
 
 use std::convert::Infallible;

@@ -119,7 +119,7 @@ impl SailRuns {
     /// Measured and not kept: no branch below level 16 (a key resolved
     /// there reads an all-zero line kept for it, picked with a `cmov`, and
     /// its entry masked into the answer), slower in SEQ, RND and REP in
-    /// alternated runs (figures in docs/measurements.md). The predicted
+    /// alternated runs (figures in docs/decisions.md). The predicted
     /// branch lets the CPU go on to the next key while a line's load is in
     /// flight.
     #[inline]
@@ -177,7 +177,7 @@ impl SailRuns {
     /// keys at a time, and then finished in one loop (no overlap with the
     /// next group's loads); groups of 16 keys instead of 32 (more of a
     /// 64-key batch overlapped, twice the loop exits). Figures in
-    /// docs/measurements.md.
+    /// docs/decisions.md.
     ///
     /// # Panics
     /// If `out` is shorter than `keys`.

@@ -26,7 +26,7 @@
 //! 16 and the lines fit a 2 MiB L2 with room to spare. On a machine with
 //! 2 MiB of L2 a core, alternated runs of the same build with and without
 //! halves showed no gain, scalar or batched, to pay for a second line
-//! format (figures in docs/measurements.md).
+//! format (figures in docs/decisions.md).
 //!
 //! Nor a first level at /18, where 12.3% of random keys go below it (not
 //! 21%): a prototype with 2^18 `u16` entries (a next hop, or a unit's
@@ -37,7 +37,7 @@
 //! alternated rounds, its batched RND fell well below `sail-runs`' while
 //! scalar RND gained a little and SEQ stayed alike; 1 MiB of `u32` entries
 //! instead (no compare to find a unit) did no better (figures in
-//! docs/measurements.md). Every key's first load then competes with the
+//! docs/decisions.md). Every key's first load then competes with the
 //! units for the L2; level 16's 256 KiB stays there.
 //!
 //! ```text
