@@ -78,18 +78,21 @@ pub fn run(args: &CompileArgs) -> Result<ExitCode> {
     if let Some(modified) = args.table.table.as_ref().and_then(|path| path.metadata().ok()?.modified().ok()) {
         file.source_modified = modified.duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
     }
-    let (size, written_to) = if crate::is_stdio(&args.output) {
+    let written_to = if crate::is_stdio(&args.output) {
         let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
         file.write_to(&mut stdout).and_then(|()| stdout.flush()).context("cannot write to standard output")?;
-        (file.len(), "standard output".to_string())
+        "standard output".to_string()
     } else {
         file.write(&args.output)?;
-        (std::fs::metadata(&args.output).map_or(0, |metadata| metadata.len()), args.output.display().to_string())
+        args.output.display().to_string()
     };
-    let families: Vec<String> = [(table.v4.as_ref().map(|family| family.fib().name()), counts[0], Family::Ipv4)]
+    let size = file.len();
+    let families: Vec<String> = table
+        .engines()
         .into_iter()
-        .chain([(table.v6.as_ref().map(|family| family.fib().name()), counts[1], Family::Ipv6)])
-        .filter_map(|(engine, routes, family)| Some(format!("{family} {} ({routes} routes)", engine?)))
+        .zip(counts)
+        .zip([Family::Ipv4, Family::Ipv6])
+        .filter_map(|((engine, routes), family)| Some(format!("{family} {} ({routes} routes)", engine?)))
         .collect();
     eprintln!(
         "{written_to}: {} written, {size} bytes; loaded in {:.3} s, built in {:.3} s",

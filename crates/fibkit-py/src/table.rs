@@ -385,8 +385,7 @@ impl PyTable {
     /// The engines answering IPv4 and IPv6 (None for a family without routes).
     #[getter]
     fn engines(&self) -> (Option<String>, Option<String>) {
-        let v4 = self.table.family_fib::<u32>().map(|family| family.fib().name().to_string());
-        let v6 = self.table.family_fib::<u128>().map(|family| family.fib().name().to_string());
+        let [v4, v6] = self.table.engines().map(|engine| engine.map(str::to_string));
         (v4, v6)
     }
 

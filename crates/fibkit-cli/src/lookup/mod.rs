@@ -328,13 +328,11 @@ impl Totals {
     fn summarise(&self, table: &CompiledTable, compile_seconds: f64, answer_seconds: f64, threads: usize) {
         let total = self.counts[0] + self.counts[1];
         // The engines serving, which says what `auto` chose.
-        let engines: Vec<String> = [
-            ("IPv4", table.v4.as_ref().map(|family| family.fib().name())),
-            ("IPv6", table.v6.as_ref().map(|family| family.fib().name())),
-        ]
-        .into_iter()
-        .filter_map(|(family, engine)| Some(format!("{family} by {}", engine?)))
-        .collect();
+        let engines: Vec<String> = ["IPv4", "IPv6"]
+            .into_iter()
+            .zip(table.engines())
+            .filter_map(|(family, engine)| Some(format!("{family} by {}", engine?)))
+            .collect();
         eprintln!(
             "fibkit lookup: table loaded and compiled in {compile_seconds:.3} s ({}); {total} addresses ({} IPv4, {} IPv6, \
              {} without a route, {} lines skipped) answered in {answer_seconds:.3} s on {threads} thread{}: {:.2} M/s",

@@ -173,8 +173,7 @@ impl std::fmt::Debug for CompiledTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledTable")
             .field("name", &self.name)
-            .field("v4", &self.v4.as_ref().map(|family| family.fib().name()))
-            .field("v6", &self.v6.as_ref().map(|family| family.fib().name()))
+            .field("engines", &self.engines())
             .field("values", &self.values.max_index())
             .finish()
     }
@@ -248,6 +247,12 @@ impl CompiledTable {
         }
         let build = BuildOptions { max_next_hop, calibration: options.calibration.clone() };
         CompiledFamily::build(engine, rib, &build, options.prefixes).map(Some)
+    }
+
+    /// The engines serving IPv4 and IPv6, `None` for a family without
+    /// routes (what `auto` chose, where it was asked).
+    pub fn engines(&self) -> [Option<&str>; 2] {
+        [self.v4.as_ref().map(|family| family.fib().name()), self.v6.as_ref().map(|family| family.fib().name())]
     }
 
     /// The FIB of family `A`, if the table has routes of it.

@@ -257,6 +257,10 @@ fn payload_checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
+/// [`payload_checksum`] over parts fed in turn (the writer's, which never
+/// holds the payload whole): the same XXH3-64.
+type PayloadHasher = xxhash_rust::xxh3::Xxh3;
+
 /// The checksum of a header and section table, its checksum field read as
 /// zero.
 fn header_checksum(table: &[u8]) -> u64 {

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{
-    family_prefix, header_checksum, FileError, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES, HEADER_CHECKSUM_AT, MAGIC,
-    NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
+    family_prefix, header_checksum, FileError, PayloadHasher, Problem, ALIGN, ENTRY_BYTES, HEADER_BYTES,
+    HEADER_CHECKSUM_AT, MAGIC, NAME_BYTES, PAYLOAD_CHECKSUM_AT, VERSION,
 };
 use crate::addr::Address;
 use crate::mem::Plain;
@@ -77,7 +77,7 @@ impl FileWriter {
         let layout = self.layout();
         // The payload's checksum is in the header, ahead of the payload: a
         // first pass hashes the sections and their padding as laid out.
-        let mut payload = xxhash_rust::xxh3::Xxh3::new();
+        let mut payload = PayloadHasher::new();
         self.each_part(&layout, |part| {
             payload.update(part);
             Ok(())
