@@ -34,8 +34,6 @@ const TICK: Duration = Duration::from_millis(100);
 /// dumps: the kernel sends the event before it flushes the routes, and
 /// route dumps do not wait for that flush.
 const SETTLE: Duration = Duration::from_millis(250);
-/// Messages read before the changes are published.
-const BATCH_MESSAGES: usize = 65_536;
 /// Room for one datagram (the kernel's are at most 32 KiB).
 const DATAGRAM: usize = 64 << 10;
 /// `rtm_table` of a route in a table numbered above 255.
@@ -127,6 +125,7 @@ impl Mirror {
             confirm: None,
             sequence: 0,
             messages: 0,
+            congested: false,
             changes,
         };
         let writer = thread::Builder::new().name("fibkit-netlink".into()).spawn(move || writer.run())?;
@@ -320,6 +319,11 @@ struct Writer {
     sequence: u32,
     /// Route messages of the table read.
     messages: u64,
+    /// An overrun was read and no read has found the socket empty since.
+    /// Until one does, the kernel drops every notification without
+    /// another `ENOBUFS` (it clears its congestion mark only then), so a
+    /// dump started now would miss changes without knowing it.
+    congested: bool,
     /// Where every published change goes, if a follower takes them.
     changes: Option<Changes>,
 }
@@ -329,7 +333,7 @@ impl Writer {
         self.wanted = Some("the first dump".into());
         let mut datagram = Vec::with_capacity(DATAGRAM);
         while !self.shared.stopping.load(Ordering::Relaxed) {
-            if self.dump.is_none() && self.settle.is_none_or(|settle| Instant::now() >= settle) {
+            if self.dump.is_none() && !self.congested && self.settle.is_none_or(|settle| Instant::now() >= settle) {
                 if let Some(reason) = self.wanted.take() {
                     self.settle = None;
                     self.start_dump(reason);
@@ -345,7 +349,7 @@ impl Writer {
                 }
             }
             let mut read = 0;
-            while read < BATCH_MESSAGES {
+            while read < self.shared.config.batch_messages.max(1) {
                 datagram.clear();
                 match self.socket.recv(&mut datagram, libc::MSG_TRUNC) {
                     Ok(length) if length > datagram.len() => {
@@ -353,9 +357,13 @@ impl Writer {
                         self.lost("a datagram was cut".into());
                     }
                     Ok(_) => read += self.datagram(&datagram),
-                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                        self.congested = false;
+                        break;
+                    }
                     Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                     Err(error) if error.raw_os_error() == Some(libc::ENOBUFS) => {
+                        self.congested = true;
                         self.shared.stats.lock().expect("stats lock").overruns += 1;
                         self.lost("socket overrun (ENOBUFS): the kernel dropped route notifications".into());
                     }
@@ -441,15 +449,7 @@ impl Writer {
                 // The replies to an abandoned dump.
                 _ if ours && !current => {}
                 NLMSG_DONE if ours => self.finish_dump(message),
-                NLMSG_ERROR if ours => {
-                    let why = match NetlinkMessage::<RouteNetlinkMessage>::deserialize(message).map(|m| m.payload) {
-                        Ok(NetlinkPayload::Error(error)) => error.to_io().to_string(),
-                        _ => "an error message that could not be decoded".into(),
-                    };
-                    self.shared.log(format!("the dump failed: {why}; dumping again"));
-                    self.dump = None;
-                    self.wanted = Some(format!("the last dump failed ({why})"));
-                }
+                NLMSG_ERROR if ours => self.dump_error(message),
                 libc::RTM_NEWROUTE | libc::RTM_DELROUTE => {
                     let came = match (ours, kind) {
                         (true, _) => Came::Dump,
@@ -463,6 +463,31 @@ impl Writer {
             }
         }
         count
+    }
+
+    /// An error in reply to the dump's request. `ENOBUFS` says the socket
+    /// was full when the dump began: the kernel keeps the dump and sends
+    /// its replies as the socket drains, and another dump follows it (had
+    /// the mirror asked again now, the kernel would refuse while this one
+    /// runs, and the refusal may itself be dropped). Any other error ends
+    /// the dump.
+    fn dump_error(&mut self, message: &[u8]) {
+        let error = match NetlinkMessage::<RouteNetlinkMessage>::deserialize(message).map(|m| m.payload) {
+            Ok(NetlinkPayload::Error(error)) => Some(error.to_io()),
+            _ => None,
+        };
+        match (error, self.dump.as_mut()) {
+            (Some(error), Some(dump)) if error.raw_os_error() == Some(libc::ENOBUFS) => {
+                self.shared.log(format!("the dump began on a full socket ({error}): another dump follows it"));
+                dump.again = Some(format!("the dump began on a full socket ({error})"));
+            }
+            (error, _) => {
+                let why = error.map_or_else(|| "an error message that could not be decoded".into(), |e| e.to_string());
+                self.shared.log(format!("the dump failed: {why}; dumping again"));
+                self.dump = None;
+                self.wanted = Some(format!("the last dump failed ({why})"));
+            }
+        }
     }
 
     fn undecodable(&self, what: String) {

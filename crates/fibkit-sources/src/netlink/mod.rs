@@ -117,7 +117,13 @@
 //! When the kernel drops notifications because the socket's receive
 //! buffer is full, the next read fails with `ENOBUFS`; the mirror then
 //! dumps the table again and reconciles as above, and says so in its
-//! journal. An overrun during a dump has the next dump follow it.
+//! journal. An overrun during a dump has the next dump follow it. After
+//! an overrun the kernel drops every notification, without another
+//! `ENOBUFS`, until a read finds the socket empty, so no dump starts
+//! before one has. A dump asked for while the socket was full is answered
+//! with `ENOBUFS` and still sent as the socket drains: the mirror reads it
+//! and dumps once more after it (asking again at once would be refused
+//! while it runs, and the refusal could be dropped as well).
 //! [`NetlinkConfig::receive_buffer`] sets the buffer (with
 //! `SO_RCVBUFFORCE` when allowed, `SO_RCVBUF` otherwise).
 //!
@@ -176,6 +182,9 @@ pub struct NetlinkConfig {
     /// that arrive faster than the routers apply them. Past it the kernel
     /// drops them and the mirror dumps again.
     pub receive_buffer: usize,
+    /// Route messages read before the changes are published (at least 1):
+    /// fewer publish sooner, more publish larger batches.
+    pub batch_messages: usize,
     /// Also write each journal line to standard error.
     pub echo_log: bool,
 }
@@ -188,13 +197,15 @@ impl Default for NetlinkConfig {
 
 impl NetlinkConfig {
     /// Mirrors `table` by gateway, with rejecting routes as
-    /// `Label::Number(0)` and a 16 MiB receive buffer.
+    /// `Label::Number(0)`, a 16 MiB receive buffer, and batches of up to
+    /// 65,536 messages.
     pub fn new(table: u32) -> Self {
         NetlinkConfig {
             table,
             value: RouteValue::Gateway,
             reject: Some(Label::Number(0)),
             receive_buffer: 16 << 20,
+            batch_messages: 65_536,
             echo_log: false,
         }
     }
