@@ -37,7 +37,7 @@ use rayon::prelude::*;
 
 use fibkit::addr::{Address, Family, Prefix};
 use fibkit::compiled::{CompiledFamily, CompiledTable, Values};
-use fibkit::fib::{BuildOptions, Fib, Figure, Stats};
+use fibkit::fib::{BuildOptions, Calibration, Calibrations, Fib, Figure, Stats};
 use fibkit::load::{self, LoadOptions, RouteTable};
 use fibkit::nexthop::Mapping;
 use fibkit::records::FieldSpec;
@@ -136,6 +136,21 @@ trait PyAddress: Address + TryFrom<u128> {
     fn from_py(addr: &Bound<'_, PyAny>) -> PyResult<Self> {
         convert::address(addr)
     }
+
+    /// The addresses of an array as the class's `lookup_batch` takes them;
+    /// `None` if `addrs` is no such array.
+    fn batch_keys(addrs: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Self>>>;
+
+    /// The keys `auto` measures on (`calibrate`): addresses as the class's
+    /// `lookup_batch` takes them, or in any form `Table.lookup_batch`
+    /// takes (strings); none, uniform random keys.
+    fn calibration(calibrate: Option<&Bound<'_, PyAny>>) -> PyResult<Calibrations> {
+        let Some(addrs) = calibrate else { return Ok(Calibrations::default()) };
+        let Some(keys) = Self::batch_keys(addrs)? else { return table::calibration_of(Some(addrs)) };
+        let mut calibrations = Calibrations::default();
+        *calibrations.of_mut::<Self>() = Calibration::sample(keys);
+        Ok(calibrations)
+    }
 }
 
 impl PyAddress for u32 {
@@ -147,6 +162,12 @@ impl PyAddress for u32 {
 
     fn take_family(table: &mut CompiledTable) -> Option<CompiledFamily<u32>> {
         table.v4.take()
+    }
+
+    fn batch_keys(addrs: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u32>>> {
+        let Ok(array) = arrays::keys4(addrs) else { return Ok(None) };
+        let keys = array.try_readonly().map_err(arrays::borrow_error("calibrate"))?;
+        Ok(Some(keys.as_slice()?.to_vec()))
     }
 }
 
@@ -160,6 +181,18 @@ impl PyAddress for u128 {
     fn take_family(table: &mut CompiledTable) -> Option<CompiledFamily<u128>> {
         table.v6.take()
     }
+
+    fn batch_keys(addrs: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u128>>> {
+        let fold = |row: &[u64]| row.iter().fold(0u128, |wide, &word| wide << 64 | u128::from(word));
+        if let Ok(Some(halves)) = arrays::keys6_halves(addrs) {
+            let words = halves.try_readonly().map_err(arrays::borrow_error("calibrate"))?;
+            return Ok(Some(words.as_slice()?.chunks_exact(2).map(fold).collect()));
+        }
+        let Ok(array) = arrays::keys6(addrs) else { return Ok(None) };
+        let bytes = array.try_readonly().map_err(arrays::borrow_error("calibrate"))?;
+        let key = |row: &[u8]| row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte));
+        Ok(Some(bytes.as_slice()?.chunks_exact(16).map(key).collect()))
+    }
 }
 
 /// The engine behind `Fib` (`A = u32`) and `Fib6` (`A = u128`).
@@ -168,12 +201,14 @@ struct Core<A: Address> {
 }
 
 impl<A: PyAddress> Core<A> {
-    /// Builds `engine` from the table's routes of family `A`.
-    fn build(table: RouteTable, engine: &str) -> PyResult<(Self, Compiled)> {
+    /// Builds `engine` from the table's routes of family `A` (`auto`
+    /// measuring on `calibration`'s keys of the family).
+    fn build(table: RouteTable, engine: &str, calibration: Calibrations) -> PyResult<(Self, Compiled)> {
         let start = Instant::now();
         let rib = table.rib::<A>();
         let engine = registry::resolve::<A>(engine).map_err(|error| PyValueError::new_err(error.to_string()))?;
-        let family = CompiledFamily::build(engine, rib, &BuildOptions::new(table.next_hops.max_index()), false);
+        let options = BuildOptions { max_next_hop: table.next_hops.max_index(), calibration };
+        let family = CompiledFamily::build(engine, rib, &options, false);
         let family = family.map_err(|error| PyValueError::new_err(error.to_string()))?;
         let (last, prefixes) = (rib.iter().map(|(_, hop)| hop).max().unwrap_or(NO_ROUTE), rib.len());
         let build_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -203,8 +238,10 @@ impl<A: PyAddress> Core<A> {
         routes: &Bound<'_, PyAny>,
         engine: &str,
         nexthops: Option<&Bound<'_, PyAny>>,
+        calibrate: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(Self, Compiled)> {
-        Self::build(routes_table::<A>(routes, nexthops)?, engine)
+        let calibration = A::calibration(calibrate)?;
+        Self::build(routes_table::<A>(routes, nexthops)?, engine, calibration)
     }
 
     /// Builds from a table file, the GIL released.
@@ -214,10 +251,12 @@ impl<A: PyAddress> Core<A> {
         engine: &str,
         nexthops: Option<&Bound<'_, PyAny>>,
         strict: bool,
+        calibrate: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(Self, Compiled)> {
         let engine = engine.to_string();
         let mapping = convert::mapping(nexthops)?;
-        py.detach(move || Self::build(load_family::<A>(path, mapping, strict)?, &engine))
+        let calibration = A::calibration(calibrate)?;
+        py.detach(move || Self::build(load_family::<A>(path, mapping, strict)?, &engine, calibration))
     }
 
     /// The next-hop index of one Python address (0: no route).
@@ -377,27 +416,29 @@ macro_rules! fib_class {
         #[pymethods]
         impl $class {
             #[new]
-            #[pyo3(signature = (routes, engine = $engine, nexthops = None))]
+            #[pyo3(signature = (routes, engine = $engine, nexthops = None, calibrate = None))]
             fn new(
                 routes: &Bound<'_, PyAny>,
                 engine: &str,
                 nexthops: Option<&Bound<'_, PyAny>>,
+                calibrate: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<PyClassInitializer<Self>> {
-                let (core, compiled) = Core::from_routes(routes, engine, nexthops)?;
+                let (core, compiled) = Core::from_routes(routes, engine, nexthops, calibrate)?;
                 Ok(PyClassInitializer::from(compiled).add_subclass($class { core }))
             }
 
             #[doc = $load_doc]
             #[staticmethod]
-            #[pyo3(signature = (path, engine = $engine, nexthops = None, strict = false))]
+            #[pyo3(signature = (path, engine = $engine, nexthops = None, strict = false, calibrate = None))]
             fn load<'py>(
                 py: Python<'py>,
                 path: PathBuf,
                 engine: &str,
                 nexthops: Option<&Bound<'py, PyAny>>,
                 strict: bool,
+                calibrate: Option<&Bound<'py, PyAny>>,
             ) -> PyResult<Bound<'py, Self>> {
-                let (core, compiled) = Core::load(py, path, engine, nexthops, strict)?;
+                let (core, compiled) = Core::load(py, path, engine, nexthops, strict, calibrate)?;
                 Bound::new(py, PyClassInitializer::from(compiled).add_subclass($class { core }))
             }
 
@@ -484,7 +525,10 @@ const fn same_text(a: &str, b: &str) -> bool {
 /// `(prefix, value)` pairs, e.g. `("10.0.0.0/8", 64500)`, a value being an
 /// int or a string as table files write one (`"64500"`, `"192.0.2.1"`);
 /// `Fib.load(path)` from a table file. With `nexthops=N` (1 to 2**32-1)
-/// value `v` becomes next hop `v % N + 1`.
+/// value `v` becomes next hop `v % N + 1`. With `engine="auto"`,
+/// `calibrate` (a sample of the addresses to be looked up, as an array
+/// `lookup_batch` takes or a list of strings) gives the keys `auto`
+/// measures its candidates on, else uniform random keys of the family.
 ///
 /// `lookup(addr)` answers one address with its route's value (None: no
 /// route; with `nexthops`, the next hop 1 to N). `next_hop(addr)` and
@@ -508,15 +552,18 @@ fib_class!(
         /// full BGP table (one million prefixes, 75,000 origin ASes as values;
         /// generated, deterministic, nothing read). `nexthops` as for `Fib`.
         #[staticmethod]
-        #[pyo3(signature = (engine = "d18r", nexthops = None))]
+        #[pyo3(signature = (engine = "d18r", nexthops = None, calibrate = None))]
         fn default<'py>(
             py: Python<'py>,
             engine: &str,
             nexthops: Option<&Bound<'py, PyAny>>,
+            calibrate: Option<&Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, Self>> {
             let mapping = convert::mapping(nexthops)?;
             let engine = engine.to_string();
-            let (core, compiled) = py.detach(move || Core::build(load::synthetic::default_table(mapping), &engine))?;
+            let calibration = <u32 as PyAddress>::calibration(calibrate)?;
+            let (core, compiled) =
+                py.detach(move || Core::build(load::synthetic::default_table(mapping), &engine, calibration))?;
             Bound::new(py, PyClassInitializer::from(compiled).add_subclass(PyFib { core }))
         }
 

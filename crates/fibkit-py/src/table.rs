@@ -58,7 +58,7 @@ impl PyTable {
         calibrate: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let last = routes.v4.iter().map(|(_, hop)| hop).chain(routes.v6.iter().map(|(_, hop)| hop)).max();
-        let calibration = calibrate.map(calibration).transpose()?.unwrap_or_default();
+        let calibration = calibration_of(calibrate)?;
         let options = CompileOptions { engines: engines.unwrap_or_default(), prefixes, calibration };
         let table = py.detach(|| CompiledTable::build(routes, &options));
         let table = table.map_err(build_error)?;
@@ -72,9 +72,13 @@ impl PyTable {
     }
 }
 
-/// The keys `auto` measures on: `addrs` (either family, as
-/// `Table.lookup_batch` takes them) split by family; a family without any
-/// is measured on uniform random keys.
+/// The keys `auto` measures on: `calibrate`'s addresses (either family, as
+/// `Table.lookup_batch` takes them) split by family; a family without any,
+/// or no `calibrate`, is measured on uniform random keys.
+pub fn calibration_of(calibrate: Option<&Bound<'_, PyAny>>) -> PyResult<Calibrations> {
+    calibrate.map(calibration).transpose().map(Option::unwrap_or_default)
+}
+
 fn calibration(addrs: &Bound<'_, PyAny>) -> PyResult<Calibrations> {
     let py = addrs.py();
     let split = text::split(addrs).map_err(|error| {

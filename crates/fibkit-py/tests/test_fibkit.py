@@ -131,6 +131,37 @@ def test_auto_measures_on_the_addresses_it_is_given(tmp_path):
         fibkit.Table.load(path, engines=["auto"], calibrate=["10.0.0.1", "nope"])
 
 
+@pytest.mark.parametrize("family", [4, 6])
+def test_auto_of_fib_and_fib6_takes_the_addresses_to_measure_on(tmp_path, family):
+    bits = 32 if family == 4 else 128
+    rng = random.Random(f"calibrate{family}")
+    routes = random_routes(rng, bits, 300)
+    reference = Reference(routes, bits)
+    keys = boundary_keys(routes, bits)
+    text = ipaddress.IPv4Address if family == 4 else ipaddress.IPv6Address
+    sample = [str(text(key)) for key in keys]
+    array = np.array(keys, dtype=np.uint32) if family == 4 else fibkit.ipv6_array(keys)
+    path = tmp_path / "routes.txt"
+    path.write_text("".join(f"{prefix} {value}\n" for prefix, value in routes))
+    cls = fibkit.Fib if family == 4 else fibkit.Fib6
+    for fib in (
+        cls(routes, engine="auto", calibrate=sample),
+        cls(routes, engine="auto", calibrate=array),
+        cls.load(path, engine="auto", calibrate=sample),
+    ):
+        assert fib.engine.startswith(("d1", "d2", "poptrie1", "sail")), fib.engine
+        for key, hop in zip(keys, fib.lookup_batch(array).tolist()):
+            assert fib.value(hop) == reference.lookup(key), f"{fib.engine}: {key:#x}"
+    # The sample is read: a bad address is refused, naming it.
+    with pytest.raises(ValueError, match=r"calibrate: addrs\[1\]: \"nope\""):
+        cls(routes, engine="auto", calibrate=[sample[0], "nope"])
+    with pytest.raises(ValueError, match=r"calibrate: addrs\[1\]: \"nope\""):
+        cls.load(path, engine="auto", calibrate=[sample[0], "nope"])
+    if family == 4:
+        with pytest.raises(ValueError, match=r"calibrate: addrs\[0\]"):
+            fibkit.Fib.default(engine="auto", calibrate=["nope"])
+
+
 def test_values_map_indexes_back_to_route_values():
     fib = fibkit.Fib([("10.0.0.0/8", 64500), ("10.1.0.0/16", "192.0.2.1"), ("0.0.0.0/0", 7)])
     hops = fib.lookup_batch(fibkit.ipv4_array(["10.2.3.4", "10.1.0.0", "8.8.8.8"]))

@@ -51,18 +51,32 @@ class Fib(_Compiled):
 
     ``lookup(addr)`` answers one address with its route's value (None: no route); ``next_hop(addr)`` and
     ``lookup_batch(addrs)`` answer next-hop indexes (0: no route), which ``values[hops]`` maps to the values.
+    With ``engine="auto"``, ``calibrate`` (a sample of the addresses to be looked up, as an array
+    ``lookup_batch`` takes or a list of strings) gives the keys it measures on, else uniform random keys.
     """
 
     def __init__(
-        self, routes: Iterable[tuple[str, Value]], engine: str = "d18r", nexthops: Nexthops = None
+        self,
+        routes: Iterable[tuple[str, Value]],
+        engine: str = "d18r",
+        nexthops: Nexthops = None,
+        calibrate: Union[Sequence[str], npt.NDArray[Any], None] = None,
     ) -> None: ...
     @staticmethod
     def load(
-        path: Union[str, PathLike[str]], engine: str = "d18r", nexthops: Nexthops = None, strict: bool = False
+        path: Union[str, PathLike[str]],
+        engine: str = "d18r",
+        nexthops: Nexthops = None,
+        strict: bool = False,
+        calibrate: Union[Sequence[str], npt.NDArray[Any], None] = None,
     ) -> "Fib":
         """Builds from a table file (ipasn, PREFIX VALUE text, range CSV, MRT; gz or bz2), its IPv4 routes."""
     @staticmethod
-    def default(engine: str = "d18r", nexthops: Nexthops = None) -> "Fib":
+    def default(
+        engine: str = "d18r",
+        nexthops: Nexthops = None,
+        calibrate: Union[Sequence[str], npt.NDArray[Any], None] = None,
+    ) -> "Fib":
         """Builds from the embedded default table (synthetic, one million IPv4 prefixes)."""
     @staticmethod
     def open(path: Union[str, PathLike[str]], pickle_path: bool = False) -> "Fib":
@@ -89,11 +103,19 @@ class Fib6(_Compiled):
     """An IPv6 forwarding table compiled by one of fibkit's engines (lookups answer as ``Fib``'s)."""
 
     def __init__(
-        self, routes: Iterable[tuple[str, Value]], engine: str = "poptrie18", nexthops: Nexthops = None
+        self,
+        routes: Iterable[tuple[str, Value]],
+        engine: str = "poptrie18",
+        nexthops: Nexthops = None,
+        calibrate: Union[Sequence[str], npt.NDArray[Any], None] = None,
     ) -> None: ...
     @staticmethod
     def load(
-        path: Union[str, PathLike[str]], engine: str = "poptrie18", nexthops: Nexthops = None, strict: bool = False
+        path: Union[str, PathLike[str]],
+        engine: str = "poptrie18",
+        nexthops: Nexthops = None,
+        strict: bool = False,
+        calibrate: Union[Sequence[str], npt.NDArray[Any], None] = None,
     ) -> "Fib6":
         """Builds from a table file, its IPv6 routes."""
     @staticmethod
