@@ -535,6 +535,25 @@ int fibkit_router_new(const struct fibkit_table *table,
                       const char *engines,
                       struct fibkit_router **out);
 
+// `fibkit_router_new`, with `auto` measuring its candidates on the
+// caller's keys, as `fibkit_fib_build_calibrated` does (the `n4` IPv4
+// addresses at `keys4`, the `n6` IPv6 ones at `keys6`);
+// `fibkit_router_engine` names the engine it chose.
+//
+// Returns as `fibkit_router_new`, and `FIBKIT_EINVAL` for a NULL or
+// misaligned `keys4` or `keys6` with a count other than 0.
+//
+// # Safety
+// As `fibkit_router_new`; `keys4` points to `n4` addresses and `keys6` to
+// `n6` (either may be NULL with a count of 0).
+int fibkit_router_new_calibrated(const struct fibkit_table *table,
+                                 const char *engines,
+                                 const uint32_t *keys4,
+                                 size_t n4,
+                                 const struct fibkit_addr6 *keys6,
+                                 size_t n6,
+                                 struct fibkit_router **out);
+
 // Frees a router (NULL is ignored). Its readers stay valid: they go on
 // serving its last FIBs until they are freed themselves.
 //

@@ -142,19 +142,36 @@ pub unsafe extern "C" fn fibkit_fib_build_calibrated(
     unsafe { args::clear(out) };
     guard(|| {
         // SAFETY: the contract above.
-        let (keys4, keys6) = unsafe { (args::slice(keys4, n4, "keys4")?, args::slice(keys6, n6, "keys6")?) };
-        let mut ipv4 = keys4.to_vec();
-        let mut ipv6 = Vec::with_capacity(keys6.len());
-        for &key in keys6 {
-            let key = u128::from(key);
-            match ipv4_mapped(key) {
-                Some(mapped) => ipv4.push(mapped),
-                None => ipv6.push(key),
-            }
-        }
+        let calibration = unsafe { calibrations(keys4, n4, keys6, n6) }?;
         // SAFETY: the contract above.
-        unsafe { build(table, engines, Calibrations::sample(ipv4, ipv6), out) }
+        unsafe { build(table, engines, calibration, out) }
     })
+}
+
+/// The keys `auto` measures on: the `n4` IPv4 addresses at `keys4` and the
+/// `n6` IPv6 ones at `keys6`, the IPv4-mapped among them counted as IPv4.
+///
+/// # Safety
+/// `keys4` points to `n4` addresses and `keys6` to `n6` (either may be
+/// NULL with a count of 0).
+pub(crate) unsafe fn calibrations(
+    keys4: *const u32,
+    n4: usize,
+    keys6: *const Addr6,
+    n6: usize,
+) -> Result<Calibrations, Failure> {
+    // SAFETY: the caller's contract.
+    let (keys4, keys6) = unsafe { (args::slice(keys4, n4, "keys4")?, args::slice(keys6, n6, "keys6")?) };
+    let mut ipv4 = keys4.to_vec();
+    let mut ipv6 = Vec::with_capacity(keys6.len());
+    for &key in keys6 {
+        let key = u128::from(key);
+        match ipv4_mapped(key) {
+            Some(mapped) => ipv4.push(mapped),
+            None => ipv6.push(key),
+        }
+    }
+    Ok(Calibrations::sample(ipv4, ipv6))
 }
 
 /// The body of `fibkit_fib_build` and `fibkit_fib_build_calibrated`.

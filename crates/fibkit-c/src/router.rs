@@ -19,13 +19,14 @@ use std::ffi::{c_char, c_int, CString};
 
 use fibkit_core::addr::{Address, Prefix};
 use fibkit_core::compiled::CompileOptions;
+use fibkit_core::fib::{BuildOptions, Calibrations};
 use fibkit_core::nexthop::Label;
 use fibkit_core::router::{Reader as CoreReader, Router as CoreRouter, Update as CoreUpdate, UpdateError, Window};
-use fibkit_core::NextHop;
+use fibkit_core::{registry, NextHop};
 
 use crate::args::{self, Addr6, FIBKIT_IPV4, FIBKIT_IPV6, FIBKIT_NO_ROUTE};
 use crate::error::{guard, guard_value, Failure, FIBKIT_EREJECTED};
-use crate::fib::{bulk_args, converted, engine_names};
+use crate::fib::{bulk_args, calibrations, converted, engine_names};
 use crate::table::{c_string, Table};
 
 /// The writer's handle on a live FIB of both families (opaque).
@@ -96,7 +97,31 @@ impl Router {
     fn family<A: Address>(table: &Table, options: &CompileOptions) -> Result<CoreRouter<A>, Failure> {
         let engine = options.engine::<A>().map_err(fibkit_core::BuildError::from)?;
         let rib = table.routes.rib::<A>().clone();
-        Ok(CoreRouter::new(engine.name, rib, table.routes.next_hops.clone(), Window::Count(1))?)
+        let next_hops = table.routes.next_hops.clone();
+        let build = BuildOptions { max_next_hop: next_hops.max_index(), calibration: options.calibration.clone() };
+        let updater = registry::updater::<A>(engine.name, &rib, &build)?;
+        Ok(CoreRouter::with_updater(updater, rib, next_hops, Window::Count(1)))
+    }
+
+    /// The body of `fibkit_router_new` and `fibkit_router_new_calibrated`.
+    ///
+    /// # Safety
+    /// As `fibkit_router_new`.
+    unsafe fn create(
+        table: *const Table,
+        engines: *const c_char,
+        calibration: Calibrations,
+        out: *mut *mut Router,
+    ) -> Result<(), Failure> {
+        // SAFETY: the caller's contract.
+        let table = unsafe { args::reference(table, "table") }?;
+        // SAFETY: the caller's contract.
+        let engines = unsafe { engine_names(engines) }?;
+        let options = CompileOptions { engines, prefixes: false, calibration };
+        let (v4, v6) = (Router::family::<u32>(table, &options)?, Router::family::<u128>(table, &options)?);
+        let (engine4, engine6) = (c_string(v4.engine()), c_string(v6.engine()));
+        // SAFETY: the caller's contract.
+        unsafe { args::store(out, Router { v4, v6, engine4, engine6 }) }
     }
 
     /// The update of `prefix` in family `A` (announce when `next_hop` is
@@ -168,16 +193,38 @@ pub unsafe extern "C" fn fibkit_router_new(
 ) -> c_int {
     // SAFETY: the contract above.
     unsafe { args::clear(out) };
+    // SAFETY: the contract above.
+    guard(|| unsafe { Router::create(table, engines, Calibrations::default(), out) })
+}
+
+/// `fibkit_router_new`, with `auto` measuring its candidates on the
+/// caller's keys, as `fibkit_fib_build_calibrated` does (the `n4` IPv4
+/// addresses at `keys4`, the `n6` IPv6 ones at `keys6`);
+/// `fibkit_router_engine` names the engine it chose.
+///
+/// Returns as `fibkit_router_new`, and `FIBKIT_EINVAL` for a NULL or
+/// misaligned `keys4` or `keys6` with a count other than 0.
+///
+/// # Safety
+/// As `fibkit_router_new`; `keys4` points to `n4` addresses and `keys6` to
+/// `n6` (either may be NULL with a count of 0).
+#[no_mangle]
+pub unsafe extern "C" fn fibkit_router_new_calibrated(
+    table: *const Table,
+    engines: *const c_char,
+    keys4: *const u32,
+    n4: usize,
+    keys6: *const Addr6,
+    n6: usize,
+    out: *mut *mut Router,
+) -> c_int {
+    // SAFETY: the contract above.
+    unsafe { args::clear(out) };
     guard(|| {
         // SAFETY: the contract above.
-        let table = unsafe { args::reference(table, "table") }?;
+        let calibration = unsafe { calibrations(keys4, n4, keys6, n6) }?;
         // SAFETY: the contract above.
-        let engines = unsafe { engine_names(engines) }?;
-        let options = CompileOptions { engines, prefixes: false, ..Default::default() };
-        let (v4, v6) = (Router::family::<u32>(table, &options)?, Router::family::<u128>(table, &options)?);
-        let (engine4, engine6) = (c_string(v4.engine()), c_string(v6.engine()));
-        // SAFETY: the contract above.
-        unsafe { args::store(out, Router { v4, v6, engine4, engine6 }) }
+        unsafe { Router::create(table, engines, calibration, out) }
     })
 }
 

@@ -272,6 +272,22 @@ static void test_every_engine_against_the_reference(void) {
     CHECK(fibkit_fib_build_calibrated(table, "auto", NULL, 5, NULL, 0, &fib) == FIBKIT_EINVAL && fib == NULL,
           "NULL keys4 with a count");
     CHECK(contains(fibkit_last_error(), "keys4"), "the error names keys4");
+    /* A router of `auto` measured on the caller's keys, answering them
+     * through a reader; bad keys are refused as for a FIB. */
+    fibkit_router *router = NULL;
+    fibkit_reader *reader = NULL;
+    CHECK_OK(fibkit_router_new_calibrated(table, "auto", keys, k, mapped, 2, &router));
+    chosen = fibkit_router_engine(router, FIBKIT_IPV4);
+    CHECK_OK(fibkit_reader_new(router, &reader));
+    wrong = 0;
+    for (size_t i = 0; i < k; i++) wrong += fibkit_reader_lookup4(reader, keys[i]) != expected[i];
+    CHECK(chosen != NULL && wrong == 0, "a router's auto on the caller's keys (%s): %zu wrong", chosen, wrong);
+    fibkit_reader_free(reader);
+    fibkit_router_free(router);
+    router = NULL;
+    CHECK(fibkit_router_new_calibrated(table, "auto", keys, 1, NULL, 3, &router) == FIBKIT_EINVAL && router == NULL,
+          "a router: NULL keys6 with a count");
+    CHECK(contains(fibkit_last_error(), "keys6"), "the error names keys6");
     fibkit_table_free(table);
 }
 
