@@ -34,6 +34,10 @@ const TICK: Duration = Duration::from_millis(100);
 /// dumps: the kernel sends the event before it flushes the routes, and
 /// route dumps do not wait for that flush.
 const SETTLE: Duration = Duration::from_millis(250);
+/// How long a dump may go without a reply before it is asked for again:
+/// the kernel sends the next part of a dump as each read drains the
+/// socket, so a silent dump is one the kernel is not sending.
+const SILENT_DUMP: Duration = Duration::from_secs(10);
 /// Room for one datagram (the kernel's are at most 32 KiB).
 const DATAGRAM: usize = 64 << 10;
 /// `rtm_table` of a route in a table numbered above 255.
@@ -99,35 +103,9 @@ impl Mirror {
         if config.table == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "table 0 (RT_TABLE_UNSPEC) is not a table"));
         }
-        let echo_log = config.echo_log;
-        let shared = Arc::new(Shared {
-            config,
-            stopping: AtomicBool::new(false),
-            journal: Journal::new(echo_log),
-            stats: Mutex::new(MirrorStats::default()),
-            labels: Labels::new(),
-        });
-        let (socket, port) = open(&shared)?;
         let readers = (router4.reader(), router6.reader());
-        shared.labels.sync(&router4);
-        shared.labels.sync(&router6);
-        let config = &shared.config;
-        let writer = Writer {
-            rule: Rule { value: config.value, reject: config.reject },
-            shared: Arc::clone(&shared),
-            socket,
-            port,
-            v4: Side::new(router4),
-            v6: Side::new(router6),
-            dump: None,
-            wanted: None,
-            settle: None,
-            confirm: None,
-            sequence: 0,
-            messages: 0,
-            congested: false,
-            changes,
-        };
+        let writer = Writer::new(config, router4, router6, changes)?;
+        let shared = Arc::clone(&writer.shared);
         let writer = thread::Builder::new().name("fibkit-netlink".into()).spawn(move || writer.run())?;
         Ok(Mirror { shared, readers, writer: Some(writer) })
     }
@@ -278,6 +256,8 @@ struct Dump {
     sequence: u32,
     reason: String,
     started: Instant,
+    /// When it was asked for, or its last reply read.
+    heard: Instant,
     v4: DumpSide<u32>,
     v6: DumpSide<u128>,
     /// Why another dump must follow (notifications lost during this one).
@@ -329,10 +309,48 @@ struct Writer {
 }
 
 impl Writer {
+    /// The socket opened and subscribed ([`open`]), nothing asked yet.
+    fn new(
+        config: NetlinkConfig,
+        router4: Router<u32>,
+        router6: Router<u128>,
+        changes: Option<Changes>,
+    ) -> io::Result<Writer> {
+        let echo_log = config.echo_log;
+        let shared = Arc::new(Shared {
+            config,
+            stopping: AtomicBool::new(false),
+            journal: Journal::new(echo_log),
+            stats: Mutex::new(MirrorStats::default()),
+            labels: Labels::new(),
+        });
+        let (socket, port) = open(&shared)?;
+        shared.labels.sync(&router4);
+        shared.labels.sync(&router6);
+        let rule = Rule { value: shared.config.value, reject: shared.config.reject };
+        Ok(Writer {
+            rule,
+            shared,
+            socket,
+            port,
+            v4: Side::new(router4),
+            v6: Side::new(router6),
+            dump: None,
+            wanted: None,
+            settle: None,
+            confirm: None,
+            sequence: 0,
+            messages: 0,
+            congested: false,
+            changes,
+        })
+    }
+
     fn run(mut self) -> (Router<u32>, Router<u128>) {
         self.wanted = Some("the first dump".into());
         let mut datagram = Vec::with_capacity(DATAGRAM);
         while !self.shared.stopping.load(Ordering::Relaxed) {
+            self.silent_dump(Instant::now());
             if self.dump.is_none() && !self.congested && self.settle.is_none_or(|settle| Instant::now() >= settle) {
                 if let Some(reason) = self.wanted.take() {
                     self.settle = None;
@@ -393,6 +411,22 @@ impl Writer {
         }
     }
 
+    /// A dump silent for [`SILENT_DUMP`] at `now` is given up and asked for
+    /// again: its request or the kernel's answer to it was lost (a refusal
+    /// dropped on a full socket, say). Should the kernel still be sending
+    /// it, the next request is refused until it ends, and asked again.
+    fn silent_dump(&mut self, now: Instant) {
+        let Some(dump) = self.dump.as_ref() else { return };
+        let silent = now.saturating_duration_since(dump.heard);
+        if silent < SILENT_DUMP {
+            return;
+        }
+        let why = format!("no reply to dump request {} in {:.0} s", dump.sequence, silent.as_secs_f64());
+        self.shared.log(format!("{why}: asking again"));
+        self.dump = None;
+        self.wanted = Some(why);
+    }
+
     /// Asks for a dump of every family's routes.
     fn start_dump(&mut self, reason: String) {
         self.sequence = self.sequence.wrapping_add(1).max(1);
@@ -409,6 +443,7 @@ impl Writer {
                     sequence: self.sequence,
                     reason,
                     started: Instant::now(),
+                    heard: Instant::now(),
                     v4: DumpSide::default(),
                     v6: DumpSide::default(),
                     again: None,
@@ -440,6 +475,7 @@ impl Writer {
             let current = self.dump.as_ref().is_some_and(|dump| dump.sequence == buffer.sequence_number());
             if let Some(dump) = self.dump.as_mut().filter(|_| ours && current) {
                 dump.replied = true;
+                dump.heard = Instant::now();
             }
             let payload = buffer.payload();
             let message = &bytes[..length];
@@ -726,7 +762,7 @@ mod tests {
     use netlink_packet_route::route::RouteType;
 
     use super::super::route::Hop;
-    use super::super::RouteValue;
+    use super::super::{RouteValue, RT_TABLE_MAIN};
     use super::*;
 
     const RULE: Rule = Rule { value: RouteValue::Gateway, reject: Some(Label::Number(0)) };
@@ -770,6 +806,24 @@ mod tests {
         // Without a dump, a notification changes the serving copy.
         apply(&mut side, None, one, route("10.0.0.4"), Came::New { replace: false }, RULE);
         assert_eq!((side.table.value(one), side.changed.len()), (Some(Label::Addr("10.0.0.4".parse().unwrap())), 1));
+    }
+
+    /// A dump request whose answer never comes (the kernel's refusal
+    /// dropped on a full socket) is asked again, not waited for.
+    #[test]
+    fn a_dump_without_a_reply_for_ten_seconds_is_asked_again() {
+        let next_hops = || NextHopTable::new(Mapping::Distinct);
+        let router4 = Router::new(DEFAULT_IPV4, Rib::new(), next_hops(), Window::Count(1)).unwrap();
+        let router6 = Router::new(DEFAULT_IPV6, Rib::new(), next_hops(), Window::Count(1)).unwrap();
+        let mut writer = Writer::new(NetlinkConfig::new(RT_TABLE_MAIN), router4, router6, None).unwrap();
+        writer.start_dump("the first dump".into());
+        let asked = writer.dump.as_ref().map(|dump| dump.heard).unwrap();
+        writer.silent_dump(asked + SILENT_DUMP / 2);
+        assert!(writer.dump.is_some() && writer.wanted.is_none());
+        writer.silent_dump(asked + SILENT_DUMP);
+        assert!(writer.dump.is_none(), "the silent dump was kept");
+        assert_eq!(writer.wanted.as_deref(), Some("no reply to dump request 1 in 10 s"));
+        assert!(writer.shared.journal.lines().iter().any(|line| line.ends_with("in 10 s: asking again")));
     }
 
     /// Found by an interface going down while the mirror dumped: the

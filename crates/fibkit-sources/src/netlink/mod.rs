@@ -123,7 +123,8 @@
 //! before one has. A dump asked for while the socket was full is answered
 //! with `ENOBUFS` and still sent as the socket drains: the mirror reads it
 //! and dumps once more after it (asking again at once would be refused
-//! while it runs, and the refusal could be dropped as well).
+//! while it runs, and the refusal could be dropped as well). A dump that
+//! gets no reply for 10 s is asked for again.
 //! [`NetlinkConfig::receive_buffer`] sets the buffer (with
 //! `SO_RCVBUFFORCE` when allowed, `SO_RCVBUF` otherwise).
 //!
