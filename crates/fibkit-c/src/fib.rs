@@ -185,13 +185,29 @@ unsafe fn build(
     out: *mut *mut Fib,
 ) -> Result<(), Failure> {
     // SAFETY: the caller's contract.
-    let table = unsafe { args::reference(table, "table") }?;
-    // SAFETY: the caller's contract.
-    let engines = unsafe { engine_names(engines) }?;
-    let options = CompileOptions { engines, prefixes: false, calibration };
+    let (table, options) = unsafe { table_and_options(table, engines, calibration) }?;
     let compiled = CompiledTable::build(table.routes.clone(), &options)?;
     // SAFETY: the caller's contract.
     unsafe { args::store(out, Fib::new(compiled)) }
+}
+
+/// The table `table` points to, and the options of a build of it by
+/// `engines` (as `fibkit_fib_build` reads them), `auto` measuring on
+/// `calibration`.
+///
+/// # Safety
+/// `table` is NULL or a live table; `engines` NULL or a NUL-terminated
+/// string.
+pub(crate) unsafe fn table_and_options<'a>(
+    table: *const Table,
+    engines: *const c_char,
+    calibration: Calibrations,
+) -> Result<(&'a Table, CompileOptions), Failure> {
+    // SAFETY: the caller's contract.
+    let table = unsafe { args::reference(table, "table") }?;
+    // SAFETY: the caller's contract.
+    let engines = unsafe { engine_names(engines) }?;
+    Ok((table, CompileOptions { engines, prefixes: false, calibration }))
 }
 
 /// Opens a compiled FIB file (written by `fibkit_fib_save` or `fibkit

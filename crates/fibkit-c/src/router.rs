@@ -26,7 +26,7 @@ use fibkit_core::{registry, NextHop};
 
 use crate::args::{self, Addr6, FIBKIT_IPV4, FIBKIT_IPV6, FIBKIT_NO_ROUTE};
 use crate::error::{guard, guard_value, Failure, FIBKIT_EREJECTED};
-use crate::fib::{bulk_args, calibrations, converted, engine_names};
+use crate::fib::{bulk_args, calibrations, converted, table_and_options};
 use crate::table::{c_string, Table};
 
 /// The writer's handle on a live FIB of both families (opaque).
@@ -114,10 +114,7 @@ impl Router {
         out: *mut *mut Router,
     ) -> Result<(), Failure> {
         // SAFETY: the caller's contract.
-        let table = unsafe { args::reference(table, "table") }?;
-        // SAFETY: the caller's contract.
-        let engines = unsafe { engine_names(engines) }?;
-        let options = CompileOptions { engines, prefixes: false, calibration };
+        let (table, options) = unsafe { table_and_options(table, engines, calibration) }?;
         let (v4, v6) = (Router::family::<u32>(table, &options)?, Router::family::<u128>(table, &options)?);
         let (engine4, engine6) = (c_string(v4.engine()), c_string(v6.engine()));
         // SAFETY: the caller's contract.
