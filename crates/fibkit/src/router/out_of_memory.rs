@@ -18,7 +18,7 @@ use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::ApplyContext;
-use crate::mem::refuse_above;
+use crate::mem::{refuse_above, refuse_nth};
 use crate::nexthop::{Label, Mapping, NextHopTable};
 use crate::random::XorShift32;
 use crate::registry;
@@ -159,4 +159,87 @@ fn the_router_rejects_an_atomic_batch_whose_copy_is_refused() {
     let published = router.apply(&[update]).unwrap();
     assert_eq!(published.generation, 1);
     assert_eq!(router.reader().lookup(0x0a0b_0c0d), 8);
+}
+
+/// Each fallible allocation of `engine`'s relocations refused in turn (a
+/// fresh updater brought to the relocating batch each time), relocation
+/// after relocation until one names `wanted`: every refusal fails the batch
+/// and leaves the structure served. Returns the arrays named.
+fn every_allocation_of_a_relocation<A: Address>(
+    engine: &str,
+    routes: impl Fn(u32) -> Vec<(Prefix<A>, NextHop)>,
+    wanted: &str,
+) -> Vec<String> {
+    let context = |batch: u32| ApplyContext { published: u64::from(batch), oldest_held: 0, max_next_hop: 1000 };
+    // The updater and RIB after `batches` batches, and the RIB and the
+    // prefixes of the next.
+    let at = |batches: u32| {
+        let mut rib: Rib<A> = routes(0).into_iter().collect();
+        let mut updater = registry::updater::<A>(engine, &rib, &BuildOptions::new(1000)).unwrap();
+        for batch in 1..=batches {
+            let changed: Vec<Prefix<A>> =
+                routes(batch).into_iter().map(|(prefix, hop)| (rib.insert(prefix, hop), prefix).1).collect();
+            updater.apply(&rib, &changed, context(batch)).unwrap();
+        }
+        let old = rib.clone();
+        let changed: Vec<Prefix<A>> =
+            routes(batches + 1).into_iter().map(|(prefix, hop)| (rib.insert(prefix, hop), prefix).1).collect();
+        (updater, old, rib, changed)
+    };
+    let mut named = Vec::new();
+    for relocating in 0..100 {
+        let (mut updater, _, rib, changed) = at(relocating);
+        match updater.apply(&rib, &changed, context(relocating + 1)) {
+            Ok(applied) if applied.relocated => {}
+            Ok(_) => continue,
+            // The table outgrew the engine before `wanted` was named.
+            Err(_) => break,
+        }
+        for nth in 0.. {
+            assert!(nth < 10_000, "{engine}: more than 10,000 allocations in one relocation");
+            let (mut updater, old, rib, changed) = at(relocating);
+            let before = updater.fib();
+            let outcome = {
+                let _refusing = refuse_nth(nth);
+                updater.apply(&rib, &changed, context(relocating + 1))
+            };
+            match outcome {
+                Ok(_) => break,
+                Err(BuildError::OutOfMemory { engine: refused, array, .. }) => {
+                    assert_eq!(refused, engine);
+                    assert!(
+                        same(&before, &updater.fib()),
+                        "{engine}, {array} refused: the structure served was replaced"
+                    );
+                    answers_as(&*before, &old);
+                    named.push(array.to_string());
+                }
+                Err(other) => panic!("{engine}: {other}"),
+            }
+        }
+        if named.iter().any(|array| array == wanted) {
+            break;
+        }
+    }
+    named
+}
+
+/// Found by review: the updaters of DXR and of Poptrie's expanded form
+/// grew their bookkeeping (a word a chunk or block) infallibly after the
+/// copy; a refusal there now fails the batch as the copy's own would.
+#[test]
+fn every_allocation_of_a_relocation_refused_in_turn_leaves_the_structure_served() {
+    let bookkeeping = "range-table bookkeeping";
+    let dxr = every_allocation_of_a_relocation::<u32>("d18r", routes4, bookkeeping);
+    assert!(dxr.iter().any(|array| array == bookkeeping), "d18r: {dxr:?}");
+    // /32s all over 2000::/3, each a block of its own /16 (those of
+    // `routes6`, in 2400::/10, share 64 blocks, which the first copy has).
+    let spread = |batch: u32| {
+        let mut random = XorShift32::new(u64::from(batch) + 7);
+        let mut prefix = || Prefix::truncating(0x2000u128 << 112 | u128::from(random.next() & 0x1fff_ffff) << 96, 32);
+        (0..256).map(|index| (prefix(), 1 + index % 1000)).collect()
+    };
+    let bookkeeping = "block bookkeeping";
+    let expanded = every_allocation_of_a_relocation::<u128>("poptrie16x12", spread, bookkeeping);
+    assert!(expanded.iter().any(|array| array == bookkeeping), "poptrie16x12: {expanded:?}");
 }

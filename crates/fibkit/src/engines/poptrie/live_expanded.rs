@@ -44,7 +44,7 @@ use crate::addr::{Address, Prefix};
 use crate::error::{BuildError, Limit};
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Limbo, Updater, WithDefault};
-use crate::mem::try_copy_grown;
+use crate::mem::{try_copy_grown, try_reserve};
 use crate::rib::{Range, Rib};
 use crate::NextHop;
 
@@ -62,6 +62,10 @@ struct Rewritten {
     /// count of its entries that are nodes then.
     changed: Option<(u32, u32)>,
 }
+
+/// The array named when the system refuses the room of the updater's
+/// lists of free blocks and of blocks' inner entries.
+const BOOKKEEPING: &str = "block bookkeeping";
 
 /// The updater of `poptrieSxX` ([`Expanded`], module docs above).
 pub struct ExpandedUpdater<A: Address, L: Leaf, const S: u32, const X: u32> {
@@ -141,8 +145,9 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
     /// free (module docs of `live.rs`).
     ///
     /// # Errors
-    /// [`BuildError::OutOfMemory`] when the system refuses the copy; the
-    /// updater and its structure are as they were then.
+    /// [`BuildError::OutOfMemory`] when the system refuses the copy or its
+    /// bookkeeping's room; the updater and its structure are as they were
+    /// then.
     fn relocate(&mut self, bytes_written: &mut u64) -> Result<(), BuildError> {
         let fib = &*self.fib;
         let from = fib.trie.capacity();
@@ -161,6 +166,10 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
         let first = try_copy_grown(&fib.first, 0, word, free).map_err(refused("first array"))?;
         let blocks = try_copy_grown(&fib.blocks, grown_capacity << X, word, free).map_err(refused("block array"))?;
         let relocated = Expanded { trie, first, blocks, name: fib.name.clone() };
+        let new_blocks = grown_capacity - capacity;
+        try_reserve(&mut self.free_blocks, self.block_limbo.len() + new_blocks).map_err(refused(BOOKKEEPING))?;
+        let new_inner = grown_capacity.saturating_sub(self.inner.len());
+        try_reserve(&mut self.inner, new_inner).map_err(refused(BOOKKEEPING))?;
         self.writer.relocated(from, to);
         let mut limbo = std::mem::take(&mut self.block_limbo);
         limbo.drain(|block| self.free_blocks.push(block));
