@@ -183,15 +183,13 @@ impl PyAddress for u128 {
     }
 
     fn batch_keys(addrs: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u128>>> {
-        let fold = |row: &[u64]| row.iter().fold(0u128, |wide, &word| wide << 64 | u128::from(word));
         if let Ok(Some(halves)) = arrays::keys6_halves(addrs) {
             let words = halves.try_readonly().map_err(arrays::borrow_error("calibrate"))?;
-            return Ok(Some(words.as_slice()?.chunks_exact(2).map(fold).collect()));
+            return Ok(Some(words.as_slice()?.chunks_exact(2).map(key6_of_halves).collect()));
         }
         let Ok(array) = arrays::keys6(addrs) else { return Ok(None) };
         let bytes = array.try_readonly().map_err(arrays::borrow_error("calibrate"))?;
-        let key = |row: &[u8]| row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte));
-        Ok(Some(bytes.as_slice()?.chunks_exact(16).map(key).collect()))
+        Ok(Some(bytes.as_slice()?.chunks_exact(16).map(key6_of_bytes).collect()))
     }
 }
 
@@ -610,16 +608,25 @@ fib_class!(PyFib6, "Fib6", "poptrie18", "Builds from a table file, its IPv6 rout
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         if let Some(halves) = arrays::keys6_halves(addrs)? {
             return self.core.lookup_array(py, halves, 2, out, threads, |fib, words, slots| {
-                lookup6(fib, words, 2, slots, |row| {
-                    row.iter().fold(0u128, |wide, &word| wide << 64 | u128::from(word))
-                });
+                lookup6(fib, words, 2, slots, key6_of_halves);
             });
         }
         self.core.lookup_array(py, arrays::keys6(addrs)?, 16, out, threads, |fib, bytes, slots| {
-            lookup6(fib, bytes, 16, slots, |row| row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte)));
+            lookup6(fib, bytes, 16, slots, key6_of_bytes);
         })
     }
 });
+
+/// An IPv6 key from a row of an (N, 2) uint64 array: its high 64 bits,
+/// then its low.
+fn key6_of_halves(row: &[u64]) -> u128 {
+    row.iter().fold(0u128, |wide, &word| wide << 64 | u128::from(word))
+}
+
+/// An IPv6 key from a row of an (N, 16) uint8 array, network byte order.
+fn key6_of_bytes(row: &[u8]) -> u128 {
+    row.iter().fold(0u128, |wide, &byte| wide << 8 | u128::from(byte))
+}
 
 /// Looks up IPv6 keys given as rows of `width` elements of `rows`, each
 /// made a key by `key`, `V6_STEP` at a time through a stack buffer.
