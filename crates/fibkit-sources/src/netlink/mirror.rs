@@ -38,6 +38,9 @@ const SETTLE: Duration = Duration::from_millis(250);
 /// the kernel sends the next part of a dump as each read drains the
 /// socket, so a silent dump is one the kernel is not sending.
 const SILENT_DUMP: Duration = Duration::from_secs(10);
+/// The longest wait before a dump that follows an inexact one: the wait
+/// doubles from [`SETTLE`] with each inexact dump in a row, up to this.
+const INEXACT_WAIT: Duration = Duration::from_secs(8);
 /// Room for one datagram (the kernel's are at most 32 KiB).
 const DATAGRAM: usize = 64 << 10;
 /// `rtm_table` of a route in a table numbered above 255.
@@ -243,11 +246,34 @@ impl<A: Address> Side<A> {
 struct DumpSide<A: Address> {
     table: Table<A>,
     noted: HashMap<(Prefix<A>, Key), Vec<Note>>,
+    /// Deletions read during the dump. The kernel sends a dump in parts
+    /// and does not hold changes off between them, and a deletion before
+    /// its place can make it skip routes it never sends: an IPv6 walk
+    /// whose tree changed starts again from the root and skips as many
+    /// routes as it has sent (`fib6_dump_table`); an IPv4 walk resumes at
+    /// its leaf and skips as many of the leaf's routes
+    /// (`fn_trie_dump_leaf`).
+    deletions: usize,
 }
 
 impl<A: Address> Default for DumpSide<A> {
     fn default() -> Self {
-        DumpSide { table: Table::default(), noted: HashMap::new() }
+        DumpSide { table: Table::default(), noted: HashMap::new(), deletions: 0 }
+    }
+}
+
+impl<A: Address> DumpSide<A> {
+    /// The dump's copy of the table in place of `side`'s. If the dump may
+    /// have skipped routes, the routes of the old copy it did not send are
+    /// kept unless a notification during it spoke of them; returns how
+    /// many, `None` for an exact dump.
+    fn replace(self, side: &mut Side<A>) -> Option<usize> {
+        let DumpSide { mut table, noted, deletions } = self;
+        let kept =
+            (deletions > 0).then(|| table.keep_unsent(&side.table, |prefix, key| noted.contains_key(&(prefix, key))));
+        side.table = table;
+        reconcile(side);
+        kept
     }
 }
 
@@ -296,6 +322,8 @@ struct Writer {
     /// A link event whose flush one more dump confirms, once the dumps
     /// it asked for have ended.
     confirm: Option<String>,
+    /// Inexact dumps in a row ([`DumpSide::deletions`]).
+    inexact: u32,
     sequence: u32,
     /// Route messages of the table read.
     messages: u64,
@@ -339,6 +367,7 @@ impl Writer {
             wanted: None,
             settle: None,
             confirm: None,
+            inexact: 0,
             sequence: 0,
             messages: 0,
             congested: false,
@@ -628,14 +657,14 @@ impl Writer {
         }
         let seconds = dump.started.elapsed().as_secs_f64();
         let (routes4, routes6) = (dump.v4.table.len(), dump.v6.table.len());
-        self.v4.table = dump.v4.table;
-        self.v6.table = dump.v6.table;
-        reconcile(&mut self.v4);
-        reconcile(&mut self.v6);
+        let deletions = (dump.v4.deletions, dump.v6.deletions);
+        let kept = (dump.v4.replace(&mut self.v4), dump.v6.replace(&mut self.v6));
+        let exact = kept == (None, None);
         let (announced, withdrawn) = self.publish();
         let dumps = {
             let mut stats = self.shared.stats.lock().expect("stats lock");
             stats.dumps += 1;
+            stats.inexact_dumps += u64::from(!exact);
             stats.dumps
         };
         self.shared.log(format!(
@@ -643,7 +672,23 @@ impl Writer {
              reconciled: {announced} prefixes announced or changed, {withdrawn} withdrawn",
             dump.reason
         ));
-        if let Some(why) = dump.again {
+        self.inexact = if exact { 0 } else { self.inexact.saturating_add(1) };
+        if !exact {
+            // Until a dump runs with no deletion, the routes a dump may have
+            // skipped are the old copy's; the wait lets a burst end.
+            let wait = SETTLE.saturating_mul(1 << (self.inexact - 1).min(5)).min(INEXACT_WAIT);
+            let why = format!(
+                "routes deleted during dump {dumps} ({} IPv4, {} IPv6): the kernel may have skipped routes \
+                 in it ({} IPv4 and {} IPv6 routes it did not send were kept)",
+                deletions.0,
+                deletions.1,
+                kept.0.unwrap_or(0),
+                kept.1.unwrap_or(0)
+            );
+            self.shared.log(format!("{why}; dumping again in {:.2} s", wait.as_secs_f64()));
+            self.settle = Some(Instant::now() + wait);
+            self.wanted = Some(dump.again.unwrap_or(why));
+        } else if let Some(why) = dump.again {
             self.shared.log(format!("dumping again: {why} during the dump"));
             self.wanted = Some(why);
         } else if let Some(why) = self.confirm.take() {
@@ -695,6 +740,7 @@ fn apply<A: Address>(
         }
         (Came::Dump, None) => return,
         (_, Some(dump)) => {
+            dump.deletions += usize::from(matches!(came, Came::Del));
             dump.noted.entry((prefix, route.key)).or_default().push((came, route.clone()));
             &mut dump.table
         }

@@ -230,6 +230,9 @@ pub struct MirrorStats {
     pub dumps: u64,
     /// Socket overruns (`ENOBUFS`): notifications the kernel dropped.
     pub overruns: u64,
+    /// Dumps during which routes of the table were deleted: the kernel may
+    /// have skipped routes in them, so another dump followed.
+    pub inexact_dumps: u64,
     /// Updates applied to the routers (both families).
     pub updates_applied: u64,
     /// Updates a router rejected (each logged).

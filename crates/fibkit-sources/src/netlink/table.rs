@@ -8,7 +8,7 @@ use fibkit::nexthop::Label;
 use fibkit::{Address, Family, Prefix};
 use smallvec::SmallVec;
 
-use super::route::{Route, Rule};
+use super::route::{Key, Route, Rule};
 
 /// How a route message came.
 #[derive(Clone, Copy, Debug)]
@@ -124,6 +124,25 @@ impl<A: Address> Table<A> {
         }
     }
 
+    /// Adds the routes of `old` whose prefix and key this table has no route
+    /// of and `noted` does not name: what a dump that may have skipped
+    /// routes did not send, unless a notification during it spoke of them.
+    /// Returns how many routes it added.
+    pub fn keep_unsent(&mut self, old: &Table<A>, noted: impl Fn(Prefix<A>, Key) -> bool) -> usize {
+        let mut kept = 0;
+        for (&prefix, routes) in &old.routes {
+            for route in routes {
+                let sent = self.routes.get(&prefix).is_some_and(|new| new.iter().any(|new| new.key == route.key));
+                if !sent && !noted(prefix, route.key) {
+                    self.routes.entry(prefix).or_default().push(route.clone());
+                    self.len += 1;
+                    kept += 1;
+                }
+            }
+        }
+        kept
+    }
+
     /// The value of `prefix`: the smallest value among its routes of the
     /// lowest priority.
     pub fn value(&self, prefix: Prefix<A>) -> Option<Label> {
@@ -224,5 +243,27 @@ mod tests {
         assert_eq!(table.value(prefix), addr("10.0.0.1"));
         table.remove(prefix, &route(0, &["10.0.0.1", "10.0.0.2"]), RULE);
         assert_eq!((table.value(prefix), table.len()), (None, 0));
+    }
+
+    #[test]
+    fn the_routes_a_dump_did_not_send_are_kept_unless_noted() {
+        let (a, b, c) = (0x0a00_0000, 0x0b00_0000, 0x0c00_0000);
+        let at = |bits| Prefix::<u32>::new(bits, 8).unwrap();
+        let mut old = Table::default();
+        old.add(at(a), route(10, &["10.0.0.1"]), false);
+        old.add(at(a), route(20, &["10.0.0.2"]), false);
+        old.add(at(b), route(10, &["10.0.0.3"]), false);
+        old.add(at(c), route(10, &["10.0.0.4"]), false);
+        // The dump sent a's first key anew, and c's was deleted during it.
+        let mut dumped = Table::default();
+        dumped.add(at(a), route(10, &["10.0.0.9"]), false);
+        let noted = |prefix: Prefix<u32>, key: Key| prefix == at(c) && key.priority == 10;
+        assert_eq!(dumped.keep_unsent(&old, noted), 2);
+        assert_eq!(dumped.len(), 3);
+        assert_eq!(dumped.value(at(a)), addr("10.0.0.9"));
+        assert_eq!(dumped.value(at(b)), addr("10.0.0.3"));
+        assert_eq!(dumped.value(at(c)), None);
+        dumped.remove(at(a), &route(10, &["10.0.0.9"]), RULE);
+        assert_eq!(dumped.value(at(a)), addr("10.0.0.2"));
     }
 }
