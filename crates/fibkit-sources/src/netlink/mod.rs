@@ -44,6 +44,18 @@
 //! 250 ms after the last such event before it dumps, and dumps once more
 //! 250 ms after that dump has ended, to see what a slow flush left.
 //!
+//! A dump is not a snapshot: the kernel sends it in parts and changes the
+//! table between them. A deletion can make it skip routes that were there
+//! all along, and no notification brings them: an IPv6 walk whose tree
+//! changed starts again from the root and skips as many routes as it has
+//! sent, so every route deleted before its place hides one after it; an
+//! IPv4 walk resumes at its leaf by position. So a dump during which a
+//! route of the table was deleted is inexact: the routes of the mirror's
+//! old copy that it did not send are kept (unless a notification during
+//! the dump spoke of them), and another dump follows, 250 ms later,
+//! doubling after each inexact dump in a row up to 8 s
+//! ([`MirrorStats::inexact_dumps`] counts them).
+//!
 //! # Which value a route gets
 //!
 //! [`NetlinkConfig::value`] chooses between the gateway and the
