@@ -215,8 +215,10 @@ test-loom:
 # (compiled::tiny), and the lookup arrays' and the SIMD helpers' own tests
 # (those reach the AVX2 kernels directly): every `unsafe` block they reach
 # checked for undefined behaviour. MIRI_TESTS chooses others (the engines'
-# own unit tests build tables too large to interpret in minutes). Not part
-# of make test.
+# own unit tests build tables too large to interpret in minutes), and
+# FIBKIT_TINY_ENGINES=d16r,lulea (say) runs compiled::tiny's pairs that hold
+# one of those engines (MIRI_TESTS="compiled::tiny --nocapture" shows each
+# pair as it ends). Not part of make test.
 MIRI_TESTS ?= compiled::tiny base::simd base::mem
 test-miri:
 	@rustup +nightly component list --installed | grep -q '^miri' || \
