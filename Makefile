@@ -156,8 +156,12 @@ bench-c: c
 # test program runs linked to libfibkit.a and to libfibkit.so (on the 2014
 # table too when $(FIBKIT_DATA) has it), the C example of docs/c.md runs, and
 # a C program follows BIRD and the kernel's table (tests/sources.rs).
+# The library is built with the workspace's features and test targets, as
+# make test's cargo test builds them: with `-p fibkit-c` alone cargo
+# resolves other features and builds the dependencies again (4 minutes of
+# CI on two cores).
 test-c:
-	$(CARGO) build --profile test -p fibkit-c
+	$(CARGO) build --profile test --workspace --all-targets
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c $(C_HEADER)
 	$(CXX) -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ $(C_HEADER)
 	mkdir -p target/c
@@ -169,7 +173,7 @@ test-c:
 	awk '/^```c$$/ {keep = 1; next} /^```$$/ {keep = 0} keep' docs/c.md > target/c/readme_example.c
 	$(CC) $(C_FLAGS) target/c/readme_example.c target/debug/libfibkit.a -ldl -lm -o target/c/readme_example
 	test "$$(target/c/readme_example | tr '\n' ' ')" = "2 2 1 0 3 no route yet "
-	FIBKIT_C_LIBRARY=$(CURDIR)/target/debug/libfibkit.a $(CARGO) test -p fibkit-c --test sources
+	FIBKIT_C_LIBRARY=$(CURDIR)/target/debug/libfibkit.a $(CARGO) test --workspace --test sources
 
 # Builds the bindings (crates/fibkit-py, outside the workspace) into the
 # virtualenv, optimised, as `import fibkit`.
