@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -23,6 +22,7 @@ use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::protocols::NETLINK_ROUTE;
 use netlink_sys::{Socket, SocketAddr};
 
+use self::socket::{readable, receive_buffer};
 use super::route::{self, Key, Route, Rule};
 use super::table::{self, Came, Note, Table};
 use super::{MirrorStats, NetlinkConfig};
@@ -185,45 +185,6 @@ fn open(shared: &Shared) -> io::Result<(Socket, u32)> {
     }
     socket.set_non_blocking(true)?;
     Ok((socket, address.port_number()))
-}
-
-/// Sets the receive buffer, past `net.core.rmem_max` when the process may
-/// (`SO_RCVBUFFORCE`, CAP_NET_ADMIN); returns the size the kernel took.
-fn receive_buffer(socket: &Socket, bytes: usize) -> io::Result<(usize, &'static str)> {
-    let size = libc::c_int::try_from(bytes / 2).unwrap_or(libc::c_int::MAX / 2).max(1);
-    // SAFETY: setsockopt reads `optlen` bytes from `&size`, a live c_int
-    // of that size, for the duration of the call; the descriptor is the
-    // socket's own.
-    let forced = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUFFORCE,
-            (&raw const size).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    } == 0;
-    if !forced {
-        socket.set_rx_buf_sz(size)?;
-    }
-    let how = if forced { "SO_RCVBUFFORCE" } else { "SO_RCVBUF, at most net.core.rmem_max" };
-    Ok((socket.get_rx_buf_sz()?, how))
-}
-
-/// Waits at most `timeout` for the socket to be readable (or in error).
-fn readable(socket: &Socket, timeout: Duration) -> io::Result<bool> {
-    let mut poll = libc::pollfd { fd: socket.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-    let millis = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
-    // SAFETY: `poll` points to one live pollfd for the duration of the
-    // call, and the count says one.
-    let ready = unsafe { libc::poll(&mut poll, 1, millis) };
-    if ready >= 0 {
-        return Ok(ready > 0);
-    }
-    match io::Error::last_os_error() {
-        error if error.kind() == io::ErrorKind::Interrupted => Ok(false),
-        error => Err(error),
-    }
 }
 
 /// One family's router, copy of the table, and prefixes changed since the
@@ -799,5 +760,6 @@ fn publish<A: Address>(shared: &Shared, side: &mut Side<A>, changes: &mut Option
     counts
 }
 
+mod socket;
 #[cfg(test)]
 mod tests;
