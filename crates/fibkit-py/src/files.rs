@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -38,18 +38,18 @@ pub fn open_table(py: Python<'_>, path: &Path) -> PyResult<CompiledTable> {
 }
 
 /// Writes `file` to `path`, the GIL released.
-pub fn write(py: Python<'_>, file: FileWriter, path: &Path) -> PyResult<()> {
+pub fn write(py: Python<'_>, file: FileWriter<'_>, path: &Path) -> PyResult<()> {
     py.detach(|| file.write(path)).map_err(file_error)
 }
 
 /// What `obj.__reduce_ex__(protocol)` returns for an object of class
 /// `kind`: `_restore` and its arguments, the object's `pickle_path` if it
 /// has one, else the bytes of its compiled FIB file (`file`).
-pub fn reduce<'py>(
+pub fn reduce<'py, 'f>(
     py: Python<'py>,
     kind: &str,
     pickle_path: Option<&Path>,
-    file: impl FnOnce() -> Result<FileWriter, Problem>,
+    file: impl FnOnce() -> Result<FileWriter<'f>, Problem>,
     protocol: u32,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let restore = py.import("fibkit._fibkit")?.getattr("_restore")?;
@@ -57,7 +57,13 @@ pub fn reduce<'py>(
         return Ok((restore, (kind, path.into_pyobject(py)?.into_any(), true).into_pyobject(py)?.into_any()));
     }
     let file = file().map_err(save_error)?;
-    let bytes = PyBytes::new(py, &py.detach(|| file.to_bytes())).into_any();
+    // Written straight into the bytes object, the GIL released: it is no
+    // Python object's until `new_with` returns.
+    let length = usize::try_from(file.len()).map_err(|_| PyMemoryError::new_err("the FIB file is too large"))?;
+    let bytes = PyBytes::new_with(py, length, |buffer| {
+        py.detach(move || file.write_to(&mut &mut *buffer)).map_err(|error| PyOSError::new_err(error.to_string()))
+    })?
+    .into_any();
     let data = if protocol >= 5 { py.import("pickle")?.getattr("PickleBuffer")?.call1((bytes,))? } else { bytes };
     Ok((restore, (kind, data, false).into_pyobject(py)?.into_any()))
 }

@@ -122,7 +122,7 @@ pub trait Fib<A: Address>: Send + Sync {
     /// # Errors
     /// [`Problem::NotSavable`] for an engine without a file format (the
     /// default).
-    fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+    fn save<'a>(&'a self, file: &mut FamilyWriter<'_, 'a>) -> Result<(), Problem> {
         let _ = file;
         Err(Problem::not_savable(self.name()))
     }
@@ -182,7 +182,7 @@ macro_rules! forward_fib {
             }
 
             $(
-                fn $save(&self, file: &mut $crate::file::FamilyWriter<'_>) -> Result<(), $crate::file::Problem> {
+                fn $save<'a>(&'a self, file: &mut $crate::file::FamilyWriter<'_, 'a>) -> Result<(), $crate::file::Problem> {
                     <$engine>::$save(self, file)
                 }
             )?

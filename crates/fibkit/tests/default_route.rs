@@ -289,11 +289,11 @@ fn compiled_files_answer_the_default_route() {
     }
     let mut router = Router::new("d16r", table.v4.clone(), table.next_hops.clone(), Window::Count(1)).unwrap();
     let snapshot = router.reader().snapshot();
-    let mut writer = fibkit::file::FileWriter::new();
-    let refused = snapshot.fib().save(&mut writer.family::<u32>()).unwrap_err();
+    let refused = snapshot.fib().save(&mut fibkit::file::FileWriter::new().family::<u32>()).unwrap_err();
     assert!(matches!(refused, Problem::DefaultAside { .. }), "{refused}");
     drop(snapshot);
     router.withdraw(Prefix4::default_route()).unwrap();
     assert_eq!(router.reader().lookup(0x0b00_0001), NO_ROUTE);
-    router.reader().snapshot().fib().save(&mut writer.family::<u32>()).unwrap();
+    let snapshot = router.reader().snapshot();
+    snapshot.fib().save(&mut fibkit::file::FileWriter::new().family::<u32>()).unwrap();
 }

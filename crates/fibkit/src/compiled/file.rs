@@ -23,7 +23,7 @@ const SOURCE: &str = "source";
 type Families = (Option<CompiledFamily<u32>>, Option<CompiledFamily<u128>>);
 
 /// A file holding the table's name and values, for the families to add.
-fn file_of(name: &str, values: &Values) -> FileWriter {
+fn file_of<'a>(name: &str, values: &'a Values) -> FileWriter<'a> {
     let mut file = FileWriter::new();
     file.section(SOURCE, name.as_bytes().to_vec());
     values.save(&mut file);
@@ -36,14 +36,14 @@ impl<A: Address> CompiledFamily<A> {
     ///
     /// # Errors
     /// [`Problem::NotSavable`] if its engine has no file format.
-    pub fn to_file(&self, name: &str, values: &Values) -> Result<FileWriter, Problem> {
+    pub fn to_file<'a>(&'a self, name: &str, values: &'a Values) -> Result<FileWriter<'a>, Problem> {
         let mut file = file_of(name, values);
         self.save(&mut file)?;
         Ok(file)
     }
 
     /// Writes the engine's name, its structure and the routes.
-    fn save(&self, file: &mut FileWriter) -> Result<(), Problem> {
+    fn save<'a>(&'a self, file: &mut FileWriter<'a>) -> Result<(), Problem> {
         let mut family = file.family::<A>();
         family.bytes("engine", self.fib.name().as_bytes().to_vec());
         self.fib.save(&mut family).map_err(|problem| match problem {
@@ -112,7 +112,7 @@ impl CompiledTable {
     /// [`Problem::NotSavable`] if a family's engine has no file format;
     /// [`Problem::NoFib`] if the table has neither family's FIB (no route:
     /// the file would be refused when opened).
-    pub fn to_file(&self) -> Result<FileWriter, Problem> {
+    pub fn to_file(&self) -> Result<FileWriter<'_>, Problem> {
         if self.v4.is_none() && self.v6.is_none() {
             return Err(Problem::NoFib);
         }

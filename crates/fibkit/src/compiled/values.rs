@@ -124,12 +124,12 @@ impl Values {
     }
 
     /// Writes the values into `file`.
-    pub(crate) fn save(&self, file: &mut FileWriter) {
+    pub(crate) fn save<'a>(&'a self, file: &mut FileWriter<'a>) {
         let mapping = match self.mapping {
             Mapping::Distinct => [0, 0],
             Mapping::Modulo(n) => [1, u64::from(n)],
         };
-        file.array::<u64>(MAPPING, &mapping);
+        file.owned_array::<u64, _>(MAPPING, mapping.to_vec());
         file.array(OFFSETS, &self.offsets);
         file.array(TEXT, &self.text);
         if let Some(records) = &self.records {

@@ -1,5 +1,12 @@
 //! Writing a compiled FIB file: sections are gathered, then laid out after
 //! the header and section table at multiples of 64 bytes.
+//!
+//! A section of elements borrows them (or keeps them) and turns them into
+//! little-endian bytes a chunk at a time as the file is written, so that
+//! writing a structure's file holds the structure once, not a second time
+//! as its sections' bytes. They are read twice, hashed and then written:
+//! elements changed in between make a file whose payload checksum refuses
+//! it when it is opened, never a file that opens with torn contents.
 
 use std::io::Write;
 use std::path::Path;
@@ -12,10 +19,11 @@ use super::{
 use crate::addr::Address;
 use crate::mem::Plain;
 
-/// A compiled FIB file being put together.
+/// A compiled FIB file being put together, borrowing for `'a` the arrays
+/// its sections hold.
 #[derive(Debug, Default)]
-pub struct FileWriter {
-    sections: Vec<(String, Vec<u8>)>,
+pub struct FileWriter<'a> {
+    sections: Vec<(String, Section<'a>)>,
     /// The source table's modification time (Unix seconds; 0: unknown).
     pub source_modified: u64,
     /// The time to record as the file's creation (Unix seconds); `None`:
@@ -23,7 +31,64 @@ pub struct FileWriter {
     pub created: Option<u64>,
 }
 
-impl FileWriter {
+/// A section's content: bytes of its own, or elements it borrows.
+enum Section<'a> {
+    Bytes(Vec<u8>),
+    Elements(Box<dyn Elements + Send + Sync + 'a>),
+}
+
+impl std::fmt::Debug for Section<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.len())
+    }
+}
+
+impl Section<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Self::Bytes(bytes) => bytes.len(),
+            Self::Elements(elements) => elements.bytes(),
+        }
+    }
+
+    /// Hands `part` the section's bytes in order.
+    fn each_part(&self, part: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+        match self {
+            Self::Bytes(bytes) => part(bytes),
+            Self::Elements(elements) => elements.each_part(part),
+        }
+    }
+}
+
+/// Elements, borrowed or owned, written as their little-endian bytes.
+trait Elements {
+    /// Their length in bytes.
+    fn bytes(&self) -> usize;
+    /// Hands `part` their bytes, a chunk at a time.
+    fn each_part(&self, part: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()>;
+}
+
+/// How many bytes of elements are turned into little-endian bytes at a time.
+const CHUNK_BYTES: usize = 1 << 16;
+
+/// Elements borrowed (`&[T]`) or owned (a vector, a lookup array).
+impl<T: Plain, S: std::ops::Deref<Target = [T]>> Elements for S {
+    fn bytes(&self) -> usize {
+        std::mem::size_of_val(&**self)
+    }
+
+    fn each_part(&self, part: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(CHUNK_BYTES);
+        for chunk in self.chunks((CHUNK_BYTES / std::mem::size_of::<T>()).max(1)) {
+            bytes.clear();
+            T::write_le(chunk, &mut bytes);
+            part(&bytes)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> FileWriter<'a> {
     /// An empty file.
     pub fn new() -> Self {
         Self::default()
@@ -35,23 +100,42 @@ impl FileWriter {
     /// If the name is empty, longer than 16 bytes, not ASCII, or taken:
     /// names are fibkit's own constants.
     pub fn section(&mut self, name: &str, bytes: Vec<u8>) {
+        self.add(name, Section::Bytes(bytes));
+    }
+
+    /// Adds section `name` holding `elements`, borrowed until the file is
+    /// written.
+    ///
+    /// # Panics
+    /// As [`FileWriter::section`].
+    pub fn array<T: Plain>(&mut self, name: &str, elements: &'a [T]) {
+        self.add(name, Section::Elements(Box::new(elements)));
+    }
+
+    /// Adds section `name` holding `elements`, which it keeps until the
+    /// file is written (a vector, a lookup array: a structure made only to
+    /// be written).
+    ///
+    /// # Panics
+    /// As [`FileWriter::section`].
+    pub fn owned_array<T: Plain, S>(&mut self, name: &str, elements: S)
+    where
+        S: std::ops::Deref<Target = [T]> + Send + Sync + 'a,
+    {
+        self.add(name, Section::Elements(Box::new(elements)));
+    }
+
+    fn add(&mut self, name: &str, section: Section<'a>) {
         assert!(
             !name.is_empty() && name.len() <= NAME_BYTES && name.bytes().all(|byte| byte.is_ascii_graphic()),
             "bad section name {name:?}"
         );
         assert!(self.sections.iter().all(|(taken, _)| taken != name), "section {name:?} written twice");
-        self.sections.push((name.to_string(), bytes));
-    }
-
-    /// Adds section `name` holding `elements`.
-    pub fn array<T: Plain>(&mut self, name: &str, elements: &[T]) {
-        let mut bytes = Vec::new();
-        T::write_le(elements, &mut bytes);
-        self.section(name, bytes);
+        self.sections.push((name.to_string(), section));
     }
 
     /// The sections of family `A` (names prefixed `v4.` or `v6.`).
-    pub fn family<A: Address>(&mut self) -> FamilyWriter<'_> {
+    pub fn family<A: Address>(&mut self) -> FamilyWriter<'_, 'a> {
         FamilyWriter { file: self, prefix: family_prefix::<A>() }
     }
 
@@ -69,7 +153,7 @@ impl FileWriter {
     }
 
     /// Writes the file's bytes to `out`, section by section, without
-    /// holding them all a second time.
+    /// holding them all.
     ///
     /// # Errors
     /// What `out` returns.
@@ -91,10 +175,10 @@ impl FileWriter {
         let table_end = HEADER_BYTES + ENTRY_BYTES * self.sections.len();
         let mut offsets = Vec::with_capacity(self.sections.len());
         let mut end = table_end;
-        for (_, bytes) in &self.sections {
+        for (_, section) in &self.sections {
             let offset = end.next_multiple_of(ALIGN);
             offsets.push(offset);
-            end = offset + bytes.len();
+            end = offset + section.len();
         }
         Layout { table_end, offsets, end }
     }
@@ -104,10 +188,10 @@ impl FileWriter {
     fn each_part(&self, layout: &Layout, mut part: impl FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
         const ZEROS: [u8; ALIGN] = [0; ALIGN];
         let mut at = layout.table_end;
-        for ((_, bytes), &offset) in self.sections.iter().zip(&layout.offsets) {
+        for ((_, section), &offset) in self.sections.iter().zip(&layout.offsets) {
             part(&ZEROS[..offset - at])?;
-            part(bytes)?;
-            at = offset + bytes.len();
+            section.each_part(&mut part)?;
+            at = offset + section.len();
         }
         Ok(())
     }
@@ -124,11 +208,11 @@ impl FileWriter {
         file[PAYLOAD_CHECKSUM_AT..PAYLOAD_CHECKSUM_AT + 8].copy_from_slice(&payload.to_le_bytes());
         file[40..48].copy_from_slice(&created.to_le_bytes());
         file[48..56].copy_from_slice(&self.source_modified.to_le_bytes());
-        for (index, ((name, bytes), &offset)) in self.sections.iter().zip(&layout.offsets).enumerate() {
+        for (index, ((name, section), &offset)) in self.sections.iter().zip(&layout.offsets).enumerate() {
             let entry = &mut file[HEADER_BYTES + ENTRY_BYTES * index..][..ENTRY_BYTES];
             entry[..name.len()].copy_from_slice(name.as_bytes());
             entry[16..24].copy_from_slice(&(offset as u64).to_le_bytes());
-            entry[24..32].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+            entry[24..32].copy_from_slice(&(section.len() as u64).to_le_bytes());
         }
         let checksum = header_checksum(&file);
         file[HEADER_CHECKSUM_AT..HEADER_CHECKSUM_AT + 8].copy_from_slice(&checksum.to_le_bytes());
@@ -175,15 +259,25 @@ struct Layout {
 }
 
 /// The sections of one family, named `v4.NAME` or `v6.NAME`.
-pub struct FamilyWriter<'a> {
-    file: &'a mut FileWriter,
+pub struct FamilyWriter<'w, 'a> {
+    file: &'w mut FileWriter<'a>,
     prefix: &'static str,
 }
 
-impl FamilyWriter<'_> {
-    /// Adds the family's section `name` holding `elements`.
-    pub fn array<T: Plain>(&mut self, name: &str, elements: &[T]) {
+impl<'a> FamilyWriter<'_, 'a> {
+    /// Adds the family's section `name` holding `elements`, borrowed until
+    /// the file is written.
+    pub fn array<T: Plain>(&mut self, name: &str, elements: &'a [T]) {
         self.file.array(&format!("{}{name}", self.prefix), elements);
+    }
+
+    /// Adds the family's section `name` holding `elements`, which it keeps
+    /// until the file is written.
+    pub fn owned_array<T: Plain, S>(&mut self, name: &str, elements: S)
+    where
+        S: std::ops::Deref<Target = [T]> + Send + Sync + 'a,
+    {
+        self.file.owned_array(&format!("{}{name}", self.prefix), elements);
     }
 
     /// Adds the family's section `name` holding `bytes`.
@@ -193,6 +287,6 @@ impl FamilyWriter<'_> {
 
     /// Writes the engine's parameters (`params`).
     pub fn params(&mut self, params: &[u64]) {
-        self.array("params", params);
+        self.owned_array("params", params.to_vec());
     }
 }

@@ -192,7 +192,7 @@ impl<A: Address, F: Fib<A>> Fib<A> for WithDefault<F> {
     /// # Errors
     /// [`Problem::DefaultAside`] while a default route is aside; the
     /// structure's own otherwise.
-    fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+    fn save<'a>(&'a self, file: &mut FamilyWriter<'_, 'a>) -> Result<(), Problem> {
         if self.default() != NO_ROUTE {
             return Err(Problem::DefaultAside { engine: self.fib.name().to_string() });
         }

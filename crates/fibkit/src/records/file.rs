@@ -23,7 +23,7 @@ const FIELDS: &str = "r.fields";
 
 impl Records {
     /// Writes the records into `file`.
-    pub(crate) fn save(&self, file: &mut FileWriter) {
+    pub(crate) fn save<'a>(&'a self, file: &mut FileWriter<'a>) {
         let list: String = self.columns.iter().map(|column| format!("{}\n", column.field)).collect();
         file.section(FIELDS, list.into_bytes());
         for (index, column) in self.columns.iter().enumerate() {

@@ -21,7 +21,7 @@ impl Dir24 {
     ///
     /// # Errors
     /// None: every table can be saved.
-    pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+    pub fn save<'a>(&'a self, file: &mut FamilyWriter<'_, 'a>) -> Result<(), Problem> {
         file.params(&[self.routes() as u64]);
         file.array("tbl24", &self.tbl24);
         file.array("tbl8", &self.tbl8);

@@ -29,7 +29,7 @@ impl<const K: u32> Dxr<K> {
     ///
     /// # Errors
     /// None: every DXR structure can be saved.
-    pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+    pub fn save<'a>(&'a self, file: &mut FamilyWriter<'_, 'a>) -> Result<(), Problem> {
         file.params(&[self.prefixes.load(Ordering::Relaxed) as u64]);
         file.array("direct", &self.direct);
         file.array("range_long", &self.range_long);

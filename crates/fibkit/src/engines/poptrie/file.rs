@@ -37,7 +37,7 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
     /// [`Problem::NotSavable`] for the variants of the paper's Table 2
     /// (`poptrieS-leafvec`, `poptrieS-basic`): only the full engines have
     /// a file format.
-    pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+    pub fn save<'a>(&'a self, file: &mut FamilyWriter<'_, 'a>) -> Result<(), Problem> {
         let summary = &self.summary;
         if summary.name != Self::engine_name() {
             return Err(Problem::not_savable(&summary.name));
@@ -121,7 +121,7 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
     ///
     /// # Errors
     /// None: every `poptrieSxX` has a file format.
-    pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+    pub fn save<'a>(&'a self, file: &mut FamilyWriter<'_, 'a>) -> Result<(), Problem> {
         let summary = self.trie.summary();
         file.params(&[
             L::BITS.into(),

@@ -29,7 +29,7 @@ impl<W: Word> Sail<W> {
     ///
     /// # Errors
     /// None: every SAIL structure can be saved.
-    pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+    pub fn save<'a>(&'a self, file: &mut FamilyWriter<'_, 'a>) -> Result<(), Problem> {
         file.params(&[self.prefixes.load(std::sync::atomic::Ordering::Relaxed) as u64]);
         file.array("bcn16", &self.bcn16);
         file.array("bcn24", &self.bcn24);

@@ -49,12 +49,12 @@ impl SailRuns {
     /// # Errors
     /// [`Problem::Io`] when the system refuses the memory of the compacted
     /// copy written (any other SAIL-R structure can be saved).
-    pub fn save(&self, file: &mut FamilyWriter<'_>) -> Result<(), Problem> {
+    pub fn save<'a>(&'a self, file: &mut FamilyWriter<'_, 'a>) -> Result<(), Problem> {
         let packed = self.compacted(0, 0).map_err(|error| Problem::Io(error.to_string()))?;
         file.params(&[packed.prefixes.into_inner() as u64]);
-        file.array("level16", &packed.level16);
-        file.array("lines", &packed.lines);
-        file.array("n32", &packed.n32);
+        file.owned_array("level16", packed.level16);
+        file.owned_array("lines", packed.lines);
+        file.owned_array("n32", packed.n32);
         Ok(())
     }
 }
