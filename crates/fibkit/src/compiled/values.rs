@@ -129,7 +129,7 @@ impl Values {
             Mapping::Distinct => [0, 0],
             Mapping::Modulo(n) => [1, u64::from(n)],
         };
-        file.owned_array::<u64, _>(MAPPING, mapping.to_vec());
+        file.owned_array(MAPPING, mapping.to_vec());
         file.array(OFFSETS, &self.offsets);
         file.array(TEXT, &self.text);
         if let Some(records) = &self.records {

@@ -31,32 +31,13 @@ pub struct FileWriter<'a> {
     pub created: Option<u64>,
 }
 
-/// A section's content: bytes of its own, or elements it borrows.
-enum Section<'a> {
-    Bytes(Vec<u8>),
-    Elements(Box<dyn Elements + Send + Sync + 'a>),
-}
+/// A section's content: elements, borrowed or owned (bytes are elements
+/// too).
+type Section<'a> = Box<dyn Elements + Send + Sync + 'a>;
 
-impl std::fmt::Debug for Section<'_> {
+impl std::fmt::Debug for dyn Elements + Send + Sync + '_ {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} bytes", self.len())
-    }
-}
-
-impl Section<'_> {
-    fn len(&self) -> usize {
-        match self {
-            Self::Bytes(bytes) => bytes.len(),
-            Self::Elements(elements) => elements.bytes(),
-        }
-    }
-
-    /// Hands `part` the section's bytes in order.
-    fn each_part(&self, part: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
-        match self {
-            Self::Bytes(bytes) => part(bytes),
-            Self::Elements(elements) => elements.each_part(part),
-        }
+        write!(f, "{} bytes", self.bytes())
     }
 }
 
@@ -100,7 +81,7 @@ impl<'a> FileWriter<'a> {
     /// If the name is empty, longer than 16 bytes, not ASCII, or taken:
     /// names are fibkit's own constants.
     pub fn section(&mut self, name: &str, bytes: Vec<u8>) {
-        self.add(name, Section::Bytes(bytes));
+        self.owned_array(name, bytes);
     }
 
     /// Adds section `name` holding `elements`, borrowed until the file is
@@ -109,7 +90,7 @@ impl<'a> FileWriter<'a> {
     /// # Panics
     /// As [`FileWriter::section`].
     pub fn array<T: Plain>(&mut self, name: &str, elements: &'a [T]) {
-        self.add(name, Section::Elements(Box::new(elements)));
+        self.owned_array(name, elements);
     }
 
     /// Adds section `name` holding `elements`, which it keeps until the
@@ -122,16 +103,12 @@ impl<'a> FileWriter<'a> {
     where
         S: std::ops::Deref<Target = [T]> + Send + Sync + 'a,
     {
-        self.add(name, Section::Elements(Box::new(elements)));
-    }
-
-    fn add(&mut self, name: &str, section: Section<'a>) {
         assert!(
             !name.is_empty() && name.len() <= NAME_BYTES && name.bytes().all(|byte| byte.is_ascii_graphic()),
             "bad section name {name:?}"
         );
         assert!(self.sections.iter().all(|(taken, _)| taken != name), "section {name:?} written twice");
-        self.sections.push((name.to_string(), section));
+        self.sections.push((name.to_string(), Box::new(elements)));
     }
 
     /// The sections of family `A` (names prefixed `v4.` or `v6.`).
@@ -178,7 +155,7 @@ impl<'a> FileWriter<'a> {
         for (_, section) in &self.sections {
             let offset = end.next_multiple_of(ALIGN);
             offsets.push(offset);
-            end = offset + section.len();
+            end = offset + section.bytes();
         }
         Layout { table_end, offsets, end }
     }
@@ -191,7 +168,7 @@ impl<'a> FileWriter<'a> {
         for ((_, section), &offset) in self.sections.iter().zip(&layout.offsets) {
             part(&ZEROS[..offset - at])?;
             section.each_part(&mut part)?;
-            at = offset + section.len();
+            at = offset + section.bytes();
         }
         Ok(())
     }
@@ -212,7 +189,7 @@ impl<'a> FileWriter<'a> {
             let entry = &mut file[HEADER_BYTES + ENTRY_BYTES * index..][..ENTRY_BYTES];
             entry[..name.len()].copy_from_slice(name.as_bytes());
             entry[16..24].copy_from_slice(&(offset as u64).to_le_bytes());
-            entry[24..32].copy_from_slice(&(section.len() as u64).to_le_bytes());
+            entry[24..32].copy_from_slice(&(section.bytes() as u64).to_le_bytes());
         }
         let checksum = header_checksum(&file);
         file[HEADER_CHECKSUM_AT..HEADER_CHECKSUM_AT + 8].copy_from_slice(&checksum.to_le_bytes());
