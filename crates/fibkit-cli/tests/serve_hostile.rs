@@ -181,9 +181,11 @@ fn ten_thousand_idle_connections_do_not_stop_the_others() {
         flood.as_secs_f64(),
     );
     // Each idle connection is refused, or takes a slot until the header
-    // time is out (the last 256 may still hold theirs).
+    // time is out (the last 256 may still hold theirs). The kept client
+    // holds one of the 256 slots all along, so a flood shorter than the
+    // header time leaves 255 to idle connections.
     assert!(refused + timed_out + 256 >= idle.len(), "{refused} refused, {timed_out} timed out");
-    assert!(timed_out >= 256, "the idle connections holding the slots were not closed: {timed_out}");
+    assert!(timed_out >= 255, "the idle connections holding the slots were not closed: {timed_out}");
     assert!(answered >= 10, "{answered}");
     assert!(rss_during < rss_before + 64 * 1024, "RSS grew from {rss_before} to {rss_during} KiB");
     drop(idle);
