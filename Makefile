@@ -184,9 +184,12 @@ python: setup
 	cd crates/fibkit-polars && VIRTUAL_ENV=$(VENV) CARGO_TARGET_DIR=$(CURDIR)/target/polars $(VENV)/bin/maturin develop --release
 
 # tests/test_client.py runs target/debug/fibkit serve (or target/release's,
-# if newer) for fibkit.Client to ask: it is built first.
+# if newer) for fibkit.Client to ask: it is built first, as make test's
+# cargo test builds it (the test profile, the workspace's targets), so that
+# after make test it is there already; `cargo build -p fibkit-cli` would
+# build every dependency again in the dev profile.
 test-python: python
-	$(CARGO) build -p fibkit-cli
+	$(CARGO) build --profile test --workspace --all-targets
 	$(VENV)/bin/pytest -q --doctest-modules crates/fibkit-py/python crates/fibkit-polars/python crates/fibkit-py/tests
 
 # Records beside their anchors (maxminddb, DuckDB's inet join,
