@@ -218,14 +218,16 @@ test-loom:
 
 # Miri (nightly, with its miri and rust-src components): every engine on a
 # tiny table of both families, scalar and batch lookups through the
-# portable paths (FIBKIT_SIMD=off) and its file written and opened
-# (compiled::tiny), and the lookup arrays' and the SIMD helpers' own tests
+# portable paths (FIBKIT_SIMD=off) and its file written and opened, and
+# every in-place engine following updates through the router, in place and
+# in atomic batches (compiled::tiny), and the lookup arrays' and the SIMD
+# helpers' own tests
 # (those reach the AVX2 kernels directly): every `unsafe` block they reach
 # checked for undefined behaviour. MIRI_TESTS chooses others (the engines'
 # own unit tests build tables too large to interpret in minutes), and
 # FIBKIT_TINY_ENGINES=d16r,lulea (say) runs compiled::tiny's pairs that hold
-# one of those engines (MIRI_TESTS="compiled::tiny --nocapture" shows each
-# pair as it ends). Not part of make test.
+# one of those engines, and those engines' updates (MIRI_TESTS="compiled::tiny
+# --nocapture" shows each as it ends). Not part of make test.
 # Aliasing is checked with Tree Borrows: under Stacked Borrows, Miri's
 # default, the per-entry loops over a DXR's 2^16 direct entries ran about
 # ten times slower (docs/hardening.md), so that compiled::tiny's first pair

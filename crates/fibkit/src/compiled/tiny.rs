@@ -1,20 +1,28 @@
 //! Every engine on a tiny table of both families, small enough for Miri
 //! (`make test-miri`): scalar and batch lookups at every route's edges
 //! against the RIB, and each savable engine's file written, checked and
-//! opened from its bytes, answering the same. Under Miri the engines whose
+//! opened from its bytes, answering the same; and every in-place engine
+//! following a script of updates through the router (the default route's
+//! flaps among them), written in place and in atomic batches, with held
+//! snapshots answering as their generation. Under Miri the engines whose
 //! structure holds a fixed table of 2^19 entries or more (DIR-24-8 and
 //! DXR from K = 19) are left out: each build would take minutes to
 //! interpret. `FIBKIT_TINY_ENGINES` (names, comma-separated) keeps the
-//! pairs that hold one of them, so that Miri can be run an engine at a
-//! time; each pair says when it is done (`--nocapture` shows it).
+//! pairs that hold one of them (and the in-place engines named), so that
+//! Miri can be run an engine at a time; each says when it is done
+//! (`--nocapture` shows it).
 
 use super::{CompileOptions, CompiledTable};
 use crate::addr::{Address, Family, Prefix};
+use crate::fib::Fib;
 use crate::file::FibFile;
 use crate::load::RouteTable;
 use crate::nexthop::{Label, Mapping};
 use crate::random::XorShift32;
 use crate::registry::{self, Engine};
+use crate::rib::Rib;
+use crate::router::{Router, Window};
+use crate::update::Update;
 
 /// Engines too large to interpret.
 const TOO_LARGE_FOR_MIRI: &[&str] = &["dir24-8", "d19r", "d20r", "d21r", "d22r"];
@@ -35,9 +43,9 @@ fn table() -> RouteTable {
 }
 
 /// Every route's first and last address and their neighbours.
-fn edges<A: Address>(table: &RouteTable) -> Vec<A> {
+fn edges<A: Address>(rib: &Rib<A>) -> Vec<A> {
     let mut keys = Vec::new();
-    for (prefix, _) in table.rib::<A>().iter() {
+    for (prefix, _) in rib.iter() {
         keys.extend([prefix.first(), prefix.last()]);
         keys.extend(prefix.first().checked_prev());
         keys.extend(prefix.last().checked_next());
@@ -45,16 +53,21 @@ fn edges<A: Address>(table: &RouteTable) -> Vec<A> {
     keys
 }
 
-/// `compiled`'s family `A` answers as the RIB, one by one and in a batch.
+/// `compiled`'s family `A` answers as the RIB.
 fn check<A: Address>(compiled: &CompiledTable, table: &RouteTable, engine: &str) {
     let family = compiled.family_fib::<A>().expect("the table has both families");
-    let keys = edges::<A>(table);
+    assert!(!family.has_prefixes(), "{engine}: its structure answers next hops");
+    answers_as(family.fib(), table.rib(), &edges(table.rib()), engine);
+}
+
+/// `fib` answers every key as `rib`, one by one and in a batch.
+fn answers_as<A: Address>(fib: &dyn Fib<A>, rib: &Rib<A>, keys: &[A], what: &str) {
     let mut batch = vec![0; keys.len()];
-    family.lookup_batch(&keys, &mut batch);
+    fib.lookup_batch(keys, &mut batch);
     for (&key, &answer) in keys.iter().zip(&batch) {
-        let expected = table.rib::<A>().lookup(key);
-        assert_eq!(family.lookup(key), expected, "{engine}: {}", key.display());
-        assert_eq!(answer, expected, "{engine} batch: {}", key.display());
+        let expected = rib.lookup(key);
+        assert_eq!(fib.lookup(key), expected, "{what}: {}", key.display());
+        assert_eq!(answer, expected, "{what} batch: {}", key.display());
     }
 }
 
@@ -63,8 +76,9 @@ fn engines_of(family: Family) -> Vec<&'static Engine> {
     registry::engines().into_iter().filter(|engine| engine.serves(family)).filter(included).collect()
 }
 
-/// Whether the pair is one `FIBKIT_TINY_ENGINES` keeps (all when unset).
-fn chosen(pair: [&str; 2]) -> bool {
+/// Whether the pair (or one engine) is one `FIBKIT_TINY_ENGINES` keeps
+/// (all when unset).
+fn chosen(pair: &[&str]) -> bool {
     std::env::var("FIBKIT_TINY_ENGINES").map_or(true, |names| names.split(',').any(|name| pair.contains(&name.trim())))
 }
 
@@ -76,7 +90,7 @@ fn every_engine_answers_a_tiny_table_and_its_file_answers_the_same() {
     // Each IPv4 engine beside each IPv6 one in turn (cycling the shorter list).
     for index in 0..ipv4.len().max(ipv6.len()) {
         let (engine4, engine6) = (ipv4[index % ipv4.len()], ipv6[index % ipv6.len()]);
-        if !chosen([engine4.name, engine6.name]) {
+        if !chosen(&[engine4.name, engine6.name]) {
             continue;
         }
         let engines = vec![engine4.name.to_string(), engine6.name.to_string()];
@@ -94,4 +108,101 @@ fn every_engine_answers_a_tiny_table_and_its_file_answers_the_same() {
         }
         eprintln!("tiny: {} and {} answer as the RIB", engine4.name, engine6.name);
     }
+}
+
+/// A script of updates for family `A`, in batches of 1 to 4: the first
+/// update of every fifth batch announces or withdraws the default route;
+/// the others announce a prefix inside or around a route of the table or
+/// the script, or one anywhere, or withdraw such a route (perhaps gone
+/// already).
+fn script<A: Address>(table: &RouteTable) -> Vec<Vec<Update<Prefix<A>>>> {
+    let mut bits = XorShift32::new(7);
+    let mut routed: Vec<Prefix<A>> = table.rib::<A>().iter().map(|(prefix, _)| prefix).collect();
+    let mut batches = Vec::new();
+    for size in (1..=4).cycle().take(12) {
+        let mut batch = Vec::new();
+        for _ in 0..size {
+            let value = Label::Number(u64::from(bits.next() % 9));
+            let update = if batch.is_empty() && batches.len() % 5 == 2 {
+                match bits.next() % 2 {
+                    0 => Update::Announce { prefix: Prefix::default_route(), value },
+                    _ => Update::Withdraw { prefix: Prefix::default_route() },
+                }
+            } else {
+                match bits.next() % 4 {
+                    0 | 1 => {
+                        let near = routed[bits.next() as usize % routed.len()];
+                        let len =
+                            (i32::from(near.prefix_len()) + (bits.next() % 9) as i32 - 4).clamp(1, A::BITS.into());
+                        Update::Announce { prefix: Prefix::truncating(near.addr(), len as u8), value }
+                    }
+                    2 => {
+                        let len = 1 + (bits.next() % u32::from(A::BITS)) as u8;
+                        Update::Announce { prefix: Prefix::truncating(A::from_words(|| bits.next()), len), value }
+                    }
+                    _ => Update::Withdraw { prefix: routed[bits.next() as usize % routed.len()] },
+                }
+            };
+            if let Update::Announce { prefix, .. } = update {
+                routed.push(prefix);
+            }
+            batch.push(update);
+        }
+        batches.push(batch);
+    }
+    batches
+}
+
+/// The edges of every route the table or the script holds.
+fn script_edges<A: Address>(table: &RouteTable, batches: &[Vec<Update<Prefix<A>>>]) -> Vec<A> {
+    let mut all = table.rib::<A>().clone();
+    for update in batches.iter().flatten() {
+        all.insert(update.prefix(), 1);
+    }
+    edges(&all)
+}
+
+/// Each in-place engine of family `A` follows the script: in place, every
+/// batch's answers equal the router's RIB after it; in atomic batches, a
+/// snapshot held from the start and one held from halfway still answer
+/// as the RIB of their generation when the script has ended.
+fn follows_updates<A: Address>(table: &RouteTable) {
+    let batches = script::<A>(table);
+    let keys = script_edges(table, &batches);
+    for engine in engines_of(A::FAMILY).into_iter().filter(|engine| engine.incremental::<A>()) {
+        if !chosen(&[engine.name]) {
+            continue;
+        }
+        for atomic in [false, true] {
+            let what = format!("{} ({})", engine.name, if atomic { "atomic batches" } else { "in place" });
+            let rib = table.rib::<A>().clone();
+            let mut router = Router::new(engine.name, rib, table.next_hops.clone(), Window::Count(1))
+                .unwrap_or_else(|error| panic!("{what}: {error}"));
+            router.set_atomic_batches(atomic);
+            let reader = router.reader();
+            let mut held = vec![(reader.snapshot(), router.rib().clone())];
+            for (index, batch) in batches.iter().enumerate() {
+                let published = router.apply(batch).unwrap_or_else(|error| panic!("{what}, batch {index}: {error}"));
+                if index == batches.len() / 2 {
+                    assert_eq!(reader.snapshot().generation(), published.generation, "{what}");
+                    held.push((reader.snapshot(), router.rib().clone()));
+                }
+                answers_as(reader.snapshot().fib(), router.rib(), &keys, &format!("{what}, after batch {index}"));
+            }
+            if atomic {
+                for (snapshot, rib) in &held {
+                    let generation = snapshot.generation();
+                    answers_as(snapshot.fib(), rib, &keys, &format!("{what}, generation {generation} held"));
+                }
+            }
+            eprintln!("tiny: {what} follows the updates");
+        }
+    }
+}
+
+#[test]
+fn every_in_place_engine_follows_updates_and_held_snapshots_keep_their_generation() {
+    let table = table();
+    follows_updates::<u32>(&table);
+    follows_updates::<u128>(&table);
 }
