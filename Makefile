@@ -236,12 +236,16 @@ test-loom:
 # global pool, whose threads live until the process ends.
 MIRI_TESTS ?= compiled::tiny base::simd base::mem
 MIRI_BORROWS ?= -Zmiri-tree-borrows
-# The interpreted test sees the environment of Miri's build of the crate,
-# not of this run: FIBKIT_TINY_ENGINES goes in as Miri's own setting.
+# cargo miri runs a test with the environment of the test's build, not of
+# the run, MIRIFLAGS among it, and cargo sees no change that would build it
+# again: the target cleans fibkit's own build first (its dependencies stay),
+# and FIBKIT_TINY_ENGINES goes in as Miri's own setting.
 MIRI_ENGINES = $(if $(FIBKIT_TINY_ENGINES),-Zmiri-env-set=FIBKIT_TINY_ENGINES=$(FIBKIT_TINY_ENGINES))
+MIRI_HOST := $(shell rustc -vV | sed -n 's/^host: //p')
 test-miri:
 	@rustup +nightly component list --installed | grep -q '^miri' || \
 	  { echo "test-miri: the nightly toolchain's miri and rust-src (rustup)"; rustup component add --toolchain nightly miri rust-src; }
+	$(CARGO) +nightly clean -q -p fibkit --target-dir $(CURDIR)/target/miri/miri --target $(MIRI_HOST)
 	MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-env-set=FIBKIT_SIMD=off -Zmiri-ignore-leaks $(MIRI_BORROWS) $(MIRI_ENGINES)" \
 	  CARGO_TARGET_DIR=$(CURDIR)/target/miri \
 	  $(CARGO) +nightly miri test -p fibkit --lib -- $(MIRI_TESTS)

@@ -77,9 +77,10 @@ fn engines_of(family: Family) -> Vec<&'static Engine> {
 }
 
 /// Whether the pair (or one engine) is one `FIBKIT_TINY_ENGINES` keeps
-/// (all when unset).
+/// (all when it is unset or empty).
 fn chosen(pair: &[&str]) -> bool {
-    std::env::var("FIBKIT_TINY_ENGINES").map_or(true, |names| names.split(',').any(|name| pair.contains(&name.trim())))
+    let names = std::env::var("FIBKIT_TINY_ENGINES").unwrap_or_default();
+    names.is_empty() || names.split(',').any(|name| pair.contains(&name.trim()))
 }
 
 #[test]
