@@ -76,11 +76,11 @@ fn engines_of(family: Family) -> Vec<&'static Engine> {
     registry::engines().into_iter().filter(|engine| engine.serves(family)).filter(included).collect()
 }
 
-/// Whether the pair (or one engine) is one `FIBKIT_TINY_ENGINES` keeps
-/// (all when it is unset or empty).
-fn chosen(pair: &[&str]) -> bool {
+/// Whether `FIBKIT_TINY_ENGINES` names one of `engines` (a pair, or one
+/// engine); all are kept when it is unset or empty.
+fn chosen(engines: &[&str]) -> bool {
     let names = std::env::var("FIBKIT_TINY_ENGINES").unwrap_or_default();
-    names.is_empty() || names.split(',').any(|name| pair.contains(&name.trim()))
+    names.is_empty() || names.split(',').any(|name| engines.contains(&name.trim()))
 }
 
 #[test]
