@@ -8,9 +8,10 @@
 //! structure holds a fixed table of 2^19 entries or more (DIR-24-8 and
 //! DXR from K = 19) are left out: each build would take minutes to
 //! interpret. `FIBKIT_TINY_ENGINES` (names, comma-separated) keeps the
-//! pairs that hold one of them (and the in-place engines named), so that
-//! Miri can be run an engine at a time; each says when it is done
-//! (`--nocapture` shows it).
+//! pairs that hold one of them (and the in-place engines named), or a pair
+//! named as `ipv4/ipv6` (`sail/radix`), so that Miri can be run an engine
+//! or a pair at a time; each says when it is done (`--nocapture` shows
+//! it).
 
 use super::{CompileOptions, CompiledTable};
 use crate::addr::{Address, Family, Prefix};
@@ -77,10 +78,12 @@ fn engines_of(family: Family) -> Vec<&'static Engine> {
 }
 
 /// Whether `FIBKIT_TINY_ENGINES` names one of `engines` (a pair, or one
-/// engine); all are kept when it is unset or empty.
+/// engine), or the pair itself as `ipv4/ipv6`; all are kept when it is
+/// unset or empty.
 fn chosen(engines: &[&str]) -> bool {
     let names = std::env::var("FIBKIT_TINY_ENGINES").unwrap_or_default();
-    names.is_empty() || names.split(',').any(|name| engines.contains(&name.trim()))
+    let pair = engines.join("/");
+    names.is_empty() || names.split(',').map(str::trim).any(|name| name == pair || engines.contains(&name))
 }
 
 #[test]
