@@ -9,9 +9,9 @@
 //! DXR from K = 19) are left out: each build would take minutes to
 //! interpret. `FIBKIT_TINY_ENGINES` (names, comma-separated) keeps the
 //! pairs that hold one of them (and the in-place engines named), or a pair
-//! named as `ipv4/ipv6` (`sail/radix`), so that Miri can be run an engine
-//! or a pair at a time; each says when it is done (`--nocapture` shows
-//! it).
+//! named as `ipv4/ipv6` (`sail/radix` under Miri, whose list of engines is
+//! shorter, so pairs differ), so that Miri can be run an engine or a pair
+//! at a time; each says when it is done (`--nocapture` shows it).
 
 use super::{CompileOptions, CompiledTable};
 use crate::addr::{Address, Family, Prefix};
