@@ -226,18 +226,27 @@ pub fn try_reserve_map<K: Eq + std::hash::Hash, V, S: std::hash::BuildHasher>(
 }
 
 /// An array of `len` elements (at least as many as `elements` has): a copy
-/// of `elements` (`copy` of each), then `fill()`: how an updater moves to a
-/// copy of its arrays with more room, or the allocation's failure.
+/// of `elements` (`copy` of each), then `fill()`: how a builder moves its
+/// words into a lookup array, and an updater to a copy of its arrays with
+/// more room; or the allocation's failure.
+///
+/// The elements are read by one iterator, not by index: under Miri each
+/// index makes a reference to the whole of `elements`, which cost time in
+/// proportion to it (docs/hardening.md).
 ///
 /// # Errors
 /// [`AllocError`] when the memory cannot be had.
-pub fn try_copy_grown<T>(
-    elements: &[T],
+pub fn try_copy_grown<S, T>(
+    elements: &[S],
     len: usize,
-    copy: impl Fn(&T) -> T,
-    fill: impl Fn() -> T,
+    mut copy: impl FnMut(&S) -> T,
+    mut fill: impl FnMut() -> T,
 ) -> Result<LookupArray<T>, AllocError> {
-    LookupArray::try_from_fn(len.max(elements.len()), |index| elements.get(index).map_or_else(&fill, &copy))
+    let mut source = elements.iter();
+    LookupArray::try_from_fn(len.max(elements.len()), |_| match source.next() {
+        Some(element) => copy(element),
+        None => fill(),
+    })
 }
 
 /// Refusals for tests: `refuse_above` makes every fallible allocation

@@ -115,7 +115,7 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
-use crate::mem::{AllocError, LookupArray};
+use crate::mem::{try_copy_grown, AllocError, LookupArray};
 use crate::rib::Rib4;
 
 /// Bits of the `frags` field of a direct entry.
@@ -200,7 +200,7 @@ cell!(AtomicU64, WideEntry);
 /// # Errors
 /// [`AllocError`] when the system refuses the cells' memory.
 fn into_cells<C: Cell>(words: Vec<C::Word>, slack: usize, filler: C::Word) -> Result<LookupArray<C>, AllocError> {
-    LookupArray::try_from_fn(words.len() + slack, |index| C::new(words.get(index).copied().unwrap_or(filler)))
+    try_copy_grown(&words, words.len() + slack, |&word| C::new(word), || C::new(filler))
 }
 
 /// A DXR forwarding structure with `K` direct bits (16..=22).

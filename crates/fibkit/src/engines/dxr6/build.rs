@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::{DirectEntry, Dxr6, RangeEntry, BASE_MAX, SIZE_XL};
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::mem::{try_reserve, try_reserve_map, try_with_capacity, LookupArray};
+use crate::mem::{try_copy_grown, try_reserve, try_reserve_map, try_with_capacity};
 use crate::rib::Rib6;
 
 /// Figures of a build, kept for the stats report.
@@ -109,8 +109,8 @@ impl<const K: u32> Dxr6<K> {
             shared.insert(entries, base as u32);
         }
         summary.build_ms = start.elapsed().as_secs_f64() * 1e3;
-        let direct = LookupArray::try_from_fn(direct.len(), |index| direct[index]).map_err(refused("direct table"))?;
-        let range = LookupArray::try_from_fn(range.len(), |index| range[index]).map_err(refused("range table"))?;
+        let direct = try_copy_grown(&direct, 0, |&entry| entry, Default::default).map_err(refused("direct table"))?;
+        let range = try_copy_grown(&range, 0, |&entry| entry, Default::default).map_err(refused("range table"))?;
         Ok(Dxr6 { direct, range, summary })
     }
 }

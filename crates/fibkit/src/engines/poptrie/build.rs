@@ -29,7 +29,7 @@ use std::time::Instant;
 use crate::addr::{Address, Prefix};
 use crate::error::{BuildError, Limit, LimitExceeded};
 use crate::fib::BuildOptions;
-use crate::mem::{try_push, try_reserve, try_with_capacity, AllocError, LookupArray};
+use crate::mem::{try_copy_grown, try_push, try_reserve, try_with_capacity, AllocError};
 use crate::rib::Rib;
 use crate::{NextHop, NO_ROUTE};
 
@@ -546,19 +546,16 @@ impl<A: Address, L: Leaf, const S: u32, N: NodeLayout> Poptrie<A, L, S, N> {
         let extra = |used: usize| if slack { used / 4 + 4096 } else { 0 };
         let name = &summary.name;
         let refused = |array| move |error| BuildError::out_of_memory(name, array, error);
-        let direct = LookupArray::try_from_fn(direct.len(), |index| AtomicU32::new(direct[index]))
+        let direct = try_copy_grown(&direct, 0, |&word| AtomicU32::new(word), AtomicU32::default)
             .map_err(refused("direct array"))?;
         let built = std::mem::take(&mut builder.nodes);
-        let nodes = LookupArray::try_from_fn(used[0] + extra(used[0]), |index| {
-            built.get(index).map_or_else(N::default, |&node| N::new(node))
-        })
-        .map_err(refused("node array"))?;
+        let nodes = try_copy_grown(&built, used[0] + extra(used[0]), |&node| N::new(node), N::default)
+            .map_err(refused("node array"))?;
         drop(built);
         let built = std::mem::take(&mut builder.leaves);
-        let leaves = LookupArray::try_from_fn(used[1] + extra(used[1]), |index| {
-            L::cell(built.get(index).copied().unwrap_or_default())
-        })
-        .map_err(refused("leaf array"))?;
+        let leaves =
+            try_copy_grown(&built, used[1] + extra(used[1]), |&leaf| L::cell(leaf), || L::cell(Default::default()))
+                .map_err(refused("leaf array"))?;
         drop(built);
         let poptrie = Poptrie {
             direct,

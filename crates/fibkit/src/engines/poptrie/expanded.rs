@@ -45,7 +45,7 @@
 use crate::addr::Address;
 use crate::error::{BuildError, Limit, LimitExceeded};
 use crate::fib::{forward_fib, BuildOptions, Fib, Stats};
-use crate::mem::LookupArray;
+use crate::mem::{try_copy_grown, LookupArray};
 use crate::rib::Rib;
 use crate::simd::{self, GROUP};
 use crate::NextHop;
@@ -125,14 +125,18 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> Expanded<A, L, S, X> {
         })
         .map_err(refused("block array"))?;
         let mut block = 0;
-        let first = LookupArray::try_from_fn(direct.len(), |index| {
-            let entry = direct[index];
-            if entry & DIRECT_LEAF != 0 {
-                return AtomicU32::new(entry);
-            }
-            block += 1;
-            AtomicU32::new(block - 1)
-        })
+        let first = try_copy_grown(
+            &direct,
+            0,
+            |&entry| {
+                if entry & DIRECT_LEAF != 0 {
+                    return AtomicU32::new(entry);
+                }
+                block += 1;
+                AtomicU32::new(block - 1)
+            },
+            AtomicU32::default,
+        )
         .map_err(refused("first array"))?;
         trie.direct = LookupArray::from(Vec::new());
         Ok((Expanded { trie, first, blocks, name }, used, pointing))

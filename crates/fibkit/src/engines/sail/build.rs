@@ -83,13 +83,11 @@ impl<W: Word> Sail<W> {
         // The levels' cells, chunk entries first; the walk below stores the
         // next hops (no reader sees them before the build returns).
         let chunk_entry = |id: u32| if id == NONE { 0 } else { W::FLAG | id };
-        let bcn16 = LookupArray::<W::Cell>::try_from_fn(LEVEL16_ENTRIES, |index| W::cell(chunk_entry(chunk16[index])))
+        let bcn16 = try_copy_grown(&chunk16, 0, |&id| W::cell(chunk_entry(id)), || W::cell(0))
             .map_err(out_of_memory("level-16 array"))?;
         let bcn24_len = room(chunks_24 as usize).max(chunks_24 as usize) * CHUNK_ENTRIES;
-        let bcn24 = LookupArray::<W::Cell>::try_from_fn(bcn24_len, |index| {
-            W::cell(chunk24.get(index).map_or(0, |&id| chunk_entry(id)))
-        })
-        .map_err(out_of_memory("level-24 array"))?;
+        let bcn24 = try_copy_grown(&chunk24, bcn24_len, |&id| W::cell(chunk_entry(id)), || W::cell(0))
+            .map_err(out_of_memory("level-24 array"))?;
         let n32_len = room(split24.len()).max(split24.len()) * CHUNK_ENTRIES;
         let n32 =
             LookupArray::<W::Cell>::try_from_fn(n32_len, |_| W::cell(0)).map_err(out_of_memory("level-32 array"))?;

@@ -8,7 +8,7 @@ use super::{
     VALUE,
 };
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::mem::{try_reserve, AllocError, LookupArray};
+use crate::mem::{try_copy_grown, try_reserve, AllocError};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -151,15 +151,16 @@ impl SailRuns {
         chunk_room: usize,
     ) -> Result<Self, BuildError> {
         Ok(SailRuns {
-            level16: LookupArray::try_from_fn(level16.len(), |index| AtomicU32::new(level16[index]))
+            level16: try_copy_grown(&level16, 0, |&word| AtomicU32::new(word), AtomicU32::default)
                 .map_err(refused("level-16 array"))?,
-            lines: LookupArray::try_from_fn(lines.len() + line_room, |index| {
-                lines.get(index).map(LineCell::new).unwrap_or_default()
-            })
-            .map_err(refused("line array"))?,
-            n32: LookupArray::try_from_fn(n32.len() + chunk_room * CHUNK_ENTRIES, |index| {
-                AtomicU16::new(n32.get(index).copied().unwrap_or(0))
-            })
+            lines: try_copy_grown(&lines, lines.len() + line_room, LineCell::new, LineCell::default)
+                .map_err(refused("line array"))?,
+            n32: try_copy_grown(
+                &n32,
+                n32.len() + chunk_room * CHUNK_ENTRIES,
+                |&hop| AtomicU16::new(hop),
+                AtomicU16::default,
+            )
             .map_err(refused("level-32 array"))?,
             prefixes: AtomicUsize::new(prefixes),
         })

@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 use super::{position, Bitmap, Layout, Node, TreeBitmap};
 use crate::addr::Address;
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::mem::{try_reserve, try_with_capacity, AllocError, LookupArray};
+use crate::mem::{try_copy_grown, try_reserve, try_with_capacity, AllocError};
 use crate::rib::Rib;
 use crate::{NextHop, NO_ROUTE};
 
@@ -162,10 +162,10 @@ impl<A: Address, L: Layout> TreeBitmap<A, L> {
         drop(routes);
         // Each lookup array from the builder's, dropped once copied.
         let node_array =
-            LookupArray::try_from_fn(nodes.len(), |at| nodes[at]).map_err(refused(L::NAME, "node array"))?;
+            try_copy_grown(&nodes, 0, |&node| node, Default::default).map_err(refused(L::NAME, "node array"))?;
         drop(nodes);
-        let result_array =
-            LookupArray::try_from_fn(results.len(), |at| results[at]).map_err(refused(L::NAME, "result array"))?;
+        let result_array = try_copy_grown(&results, 0, |&result| result, Default::default)
+            .map_err(refused(L::NAME, "result array"))?;
         drop(results);
         Ok(TreeBitmap { nodes: node_array, results: result_array, prefixes, nodes_per_level, family: PhantomData })
     }
