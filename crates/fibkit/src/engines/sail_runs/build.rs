@@ -151,12 +151,12 @@ impl SailRuns {
         chunk_room: usize,
     ) -> Result<Self, BuildError> {
         Ok(SailRuns {
-            level16: try_copy_grown(&level16, 0, |&word| AtomicU32::new(word), AtomicU32::default)
+            level16: try_copy_grown(level16, 0, |&word| AtomicU32::new(word), AtomicU32::default)
                 .map_err(refused("level-16 array"))?,
-            lines: try_copy_grown(&lines, lines.len() + line_room, LineCell::new, LineCell::default)
+            lines: try_copy_grown(lines, lines.len() + line_room, LineCell::new, LineCell::default)
                 .map_err(refused("line array"))?,
             n32: try_copy_grown(
-                &n32,
+                n32,
                 n32.len() + chunk_room * CHUNK_ENTRIES,
                 |&hop| AtomicU16::new(hop),
                 AtomicU16::default,
