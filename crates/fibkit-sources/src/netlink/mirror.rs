@@ -348,8 +348,10 @@ impl Writer {
                 }
             }
             match readable(&self.socket, TICK) {
-                Ok(true) => {}
-                Ok(false) => continue,
+                // Congested, the socket is read even when it looks empty:
+                // only a read that finds it so ends the congestion.
+                Ok(readable) if readable || self.congested => {}
+                Ok(_) => continue,
                 Err(error) => {
                     self.shared.log(format!("waiting on the netlink socket: {error}"));
                     thread::sleep(TICK);

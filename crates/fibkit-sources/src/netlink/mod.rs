@@ -132,7 +132,8 @@
 //! journal. An overrun during a dump has the next dump follow it. After
 //! an overrun the kernel drops every notification, without another
 //! `ENOBUFS`, until a read finds the socket empty, so no dump starts
-//! before one has. A dump asked for while the socket was full is answered
+//! before one has; the mirror makes that read even when nothing more
+//! arrives to wake it. A dump asked for while the socket was full is answered
 //! with `ENOBUFS` and still sent as the socket drains: the mirror reads it
 //! and dumps once more after it (asking again at once would be refused
 //! while it runs, and the refusal could be dropped as well). A dump that
