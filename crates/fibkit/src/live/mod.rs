@@ -174,6 +174,18 @@ pub fn for_each_slash16<E>(
     }
 }
 
+/// The next hop of a /16 whose changed parts ([`for_each_slash16`]) are
+/// one interval over all of it: every answer in it is that next hop, and
+/// its old entries need no reading (a route over many /16s, the default
+/// route above all, changes each of them so).
+#[inline]
+pub fn whole_slash16(parts: &[Range<u32>]) -> Option<NextHop> {
+    match parts {
+        [part] if part.first & 0xffff == 0 && part.last & 0xffff == 0xffff => Some(part.next_hop),
+        _ => None,
+    }
+}
+
 /// An engine's writer side: turns RIB changes into FIB changes.
 ///
 /// Implementations either update [`Updater::fib`] in place so that
@@ -274,5 +286,14 @@ mod tests {
         });
         assert_eq!((stopped, calls), (Err(0x0a01), 2));
         assert_eq!(for_each_slash16(&[], &mut parts, |_, _| Err(())), Ok(()));
+    }
+
+    #[test]
+    fn a_slash16_is_whole_when_one_part_covers_it() {
+        assert_eq!(whole_slash16(&[range(0x0a01_0000, 0x0a01_ffff, 4)]), Some(4));
+        assert_eq!(whole_slash16(&[range(0x0a01_0000, 0x0a01_fffe, 4)]), None);
+        assert_eq!(whole_slash16(&[range(0x0a01_0001, 0x0a01_ffff, 4)]), None);
+        assert_eq!(whole_slash16(&[range(0x0a01_0000, 0x0a01_7fff, 4), range(0x0a01_8000, 0x0a01_ffff, 5)]), None);
+        assert_eq!(whole_slash16(&[]), None);
     }
 }

@@ -46,7 +46,7 @@ use crate::addr::Prefix4;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{
-    changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, Limbo, Updater, WithDefault,
+    changed_spans, for_each_slash16, replace_updater, whole_slash16, Applied, ApplyContext, Limbo, Updater, WithDefault,
 };
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
@@ -238,6 +238,14 @@ impl<W: Word> SailUpdater<W> {
         bytes_written: &mut u64,
     ) -> Result<(), Stop> {
         let old16 = W::load(&self.fib.bcn16[slash16 as usize], Ordering::Relaxed);
+        // A /16 that held one next hop and is changed whole to another:
+        // no chunk to read, write or retire.
+        if let Some(next_hop) = whole_slash16(parts).filter(|&hop| (old16 | hop) & W::FLAG == 0) {
+            if next_hop != old16 {
+                self.pending.push((slash16, next_hop));
+            }
+            return Ok(());
+        }
         scratch.old.clear();
         if old16 & W::FLAG != 0 {
             let start = (old16 & W::VALUE) as usize * CHUNK_ENTRIES;

@@ -59,7 +59,8 @@ use crate::addr::Prefix4;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{
-    changed_spans, for_each_slash16, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater, WithDefault,
+    changed_spans, for_each_slash16, replace_updater, whole_slash16, Applied, ApplyContext, FreeSpace, Limbo, Updater,
+    WithDefault,
 };
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
@@ -232,6 +233,14 @@ impl SailRunsUpdater {
     /// the level-16 entry that publishes them, queued.
     fn rewrite_16(&mut self, slash16: u32, parts: &[Range<u32>], scratch: &mut Scratch, bytes_written: &mut u64) {
         let old16 = self.fib.level16[slash16 as usize].load(Ordering::Relaxed);
+        // A /16 that held one next hop and is changed whole to another:
+        // no line or chunk to read, write or retire.
+        if let Some(next_hop) = whole_slash16(parts).filter(|&hop| old16 & CHUNK == 0 && hop <= NextHop::from(VALUE)) {
+            if next_hop != old16 {
+                self.pending.push((slash16, next_hop));
+            }
+            return;
+        }
         self.read_16(old16, &mut scratch.old);
         scratch.answers.clone_from(&scratch.old);
         // The /24 whose next hops `scratch.deep` holds, patched by the
