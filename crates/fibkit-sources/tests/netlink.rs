@@ -56,6 +56,11 @@ fn journal_tail(mirror: &Mirror) -> String {
     journal[journal.len().saturating_sub(60)..].join("\n")
 }
 
+/// The `i`th /24 from 11.0.0.0.
+fn slash24(i: usize) -> String {
+    format!("{}.{}.{}.0/24", 11 + i / 65536, i / 256 % 256, i % 256)
+}
+
 fn gateway4(i: usize) -> String {
     format!("10.255.0.{}", 2 + i % 6)
 }
@@ -72,7 +77,7 @@ fn additions() -> String {
     let mut out = String::with_capacity(32 << 20);
     for i in 0..400_000usize {
         let via = if i % 50 == 0 { "10.254.0.2 dev d1".to_string() } else { gateway4(i) };
-        writeln!(out, "route add {}.{}.{}.0/24 via {via}", 11 + i / 65536, i / 256 % 256, i % 256).unwrap();
+        writeln!(out, "route add {} via {via}", slash24(i)).unwrap();
     }
     for j in 0..2_000usize {
         writeln!(out, "route add {}.{}.0.0/16 via {}", 11 + j / 256, j % 256, gateway4(j + 3)).unwrap();
@@ -108,14 +113,13 @@ fn additions() -> String {
 fn changes() -> String {
     let mut out = String::new();
     for i in (0..400_000usize).step_by(10) {
-        writeln!(out, "route replace {}.{}.{}.0/24 via {}", 11 + i / 65536, i / 256 % 256, i % 256, gateway4(i + 1))
-            .unwrap();
+        writeln!(out, "route replace {} via {}", slash24(i), gateway4(i + 1)).unwrap();
     }
     for i in (0..60_000usize).step_by(10) {
         writeln!(out, "route replace 2a00:{:x}:{:x}::/48 via {}", i >> 16, i & 0xffff, gateway6(i + 2)).unwrap();
     }
     for i in (1..400_000usize).step_by(13) {
-        writeln!(out, "route del {}.{}.{}.0/24", 11 + i / 65536, i / 256 % 256, i % 256).unwrap();
+        writeln!(out, "route del {}", slash24(i)).unwrap();
     }
     for j in (0..2_000usize).step_by(7) {
         writeln!(out, "route del {}.{}.0.0/16", 11 + j / 256, j % 256).unwrap();
@@ -328,7 +332,7 @@ fn an_overrun_of_the_socket_is_reconciled_by_dumping_again() {
     let mirror = ns.mirror(config);
     let mut adds = String::new();
     for i in 0..50_000usize {
-        writeln!(adds, "route add {}.{}.{}.0/24 via {}", 11 + i / 65536, i / 256 % 256, i % 256, gateway4(i)).unwrap();
+        writeln!(adds, "route add {} via {}", slash24(i), gateway4(i)).unwrap();
     }
     for i in 0..10_000usize {
         writeln!(adds, "route add 2a00:{:x}:{:x}::/48 via {}", i >> 16, i & 0xffff, gateway6(i)).unwrap();
@@ -366,8 +370,7 @@ fn after_an_overrun_the_mirror_dumps_with_no_change_to_wake_it() {
     for round in 0..8usize {
         let mut adds = String::new();
         for i in round * 50_000..(round + 1) * 50_000 {
-            writeln!(adds, "route add {}.{}.{}.0/24 via {}", 11 + i / 65536, i / 256 % 256, i % 256, gateway4(i))
-                .unwrap();
+            writeln!(adds, "route add {} via {}", slash24(i), gateway4(i)).unwrap();
         }
         ns.batch(&adds);
         if mirror.stats().overruns > 0 {
@@ -404,14 +407,13 @@ fn routes_added_then_deleted_across_an_overrun_are_not_kept() {
     // still drops every notification without saying so again.
     config.batch_messages = 64;
     let mirror = ns.mirror(config);
-    let route = |i: usize| format!("{}.{}.{}.0/24", 11 + i / 65536, i / 256 % 256, i % 256);
     let mut commands = String::new();
     for round in 0..8 {
         for i in (round * 20_000)..(round + 1) * 20_000 {
-            writeln!(commands, "route add {} via {}", route(i), gateway4(i)).unwrap();
+            writeln!(commands, "route add {} via {}", slash24(i), gateway4(i)).unwrap();
         }
         for i in (round * 20_000..(round + 1) * 20_000).filter(|i| i % 3 != 0) {
-            writeln!(commands, "route del {}", route(i)).unwrap();
+            writeln!(commands, "route del {}", slash24(i)).unwrap();
         }
     }
     ns.batch(&commands);
@@ -436,7 +438,7 @@ fn an_interface_going_down_under_200_000_routes_leaves_none_of_them() {
     let mut adds = String::new();
     for i in 0..200_000usize {
         let via = if i % 100 == 0 { gateway4(i) } else { "10.254.0.2 dev d1".to_string() };
-        writeln!(adds, "route add {}.{}.{}.0/24 via {via}", 11 + i / 65536, i / 256 % 256, i % 256).unwrap();
+        writeln!(adds, "route add {} via {via}", slash24(i)).unwrap();
     }
     ns.batch(&adds);
     ns.sync("main", 1, &[&mirror]);
