@@ -29,8 +29,8 @@
 //! Builders allocate the arrays that grow with the table fallibly
 //! ([`LookupArray::try_from_fn`], [`try_with_capacity`], [`try_filled`],
 //! [`try_reserve`] and [`try_push`] for a vector growing to a length not
-//! known beforehand), and so do updaters moving to a larger copy of their
-//! arrays ([`try_copy_grown`]): memory the system refuses (an
+//! known beforehand), and so do updaters moving to a copy of their arrays
+//! ([`try_copy_cells_grown`]): memory the system refuses (an
 //! address-space or memory limit) is an [`AllocError`], which the engine
 //! reports as `BuildError::OutOfMemory`, where an infallible allocation
 //! would end the process.
@@ -249,6 +249,41 @@ pub fn try_copy_grown<S, T>(
     })
 }
 
+/// [`try_copy_grown`] of an updater's own cells: `cells` copied as bytes
+/// (one `memcpy`, where a loop of atomic loads moves a word at a time and
+/// does not vectorise), then `fill()` up to `len`: how an updater moves
+/// to a copy of its arrays, for a batch written aside
+/// (`Updater::copy_for_batch`) or for more room.
+///
+/// # Safety
+/// No thread but the caller's may write `cells` while the copy runs (the
+/// updater, its structure's only writer, is the caller): the copy's
+/// plain reads would race with a write, though not with readers' atomic
+/// loads.
+///
+/// # Errors
+/// [`AllocError`] when the memory cannot be had.
+pub unsafe fn try_copy_cells_grown<T: Plain>(
+    cells: &[T],
+    len: usize,
+    mut fill: impl FnMut() -> T,
+) -> Result<LookupArray<T>, AllocError> {
+    let len = len.max(cells.len());
+    refusal::check::<T>(len)?;
+    let copy = |start: *mut T| {
+        // SAFETY: the new array holds `len >= cells.len()` elements and is
+        // not `cells`; `T: Plain` makes a byte copy a valid value with
+        // nothing owned twice; the caller excludes writes to `cells`.
+        unsafe { std::ptr::copy_nonoverlapping(cells.as_ptr(), start, cells.len()) };
+        for index in cells.len()..len {
+            // SAFETY: index < len; each slot past the copy is written once.
+            unsafe { start.add(index).write(fill()) };
+        }
+    };
+    // SAFETY: `copy` writes every one of the `len` elements.
+    unsafe { LookupArray::allocate_with(len, copy) }
+}
+
 /// Refusals for tests: `refuse_above` makes every fallible allocation
 /// of this module asking for more than so many bytes fail on the calling
 /// thread, as the system would under a memory limit, and `refuse_nth`
@@ -366,20 +401,37 @@ impl<T> LookupArray<T> {
 
     /// The array of [`LookupArray::from_fn`], or the system's refusal.
     fn allocate_from_fn(len: usize, mut element: impl FnMut(usize) -> T) -> Result<Self, AllocError> {
+        let write = |start: *mut T| {
+            for index in 0..len {
+                // SAFETY: index < len and the allocation holds len
+                // elements; each slot is written exactly once.
+                unsafe { start.add(index).write(element(index)) };
+            }
+        };
+        // SAFETY: `write` writes every one of the `len` elements.
+        unsafe { Self::allocate_with(len, write) }
+    }
+
+    /// An array of `len` elements written by `init`, given the first one's
+    /// place (on huge pages if the array is large), or the system's
+    /// refusal.
+    ///
+    /// # Safety
+    /// `init` must write every one of the `len` elements.
+    unsafe fn allocate_with(len: usize, init: impl FnOnce(*mut T)) -> Result<Self, AllocError> {
         match Self::huge_layout(len) {
             None => {
                 let mut elements = Vec::new();
                 elements.try_reserve_exact(len).map_err(|_| AllocError::of::<T>(len))?;
-                elements.extend((0..len).map(element));
+                init(elements.as_mut_ptr());
+                // SAFETY: the vector holds room for `len` elements, and the
+                // caller's `init` wrote them all.
+                unsafe { elements.set_len(len) };
                 Ok(Self::from_box(elements.into_boxed_slice()))
             }
             Some(layout) => {
                 let start = Self::allocate_huge(layout).ok_or(AllocError::of::<T>(len))?;
-                for index in 0..len {
-                    // SAFETY: index < len and the allocation holds len
-                    // elements; each slot is written exactly once.
-                    unsafe { start.as_ptr().add(index).write(element(index)) };
-                }
+                init(start.as_ptr());
                 Ok(LookupArray { start, len, backing: Backing::Huge(layout) })
             }
         }
@@ -594,6 +646,46 @@ mod tests {
         let copy = try_copy_grown(&[1u16, 2], 4, |&word| word, || 9).unwrap();
         assert_eq!(&*copy, [1, 2, 9, 9]);
         assert_eq!(&*try_copy_grown(&[1u16, 2, 3], 1, |&word| word, || 9).unwrap(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn cells_are_copied_as_they_hold_then_filled() {
+        let load = |cells: &[AtomicU32]| cells.iter().map(|cell| cell.load(Ordering::Relaxed)).collect::<Vec<_>>();
+        let cells: Vec<AtomicU32> = (1..=3).map(AtomicU32::new).collect();
+        cells[1].store(7, Ordering::Release);
+        // SAFETY: no other thread has the cells (so for the copies below).
+        let copy = unsafe { try_copy_cells_grown(&cells, 5, || AtomicU32::new(9)) }.unwrap();
+        assert_eq!(load(&copy), [1, 7, 3, 9, 9]);
+        assert!(!copy.on_huge_pages());
+        // SAFETY: as above.
+        let copy = unsafe { try_copy_cells_grown(&cells, 1, || AtomicU32::new(9)) }.unwrap();
+        assert_eq!(load(&copy), [1, 7, 3], "never shorter than the cells");
+        let many: Vec<AtomicU32> = (0..HUGE_THRESHOLD as u32 / 4).map(AtomicU32::new).collect();
+        // SAFETY: as above.
+        let copy = unsafe { try_copy_cells_grown(&many, many.len() + 2, || AtomicU32::new(u32::MAX)) }.unwrap();
+        assert_eq!(copy.on_huge_pages(), huge_pages_enabled());
+        assert!(copy[..many.len()].iter().zip(0..).all(|(cell, word)| cell.load(Ordering::Relaxed) == word));
+        assert_eq!(load(&copy[many.len()..]), [u32::MAX; 2]);
+        let _refusing = refuse_above(12);
+        // SAFETY: as above.
+        let refused = unsafe { try_copy_cells_grown(&cells, 4, || AtomicU32::new(0)) };
+        assert_eq!(refused.unwrap_err(), AllocError::of::<AtomicU32>(4));
+    }
+
+    /// The copy's plain reads meet readers' atomic loads on other threads
+    /// (an updater copying while readers search): reads both, no race,
+    /// which Miri checks.
+    #[test]
+    fn cells_are_copied_while_other_threads_load_them() {
+        let cells: Vec<AtomicU32> = (0..64).map(AtomicU32::new).collect();
+        let copy = std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| cells.iter().map(|cell| cell.load(Ordering::Acquire)).sum::<u32>());
+            }
+            // SAFETY: the other threads only load the cells.
+            unsafe { try_copy_cells_grown(&cells, 0, || AtomicU32::new(0)) }.unwrap()
+        });
+        assert!(copy.iter().zip(0..).all(|(cell, word)| cell.load(Ordering::Relaxed) == word));
     }
 
     #[test]

@@ -39,7 +39,7 @@ use crate::addr::Prefix4;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, Applied, ApplyContext, Limbo, Updater, WithDefault};
-use crate::mem::{try_copy_grown, try_reserve, try_with_capacity, AllocError};
+use crate::mem::{try_copy_cells_grown, try_reserve, try_with_capacity, AllocError};
 use crate::rib::{Range, Rib4};
 use crate::{NextHop, NO_ROUTE};
 
@@ -166,7 +166,8 @@ impl Dir24Updater {
         let in_use = self.groups_used as usize - self.free_groups.len() - self.limbo.len();
         let capacity = Self::capacity_for(in_use + wanted, fib.tbl8.len() / GROUP_ENTRIES);
         let word = |cell: &AtomicU32| AtomicU32::new(cell.load(Ordering::Relaxed));
-        let tbl24 = try_copy_grown(&fib.tbl24, 0, word, || AtomicU32::new(0)).map_err(refused("tbl24"))?;
+        // SAFETY: the updater is the table's only writer.
+        let tbl24 = unsafe { try_copy_cells_grown(&fib.tbl24, 0, || AtomicU32::new(0)) }.map_err(refused("tbl24"))?;
         let mut tbl8 = try_with_capacity(capacity * GROUP_ENTRIES).map_err(refused("tbl8 of groups"))?;
         tbl8.extend(fib.tbl8.iter().map(word));
         tbl8.resize_with(capacity * GROUP_ENTRIES, || AtomicU32::new(0));

@@ -39,7 +39,7 @@ use crate::addr::Prefix4;
 use crate::error::{BuildError, LimitExceeded};
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, FreeSpace, Limbo, Updater, WithDefault};
-use crate::mem::{try_copy_grown, try_filled, try_reserve, try_reserve_map, LookupArray};
+use crate::mem::{try_copy_cells_grown, try_filled, try_reserve, try_reserve_map, LookupArray};
 use crate::rib::{Range, Rib4};
 use crate::NextHop;
 
@@ -228,12 +228,18 @@ impl<W: Copy + Eq + Hash + TryFrom<usize> + Into<u64>> LiveStore<W> {
     /// # Errors
     /// [`BuildError::OutOfMemory`] when the system refuses the copy or its
     /// bookkeeping's room; the bookkeeping is as it was then.
-    fn copy_grown<C: Cell<Word = W>>(&mut self, table: &[C]) -> Result<LookupArray<C>, BuildError> {
+    ///
+    /// # Safety
+    /// No thread but the caller's may write `table` meanwhile: the
+    /// updater, its only writer, calls this
+    /// ([`crate::mem::try_copy_cells_grown`]).
+    unsafe fn copy_grown<C: Cell<Word = W>>(&mut self, table: &[C]) -> Result<LookupArray<C>, BuildError> {
         let capacity = (2 * self.live + 8192).max(self.capacity).min(BASE_MAX as usize + 1);
         let engine = self.engine;
         let refused = |array| move |error| BuildError::out_of_memory(engine, array, error);
-        let cells = try_copy_grown(table, capacity, |cell| C::new(cell.get()), C::empty)
-            .map_err(refused(range_table(self.name)))?;
+        // SAFETY: this function's caller excludes other writers.
+        let cells =
+            unsafe { try_copy_cells_grown(table, capacity, C::empty) }.map_err(refused(range_table(self.name)))?;
         let more = capacity - self.references.len();
         try_reserve(&mut self.references, more).map_err(refused(BOOKKEEPING))?;
         try_reserve(&mut self.hashes, more).map_err(refused(BOOKKEEPING))?;
@@ -359,14 +365,18 @@ impl<const K: u32> DxrUpdater<K> {
     fn relocate(&mut self, bytes_written: &mut u64) -> Result<(), BuildError> {
         let fib = &*self.fib;
         // Every array of the copy first: nothing changes if one is refused.
-        let word = |entry: &AtomicU32| AtomicU32::new(entry.load(Ordering::Relaxed));
-        let direct = try_copy_grown(&fib.direct, 0, word, || AtomicU32::new(0))
+        // SAFETY: the updater is the structure's only writer (so for the
+        // three copies below).
+        let direct = unsafe { try_copy_cells_grown(&fib.direct, 0, || AtomicU32::new(0)) }
             .map_err(|error| BuildError::out_of_memory(self.name(), "direct table", error))?;
         let relocated = Dxr {
             direct,
-            range_long: self.long.copy_grown(&fib.range_long)?,
-            range_short: self.short.copy_grown(&fib.range_short)?,
-            range_wide: self.wide.copy_grown(&fib.range_wide)?,
+            // SAFETY: as above.
+            range_long: unsafe { self.long.copy_grown(&fib.range_long) }?,
+            // SAFETY: as above.
+            range_short: unsafe { self.short.copy_grown(&fib.range_short) }?,
+            // SAFETY: as above.
+            range_wide: unsafe { self.wide.copy_grown(&fib.range_wide) }?,
             prefixes: AtomicUsize::new(fib.prefixes.load(Ordering::Relaxed)),
         };
         self.long.grown(relocated.range_long.len());

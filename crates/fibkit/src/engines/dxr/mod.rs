@@ -155,7 +155,7 @@ type WideEntry = u64;
 
 /// A range-table word stored in an atomic cell: what lookups read
 /// (`Relaxed`) and the updater writes.
-trait Cell: Send + Sync {
+trait Cell: crate::mem::Plain {
     /// The plain word.
     type Word: Copy + Ord + std::hash::Hash + TryFrom<usize> + Into<u64>;
     /// A cell holding `word`.

@@ -40,7 +40,7 @@ use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Updater, WithDefault};
-use crate::mem::try_copy_grown;
+use crate::mem::try_copy_cells_grown;
 use crate::rib::{Range, Rib};
 use crate::NextHop;
 
@@ -51,14 +51,23 @@ impl<A: Address, L: Leaf, const S: u32> Poptrie<A, L, S> {
     /// # Errors
     /// [`BuildError::OutOfMemory`] when the system refuses an array of the
     /// copy.
-    pub(super) fn copy_grown(&self, capacity: [usize; 2]) -> Result<Self, BuildError> {
+    ///
+    /// # Safety
+    /// No thread but the caller's may write the structure meanwhile: the
+    /// updater, its only writer, calls this
+    /// ([`crate::mem::try_copy_cells_grown`]).
+    pub(super) unsafe fn copy_grown(&self, capacity: [usize; 2]) -> Result<Self, BuildError> {
         let refused = |array| move |error| BuildError::out_of_memory(&self.summary.name, array, error);
-        let word = |entry: &AtomicU32| AtomicU32::new(entry.load(Ordering::Relaxed));
-        let direct = try_copy_grown(&self.direct, 0, word, || AtomicU32::new(0)).map_err(refused("direct array"))?;
-        let nodes = try_copy_grown(&self.nodes, capacity[0], |cell| NodeCell::new(cell.get()), NodeCell::default)
-            .map_err(refused("node array"))?;
-        let leaves = try_copy_grown(&self.leaves, capacity[1], |cell| L::cell(L::load(cell)), || L::cell(L::default()))
-            .map_err(refused("leaf array"))?;
+        // SAFETY: this function's caller excludes other writers (so for the
+        // two copies below).
+        let direct = unsafe { try_copy_cells_grown(&self.direct, 0, || AtomicU32::new(0)) };
+        let direct = direct.map_err(refused("direct array"))?;
+        // SAFETY: as above.
+        let nodes = unsafe { try_copy_cells_grown(&self.nodes, capacity[0], NodeCell::default) };
+        let nodes = nodes.map_err(refused("node array"))?;
+        // SAFETY: as above.
+        let leaves = unsafe { try_copy_cells_grown(&self.leaves, capacity[1], || L::cell(L::default())) };
+        let leaves = leaves.map_err(refused("leaf array"))?;
         Ok(Poptrie {
             direct,
             nodes,
@@ -142,7 +151,8 @@ impl<A: Address, L: Leaf, const S: u32> PoptrieUpdater<A, L, S> {
     fn relocate(&mut self, bytes_written: &mut u64) -> Result<(), BuildError> {
         let from = self.fib.capacity();
         let to = grown(self.writer.live, from);
-        let relocated = self.fib.copy_grown(to)?;
+        // SAFETY: the updater is the structure's only writer.
+        let relocated = unsafe { self.fib.copy_grown(to) }?;
         self.writer.relocated(from, to);
         *bytes_written += relocated.footprint() as u64;
         self.fib = Arc::new(WithDefault::like(relocated, &self.fib));
@@ -364,3 +374,4 @@ pub fn updater<A: Address, const S: u32>(
 ) -> Result<Box<dyn Updater<A>>, BuildError> {
     Ok(Box::new(WideningUpdater::<A, S>::new(rib, options.max_next_hop)?))
 }
+

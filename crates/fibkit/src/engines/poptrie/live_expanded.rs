@@ -44,7 +44,7 @@ use crate::addr::{Address, Prefix};
 use crate::error::{BuildError, Limit};
 use crate::fib::{BuildOptions, Fib};
 use crate::live::{changed_spans, replace_updater, Applied, ApplyContext, Limbo, Updater, WithDefault};
-use crate::mem::{try_copy_grown, try_reserve};
+use crate::mem::{try_copy_cells_grown, try_reserve};
 use crate::rib::{Range, Rib};
 use crate::NextHop;
 
@@ -159,12 +159,16 @@ impl<A: Address, L: Leaf, const S: u32, const X: u32> ExpandedUpdater<A, L, S, X
             capacity
         };
         // Every array of the copy first: nothing changes if one is refused.
-        let trie = fib.trie.copy_grown(to).map_err(|error| error.of(&fib.name))?;
+        // SAFETY: the updater is the structure's only writer (so for the
+        // two copies below).
+        let trie = unsafe { fib.trie.copy_grown(to) }.map_err(|error| error.of(&fib.name))?;
         let refused = |array| move |error| BuildError::out_of_memory(&fib.name, array, error);
-        let word = |entry: &AtomicU32| AtomicU32::new(entry.load(Ordering::Relaxed));
         let free = || AtomicU32::new(DIRECT_LEAF);
-        let first = try_copy_grown(&fib.first, 0, word, free).map_err(refused("first array"))?;
-        let blocks = try_copy_grown(&fib.blocks, grown_capacity << X, word, free).map_err(refused("block array"))?;
+        // SAFETY: as above.
+        let first = unsafe { try_copy_cells_grown(&fib.first, 0, free) }.map_err(refused("first array"))?;
+        // SAFETY: as above.
+        let blocks = unsafe { try_copy_cells_grown(&fib.blocks, grown_capacity << X, free) };
+        let blocks = blocks.map_err(refused("block array"))?;
         let relocated = Expanded { trie, first, blocks, name: fib.name.clone() };
         let new_blocks = grown_capacity - capacity;
         try_reserve(&mut self.free_blocks, self.block_limbo.len() + new_blocks).map_err(refused(BOOKKEEPING))?;

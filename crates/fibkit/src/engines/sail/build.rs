@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Sail, Word, CHUNK_ENTRIES, LEVEL16_ENTRIES};
 use crate::error::{BuildError, Limit, LimitExceeded};
-use crate::mem::{try_copy_grown, try_filled, LookupArray};
+use crate::mem::{try_copy_cells_grown, try_copy_grown, try_filled, LookupArray};
 use crate::rib::Rib4;
 use crate::NextHop;
 
@@ -133,9 +133,15 @@ impl<W: Word> Sail<W> {
     ///
     /// # Errors
     /// [`BuildError::OutOfMemory`] when the system refuses a level's array.
-    pub(super) fn with_room(&self, chunks_24: usize, chunks_32: usize) -> Result<Self, BuildError> {
+    ///
+    /// # Safety
+    /// No thread but the caller's may write the structure meanwhile: the
+    /// updater, its only writer, calls this
+    /// ([`crate::mem::try_copy_cells_grown`]).
+    pub(super) unsafe fn with_room(&self, chunks_24: usize, chunks_32: usize) -> Result<Self, BuildError> {
         let copy = |cells: &LookupArray<W::Cell>, len: usize, array| {
-            try_copy_grown(cells, len, |cell| W::cell(W::load(cell, Ordering::Relaxed)), || W::cell(0))
+            // SAFETY: this function's caller excludes other writers.
+            unsafe { try_copy_cells_grown(cells, len, || W::cell(0)) }
                 .map_err(|error| BuildError::out_of_memory(W::NAME, array, error))
         };
         Ok(Sail {

@@ -189,7 +189,8 @@ impl<W: Word> SailUpdater<W> {
         let fib = &*self.fib;
         let room_24 = capacity_for::<W>(self.level24.in_use(), fib.bcn24.len() / CHUNK_ENTRIES);
         let room_32 = capacity_for::<W>(self.level32.in_use(), fib.n32.len() / CHUNK_ENTRIES);
-        let copy = fib.with_room(room_24, room_32)?;
+        // SAFETY: the updater is the structure's only writer.
+        let copy = unsafe { fib.with_room(room_24, room_32) }?;
         for chunks in [&mut self.level24, &mut self.level32] {
             let free = &mut chunks.free;
             chunks.limbo.drain(|id| free.push(id));
