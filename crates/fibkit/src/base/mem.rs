@@ -227,8 +227,8 @@ pub fn try_reserve_map<K: Eq + std::hash::Hash, V, S: std::hash::BuildHasher>(
 
 /// An array of `len` elements (at least as many as `elements` has): a copy
 /// of `elements` (`copy` of each), then `fill()`: how a builder moves its
-/// words into a lookup array, and an updater to a copy of its arrays with
-/// more room; or the allocation's failure.
+/// words into a lookup array (an updater copies its own cells with
+/// [`try_copy_cells_grown`]); or the allocation's failure.
 ///
 /// The elements are read by one iterator, not by index: under Miri each
 /// index makes a reference to the whole of `elements`, which cost time in
