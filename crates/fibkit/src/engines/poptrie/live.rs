@@ -34,8 +34,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::build::Prepared;
-use super::live_subtree::{group_by_slot, region_last, slot_first, Failure, SubtreeWriter};
-use super::{Leaf, NodeCell, Poptrie, PoptrieOptions, DIRECT_LEAF, DIRECT_MAX};
+use super::live_subtree::{group_by_slot, slot_first, Failure, SubtreeWriter};
+use super::{Leaf, NodeCell, Poptrie, PoptrieOptions, DIRECT_MAX};
 use crate::addr::{Address, Prefix};
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
@@ -201,11 +201,6 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
         let slots = std::mem::take(&mut self.slots);
         for &(slot, from, to) in &slots {
             let first = slot_first(A::ZERO, 0, S, slot);
-            let entry = self.fib.direct[slot as usize].load(Ordering::Relaxed);
-            if let Some(rewritten) = covered_leaf(entry, first, S, &self.spans[from..to]) {
-                self.pending.extend(rewritten.map(|entry| (slot, entry)));
-                continue;
-            }
             loop {
                 self.writer.begin();
                 let entry = self.fib.direct[slot as usize].load(Ordering::Relaxed);
@@ -243,23 +238,6 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
         self.fib.batches.fetch_add(1, Ordering::Relaxed);
         Ok(Applied { rebuilt: false, relocated: self.relocated, bytes_written })
     }
-}
-
-/// What the direct leaf `entry` of the region starting at `first`,
-/// `offset` bits down, becomes when the one interval of `spans` covers
-/// the whole region (the slots of a short prefix, or of the default route
-/// set aside, changed): `Some(None)` if its answer stays, else
-/// `Some(Some(leaf))`, the interval's next hop. `None` when
-/// [`SubtreeWriter::rewrite_entry`] has to work it out (a root node's
-/// index, a region partly covered, a next hop no direct leaf holds). It
-/// gives what `rewrite_entry` gives, without a rewrite's bookkeeping.
-fn covered_leaf<A: Address>(entry: u32, first: A, offset: u32, spans: &[Range<A>]) -> Option<Option<u32>> {
-    let [span] = spans else { return None };
-    let covered = span.first <= first && span.last >= region_last(first, offset);
-    if entry & DIRECT_LEAF == 0 || !covered || span.next_hop > DIRECT_MAX {
-        return None;
-    }
-    Some((span.next_hop != entry & DIRECT_MAX).then_some(DIRECT_LEAF | span.next_hop))
 }
 
 /// The largest next hop a 16-bit leaf holds.
@@ -395,27 +373,4 @@ pub fn updater<A: Address, const S: u32>(
     options: &BuildOptions,
 ) -> Result<Box<dyn Updater<A>>, BuildError> {
     Ok(Box::new(WideningUpdater::<A, S>::new(rib, options.max_next_hop)?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_leaf_covered_whole_becomes_the_intervals_leaf() {
-        let span = |first: u32, last: u32, next_hop: NextHop| Range { first, last, next_hop };
-        // The slot of 10.0.0.0 with 18 bits: 10.0.0.0 to 10.0.63.255.
-        let (first, last) = (0x0a00_0000, 0x0a00_3fff);
-        let leaf = |next_hop: NextHop| DIRECT_LEAF | next_hop;
-        assert_eq!(covered_leaf(leaf(3), first, 18, &[span(0, u32::MAX, 5)]), Some(Some(leaf(5))));
-        assert_eq!(covered_leaf(leaf(3), first, 18, &[span(first, last, 5)]), Some(Some(leaf(5))));
-        assert_eq!(covered_leaf(leaf(5), first, 18, &[span(first, last, 5)]), Some(None), "the answer stays");
-        assert_eq!(covered_leaf(leaf(3), first, 18, &[span(first + 1, last, 5)]), None, "partly covered");
-        assert_eq!(covered_leaf(leaf(3), first, 18, &[span(first, last - 1, 5)]), None, "partly covered");
-        let two = [span(first, first + 9, 5), span(first + 10, last, 6)];
-        assert_eq!(covered_leaf(leaf(3), first, 18, &two), None, "two intervals");
-        assert_eq!(covered_leaf(7, first, 18, &[span(first, last, 5)]), None, "a root node's index");
-        let wide = DIRECT_MAX + 1;
-        assert_eq!(covered_leaf(leaf(3), first, 18, &[span(first, last, wide)]), None, "no direct leaf holds it");
-    }
 }

@@ -157,6 +157,15 @@ pub(super) fn region_last<A: Address>(first: A, offset: u32) -> A {
     }
 }
 
+/// The next hop of the one interval of `spans` if it covers the whole
+/// region from `first` to `last` by itself.
+fn covering<A: Address>(spans: &[Range<A>], first: A, last: A) -> Option<NextHop> {
+    match spans {
+        [span] if span.first <= first && span.last >= last => Some(span.next_hop),
+        _ => None,
+    }
+}
+
 /// Groups the sorted, disjoint intervals `spans` by the `bits`-bit slots
 /// of the region starting at `first`, `offset` bits down, that they touch
 /// (intervals may reach beyond the region): `(slot, from, to)` with
@@ -690,6 +699,11 @@ impl<A: Address, L: Leaf> SubtreeWriter<A, L> {
         spans: &[Range<A>],
     ) -> Result<Option<Slot>, Failure> {
         let last = region_last(first, offset);
+        // One interval over the whole region (the slots of a short prefix,
+        // of the default route taken out): its leaf, no runs to work out.
+        if let Some(now) = covering(spans, first, last) {
+            return Ok((now != next_hop).then_some(Slot::Leaf(now)));
+        }
         let points = &mut self.points;
         points.clear();
         points.push_run(first, next_hop);
@@ -739,4 +753,22 @@ fn leaf_of<L: Leaf>(next_hop: NextHop) -> Result<L, LimitExceeded> {
         let field = format!("{}-bit leaves", L::BITS);
         LimitExceeded::unnamed(Limit::NextHop, field, next_hop.into(), (1u64 << L::BITS) - 1)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_interval_over_the_whole_region_covers_it() {
+        let span = |first: u32, last: u32, next_hop: NextHop| Range { first, last, next_hop };
+        // The slot of 10.0.0.0 with 18 bits: 10.0.0.0 to 10.0.63.255.
+        let (first, last) = (0x0a00_0000, 0x0a00_3fff);
+        assert_eq!(covering(&[span(0, u32::MAX, 5)], first, last), Some(5));
+        assert_eq!(covering(&[span(first, last, 5)], first, last), Some(5));
+        assert_eq!(covering(&[span(first + 1, last, 5)], first, last), None, "partly covered");
+        assert_eq!(covering(&[span(first, last - 1, 5)], first, last), None, "partly covered");
+        let two = [span(first, first + 9, 5), span(first + 10, last, 6)];
+        assert_eq!(covering(&two, first, last), None, "two intervals");
+    }
 }
