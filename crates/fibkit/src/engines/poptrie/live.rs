@@ -199,12 +199,16 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
         group_by_slot(&self.spans, A::ZERO, 0, S, &mut self.slots);
         self.pending.clear();
         let slots = std::mem::take(&mut self.slots);
+        // One batch can pass over every slot: the direct array is read
+        // through one slice, taken again after a relocation.
+        let mut fib = Arc::clone(&self.fib);
+        let mut direct: &[AtomicU32] = &fib.direct;
         for &(slot, from, to) in &slots {
             let first = slot_first(A::ZERO, 0, S, slot);
             loop {
                 self.writer.begin();
-                let entry = self.fib.direct[slot as usize].load(Ordering::Relaxed);
-                match self.writer.rewrite_entry(&self.fib, entry, first, S, &self.spans[from..to]) {
+                let entry = direct[slot as usize].load(Ordering::Relaxed);
+                match self.writer.rewrite_entry(&fib, entry, first, S, &self.spans[from..to]) {
                     Ok(rewritten) => {
                         self.writer.commit(context.published);
                         self.pending.extend(rewritten.map(|entry| (slot, entry)));
@@ -219,6 +223,8 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
                             self.stale = true;
                             return Err(refused);
                         }
+                        fib = Arc::clone(&self.fib);
+                        direct = &fib.direct;
                     }
                     Err(Failure::Full) => return self.rebuild(rib),
                     Err(Failure::Refused(stop)) => {
@@ -229,9 +235,9 @@ impl<A: Address, L: Leaf, const S: u32> Updater<A> for PoptrieUpdater<A, L, S> {
             }
         }
         self.slots = slots;
-        bytes_written += self.writer.store_bases(&self.fib);
+        bytes_written += self.writer.store_bases(&fib);
         for &(slot, entry) in &self.pending {
-            self.fib.direct[slot as usize].store(entry, Ordering::Release);
+            direct[slot as usize].store(entry, Ordering::Release);
         }
         bytes_written += self.writer.bytes_written + 4 * self.pending.len() as u64;
         self.fib.routes.store(rib.len(), Ordering::Relaxed);
