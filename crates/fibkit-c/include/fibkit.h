@@ -524,7 +524,11 @@ int fibkit_fib_field_float(const struct fibkit_fib *fib,
 // Creates a router over `table`'s routes, each family served by the
 // engine `engines` gives it (as in `fibkit_fib_build`). Engines with
 // incremental updates (DXR, Poptrie, DIR-24-8, SAIL, SAIL-R) update in
-// place; the others are rebuilt for every batch.
+// place; the others are rebuilt for every batch. The table's IPv6 routes
+// inside `::ffff:0:0/96` are IPv4 routes, as `fibkit_fib_build` takes
+// them; such a route announced to the router later is refused
+// (`FIBKIT_EINVAL`, or rejected in a batch), since a mapped address is
+// looked up as IPv4.
 //
 // Returns `FIBKIT_OK` and the router in `*out`, or the errors of
 // `fibkit_fib_build`.
@@ -685,7 +689,8 @@ void fibkit_reader_free(struct fibkit_reader *reader);
 // `reader` is NULL or a live reader.
 uint32_t fibkit_reader_lookup4(const struct fibkit_reader *reader, uint32_t addr);
 
-// The next hop of the IPv6 address `*addr`, as `fibkit_lookup6`.
+// The next hop of the IPv6 address `*addr`, as `fibkit_lookup6`: an
+// IPv4-mapped address (`::ffff:a.b.c.d`) is looked up in the IPv4 FIB.
 //
 // # Safety
 // `reader` is NULL or a live reader; `addr` is NULL or points to 16 bytes.
@@ -710,7 +715,9 @@ int fibkit_reader_lookup4_bulk(const struct fibkit_reader *reader,
                                size_t n);
 
 // Looks up `n` IPv6 addresses in the FIB being served, as
-// `fibkit_lookup6_bulk`, seeing what `fibkit_reader_lookup4_bulk` says.
+// `fibkit_lookup6_bulk`, seeing what `fibkit_reader_lookup4_bulk` says;
+// the IPv4-mapped ones are looked up in the IPv4 FIB, in one version of
+// it.
 //
 // # Safety
 // As `fibkit_lookup6_bulk`, with a live reader.

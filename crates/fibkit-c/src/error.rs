@@ -121,6 +121,7 @@ impl From<UpdateError> for Failure {
     fn from(error: UpdateError) -> Self {
         let code = match &error {
             UpdateError::NextHopOverflow { .. } => FIBKIT_ENEXTHOP,
+            UpdateError::Ipv4Mapped { .. } => FIBKIT_EINVAL,
             UpdateError::Engine { error, .. } if matches!(**error, BuildError::Limit(_)) => FIBKIT_ELIMIT,
             UpdateError::Engine { error, .. } if matches!(**error, BuildError::OutOfMemory { .. }) => FIBKIT_ENOMEM,
             UpdateError::Engine { .. } => FIBKIT_EINVAL,

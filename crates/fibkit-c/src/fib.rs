@@ -9,7 +9,7 @@
 use std::ffi::{c_char, c_int, CString};
 
 use fibkit_core::addr::Address;
-use fibkit_core::address_text::ipv4_mapped;
+use fibkit_core::address_text::{answer_mapped_as_ipv4, ipv4_mapped};
 use fibkit_core::compiled::{CompileOptions, CompiledFamily, CompiledTable};
 use fibkit_core::fib::Calibrations;
 use fibkit_core::file::FileError;
@@ -460,11 +460,9 @@ pub unsafe extern "C" fn fibkit_lookup6_bulk(
         // SAFETY: the contract above.
         let (fib, keys, out) = unsafe { bulk_args(fib, "fib", keys, next_hops, n) }?;
         bulk(fib.compiled.v6.as_ref(), keys, out, u128::from);
-        for (key, answer) in keys.iter().zip(out.iter_mut()) {
-            if let Some(addr) = ipv4_mapped(u128::from(*key)) {
-                *answer = fib.compiled.v4.as_ref().map_or(NO_ROUTE, |family| family.lookup(addr));
-            }
-        }
+        answer_mapped_as_ipv4(keys, out, |addr| {
+            fib.compiled.v4.as_ref().map_or(NO_ROUTE, |family| family.lookup(addr))
+        });
         Ok(())
     })
 }

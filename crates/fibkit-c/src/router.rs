@@ -18,8 +18,10 @@
 use std::ffi::{c_char, c_int, CString};
 
 use fibkit_core::addr::{Address, Prefix};
+use fibkit_core::address_text::{answer_mapped_as_ipv4, ipv4_mapped};
 use fibkit_core::compiled::CompileOptions;
 use fibkit_core::fib::{BuildOptions, Calibrations};
+use fibkit_core::load::{fold_ipv4_mapped, RouteTable};
 use fibkit_core::nexthop::Label;
 use fibkit_core::router::{Reader as CoreReader, Router as CoreRouter, Update as CoreUpdate, UpdateError, Window};
 use fibkit_core::{registry, NextHop};
@@ -94,10 +96,10 @@ impl Family for u128 {
 impl Router {
     /// A family's router over the table's routes, with the engine the
     /// `engines` list gives the family.
-    fn family<A: Address>(table: &Table, options: &CompileOptions) -> Result<CoreRouter<A>, Failure> {
+    fn family<A: Address>(routes: &RouteTable, options: &CompileOptions) -> Result<CoreRouter<A>, Failure> {
         let engine = options.engine::<A>().map_err(fibkit_core::BuildError::from)?;
-        let rib = table.routes.rib::<A>().clone();
-        let next_hops = table.routes.next_hops.clone();
+        let rib = routes.rib::<A>().clone();
+        let next_hops = routes.next_hops.clone();
         let build = BuildOptions { max_next_hop: next_hops.max_index(), calibration: options.calibration.clone() };
         let updater = registry::updater::<A>(engine.name, &rib, &build)?;
         Ok(CoreRouter::with_updater(updater, rib, next_hops, Window::Count(1)))
@@ -115,7 +117,10 @@ impl Router {
     ) -> Result<(), Failure> {
         // SAFETY: the caller's contract.
         let (table, options) = unsafe { table_and_options(table, engines, calibration) }?;
-        let (v4, v6) = (Router::family::<u32>(table, &options)?, Router::family::<u128>(table, &options)?);
+        // A mapped route is an IPv4 route, as `fibkit_fib_build` compiles it.
+        let mut routes = table.routes.clone();
+        fold_ipv4_mapped(&mut routes);
+        let (v4, v6) = (Router::family::<u32>(&routes, &options)?, Router::family::<u128>(&routes, &options)?);
         let (engine4, engine6) = (c_string(v4.engine()), c_string(v6.engine()));
         // SAFETY: the caller's contract.
         unsafe { args::store(out, Router { v4, v6, engine4, engine6 }) }
@@ -175,7 +180,11 @@ impl Router {
 /// Creates a router over `table`'s routes, each family served by the
 /// engine `engines` gives it (as in `fibkit_fib_build`). Engines with
 /// incremental updates (DXR, Poptrie, DIR-24-8, SAIL, SAIL-R) update in
-/// place; the others are rebuilt for every batch.
+/// place; the others are rebuilt for every batch. The table's IPv6 routes
+/// inside `::ffff:0:0/96` are IPv4 routes, as `fibkit_fib_build` takes
+/// them; such a route announced to the router later is refused
+/// (`FIBKIT_EINVAL`, or rejected in a batch), since a mapped address is
+/// looked up as IPv4.
 ///
 /// Returns `FIBKIT_OK` and the router in `*out`, or the errors of
 /// `fibkit_fib_build`.
@@ -487,7 +496,8 @@ pub unsafe extern "C" fn fibkit_reader_lookup4(reader: *const Reader, addr: u32)
     })
 }
 
-/// The next hop of the IPv6 address `*addr`, as `fibkit_lookup6`.
+/// The next hop of the IPv6 address `*addr`, as `fibkit_lookup6`: an
+/// IPv4-mapped address (`::ffff:a.b.c.d`) is looked up in the IPv4 FIB.
 ///
 /// # Safety
 /// `reader` is NULL or a live reader; `addr` is NULL or points to 16 bytes.
@@ -497,7 +507,11 @@ pub unsafe extern "C" fn fibkit_reader_lookup6(reader: *const Reader, addr: *con
         // SAFETY: the contract above.
         let addr = u128::from(*unsafe { args::lookup_handle(addr, "addr") }?);
         // SAFETY: the contract above.
-        Ok(unsafe { args::lookup_handle(reader, "reader") }?.v6.lookup(addr))
+        let reader = unsafe { args::lookup_handle(reader, "reader") }?;
+        Ok(match ipv4_mapped(addr) {
+            Some(addr) => reader.v4.lookup(addr),
+            None => reader.v6.lookup(addr),
+        })
     })
 }
 
@@ -530,7 +544,9 @@ pub unsafe extern "C" fn fibkit_reader_lookup4_bulk(
 }
 
 /// Looks up `n` IPv6 addresses in the FIB being served, as
-/// `fibkit_lookup6_bulk`, seeing what `fibkit_reader_lookup4_bulk` says.
+/// `fibkit_lookup6_bulk`, seeing what `fibkit_reader_lookup4_bulk` says;
+/// the IPv4-mapped ones are looked up in the IPv4 FIB, in one version of
+/// it.
 ///
 /// # Safety
 /// As `fibkit_lookup6_bulk`, with a live reader.
@@ -546,6 +562,8 @@ pub unsafe extern "C" fn fibkit_reader_lookup6_bulk(
         let (reader, keys, out) = unsafe { bulk_args(reader, "reader", keys, next_hops, n) }?;
         let snapshot = reader.v6.snapshot();
         converted(keys, out, u128::from, |keys, out| snapshot.fib().lookup_batch(keys, out));
+        let snapshot4 = reader.v4.snapshot();
+        answer_mapped_as_ipv4(keys, out, |addr| snapshot4.fib().lookup(addr));
         Ok(())
     })
 }

@@ -812,6 +812,28 @@ static void test_ipv4_mapped(void) {
     CHECK(out[0] == 7 && out[1] == 1 && out[2] == FIBKIT_NO_ROUTE && out[3] == 6, "bulk %u %u %u %u", out[0], out[1],
           out[2], out[3]);
     fibkit_fib_free(fib);
+
+    /* A router's reader looks a mapped address up among the IPv4 routes
+     * too, and an IPv6 route inside ::ffff:0:0/96 announced to it is
+     * refused, naming the IPv4 route to announce instead. */
+    fibkit_router *router = NULL;
+    fibkit_reader *reader = NULL;
+    CHECK_OK(fibkit_router_new(table, NULL, &router));
+    CHECK_OK(fibkit_reader_new(router, &reader));
+    CHECK(fibkit_reader_lookup6(reader, &mapped) == 7, "reader ::ffff:1.2.3.4");
+    CHECK(fibkit_reader_lookup6(reader, &mapped10) == 1, "reader ::ffff:10.1.1.1 by 10.0.0.0/8");
+    CHECK(fibkit_reader_lookup6(reader, &mapped9) == FIBKIT_NO_ROUTE, "reader ::ffff:9.9.9.9: ::/0 routes no IPv4");
+    CHECK(fibkit_reader_lookup6(reader, &db8) == 6, "reader 2001:db8::1 by ::/0");
+    memset(out, 0, sizeof out);
+    CHECK_OK(fibkit_reader_lookup6_bulk(reader, keys, out, 4));
+    CHECK(out[0] == 7 && out[1] == 1 && out[2] == FIBKIT_NO_ROUTE && out[3] == 6, "reader bulk %u %u %u %u", out[0],
+          out[1], out[2], out[3]);
+    fibkit_addr6 mapped11 = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 11, 0, 0, 0}};
+    CHECK(fibkit_router_announce6(router, &mapped11, 104, 8) == FIBKIT_EINVAL, "a mapped route announced");
+    CHECK(contains(fibkit_last_error(), "announce 11.0.0.0/8 as an IPv4 route"), "%s", fibkit_last_error());
+    CHECK(fibkit_reader_lookup4(reader, 0x0b000001) == FIBKIT_NO_ROUTE, "nothing announced");
+    fibkit_reader_free(reader);
+    fibkit_router_free(router);
     fibkit_table_free(table);
 }
 

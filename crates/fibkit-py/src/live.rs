@@ -9,10 +9,11 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
+use fibkit::address_text::ipv4_mapped;
 use fibkit::load::ValueChoice;
 use fibkit::nexthop::{Mapping, NextHopTable};
 use fibkit::router::{Router, Window};
-use fibkit::{registry, Address, Rib, NO_ROUTE};
+use fibkit::{registry, Address, NextHop, Rib, NO_ROUTE};
 use fibkit_sources::bgp::{BgpConfig, NeighbourConfig, Speaker};
 
 use crate::convert;
@@ -35,14 +36,9 @@ impl PyBgpSpeaker {
     }
 }
 
-/// The route value of `addr` in `speaker`'s family-`A` FIB.
-fn answer<'py, A: Address + TryFrom<u128>>(
-    py: Python<'py>,
-    speaker: &Speaker,
-    reader: impl Fn(A) -> u32,
-    addr: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let hop = reader(convert::address::<A>(addr)?);
+/// The route value that next hop `hop` of `speaker`'s family-`A` FIB
+/// stands for.
+fn answer<'py, A: Address>(py: Python<'py>, speaker: &Speaker, hop: NextHop) -> PyResult<Option<Bound<'py, PyAny>>> {
     match (hop != NO_ROUTE).then(|| speaker.label::<A>(hop)).flatten() {
         Some(label) => convert::label_object(py, label).map(Some),
         None => Ok(None),
@@ -103,16 +99,21 @@ impl PyBgpSpeaker {
     }
 
     /// The route value of an address (a string of either family, or an
-    /// int: IPv4), or of each address of a list; None: no route.
+    /// int: IPv4; an IPv4-mapped one, `::ffff:a.b.c.d`, as IPv4), or of
+    /// each address of a list; None: no route.
     fn lookup<'py>(&self, py: Python<'py>, addr: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         self.running(|speaker| {
             let (reader4, reader6) = (speaker.reader4(), speaker.reader6());
             let one = |addr: &Bound<'py, PyAny>| -> PyResult<Option<Bound<'py, PyAny>>> {
                 let ipv6 = addr.cast::<PyString>().is_ok_and(|text| text.to_cow().is_ok_and(|text| text.contains(':')));
-                if ipv6 {
-                    answer::<u128>(py, speaker, |key| reader6.lookup(key), addr)
-                } else {
-                    answer::<u32>(py, speaker, |key| reader4.lookup(key), addr)
+                if !ipv6 {
+                    return answer::<u32>(py, speaker, reader4.lookup(convert::address::<u32>(addr)?));
+                }
+                // A mapped address is looked up as IPv4.
+                let key = convert::address::<u128>(addr)?;
+                match ipv4_mapped(key) {
+                    Some(key) => answer::<u32>(py, speaker, reader4.lookup(key)),
+                    None => answer::<u128>(py, speaker, reader6.lookup(key)),
                 }
             };
             if let Ok(list) = addr.cast::<PyList>() {

@@ -36,7 +36,10 @@ protocol static s4 {{ ipv4;
   route 10.1.0.0/16 blackhole {{ bgp_path.prepend(64501); }};
   route 10.1.2.0/24 blackhole {{ bgp_path.prepend(64502); }};
 }}
-protocol static s6 {{ ipv6; route 2001:db8::/32 blackhole {{ bgp_path.prepend(64503); }}; }}
+protocol static s6 {{ ipv6;
+  route 2001:db8::/32 blackhole {{ bgp_path.prepend(64503); }};
+  route ::ffff:10.9.0.0/112 blackhole {{ bgp_path.prepend(64504); }};
+}}
 protocol bgp fib {{ local 127.0.0.2 port {port} as 65001; neighbor 127.0.0.1 port {port} as 65000; multihop; strict bind on;
   connect delay time 1; connect retry time 1;
   ipv4 {{ import none; export all; }}; ipv6 {{ import none; export all; next hop address 2001:db8::2; }}; }}
@@ -57,13 +60,18 @@ def test_routes_from_bird_are_looked_up_live_and_go_with_the_session():
         bird = subprocess.Popen([BIRD, "-f", "-c", config, "-s", os.path.join(scratch, "bird.ctl")])
         try:
             wait_for("BIRD's routes", lambda: speaker.stats()["routes4"] == 2 and speaker.stats()["routes6"] == 1)
+            # An IPv6 route inside ::ffff:0:0/96 is refused by the FIB, said
+            # in the journal; a mapped address is looked up as IPv4.
+            wait_for("the mapped route's refusal", lambda: speaker.stats()["updates_rejected"] == 1)
+            assert any("announce 10.9.0.0/16 as an IPv4 route" in line for line in speaker.journal())
+            assert speaker.lookup(["::ffff:10.1.2.3", "::ffff:10.9.0.1", "::ffff:10.1.9.9"]) == [64502, None, 64501]
             assert speaker.lookup("10.1.2.3") == 64502
             assert speaker.lookup("10.1.3.4") == 64501
             assert speaker.lookup(0x0A010203) == 64502
             assert speaker.lookup(["10.1.9.9", "11.0.0.1", "2001:db8::1", "2001:db9::1"]) == [64501, None, 64503, None]
             (neighbor,) = speaker.neighbors()
             assert (neighbor["address"], neighbor["remote_as"], neighbor["state"]) == ("127.0.0.2", 65001, "established")
-            assert neighbor["prefixes"] == 3
+            assert neighbor["prefixes"] == 4
         finally:
             bird.kill()
             bird.wait()

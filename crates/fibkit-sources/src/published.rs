@@ -6,7 +6,7 @@ use std::sync::{Mutex, RwLock};
 
 use fibkit::addr::IpPrefix;
 use fibkit::nexthop::Label;
-use fibkit::router::{Router, Update};
+use fibkit::router::{Router, Update, UpdateError};
 use fibkit::{Address, Family, NextHop, Prefix};
 
 /// Where a source sends every change of its FIBs as it is published: one
@@ -85,8 +85,9 @@ impl Labels {
 }
 
 /// Applies `batch` to `router` (its writer's thread), logs what it
-/// rejects, and brings `labels` up to date; appends the batch to `changes`
-/// when a follower takes them. Returns the updates applied and rejected.
+/// rejects, and brings `labels` up to date; appends the updates it applied
+/// to `changes` when a follower takes them (a follower holds what the FIB
+/// holds). Returns the updates applied and rejected.
 pub(crate) fn apply<A: Address>(
     router: &mut Router<A>,
     batch: &[Update<Prefix<A>>],
@@ -97,26 +98,28 @@ pub(crate) fn apply<A: Address>(
     if batch.is_empty() {
         return (0, 0);
     }
-    if let Some(changes) = changes {
-        changes.extend(batch.iter().map(|update| match *update {
-            Update::Announce { prefix, value } => Update::Announce { prefix: prefix.into(), value },
-            Update::Withdraw { prefix } => Update::Withdraw { prefix: prefix.into() },
-        }));
-    }
-    let rejected = match router.apply(batch) {
+    // The positions of the rejected updates, in order.
+    let rejected: Vec<usize> = match router.apply(batch) {
         Ok(published) => {
             for error in &published.rejected {
                 journal.log(format!("the {} FIB rejected {error}", A::FAMILY));
             }
-            published.rejected.len()
+            published.rejected.iter().map(UpdateError::index).collect()
         }
         Err(error) => {
             journal.log(format!("the {} FIB rejected the batch: {error}", A::FAMILY));
-            batch.len()
+            (0..batch.len()).collect()
         }
     };
+    if let Some(changes) = changes {
+        let applied = batch.iter().enumerate().filter(|(index, _)| rejected.binary_search(index).is_err());
+        changes.extend(applied.map(|(_, update)| match *update {
+            Update::Announce { prefix, value } => Update::Announce { prefix: prefix.into(), value },
+            Update::Withdraw { prefix } => Update::Withdraw { prefix: prefix.into() },
+        }));
+    }
     labels.sync(router);
-    ((batch.len() - rejected) as u64, rejected as u64)
+    ((batch.len() - rejected.len()) as u64, rejected.len() as u64)
 }
 
 /// Sends a batch's `changes` to the follower, if any; a follower that went
@@ -126,5 +129,38 @@ pub(crate) fn send(follower: &mut Option<Changes>, changes: Option<Vec<Update<Ip
         if sender.send(changes).is_err() {
             *follower = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fibkit::nexthop::{Mapping, NextHopTable};
+    use fibkit::rib::Rib;
+    use fibkit::router::Window;
+
+    use super::*;
+
+    #[test]
+    fn a_follower_gets_the_updates_the_fib_took_and_the_journal_the_others() {
+        let mut router =
+            Router::<u128>::new("poptrie16", Rib::new(), NextHopTable::new(Mapping::Distinct), Window::Count(1))
+                .unwrap();
+        let (labels, journal) = (Labels::new(), Journal::new(false));
+        let native: Prefix<u128> = "2001:db8::/32".parse().unwrap();
+        let mapped: Prefix<u128> = "::ffff:10.0.0.0/104".parse().unwrap();
+        let batch = [
+            Update::Announce { prefix: mapped, value: Label::Number(1) },
+            Update::Announce { prefix: native, value: Label::Number(2) },
+        ];
+        let mut changes = Some(Vec::new());
+        assert_eq!(apply(&mut router, &batch, &labels, &journal, &mut changes), (1, 1));
+        assert_eq!(changes.unwrap(), [Update::Announce { prefix: IpPrefix::V6(native), value: Label::Number(2) }]);
+        let lines = journal.lines();
+        assert!(lines.len() == 1 && lines[0].contains("rejected update 0 (announce ::ffff:10.0.0.0/104"), "{lines:?}");
+        assert_eq!(labels.get::<u128>(1), Some(Label::Number(2)));
+        // A batch rejected whole hands nothing on.
+        let mut changes = Some(Vec::new());
+        assert_eq!(apply(&mut router, &batch[..1], &labels, &journal, &mut changes), (0, 1));
+        assert_eq!(changes.unwrap(), []);
     }
 }

@@ -255,6 +255,7 @@ proptest! {
                                 prop_assert!(error.to_string().contains("exceeds the 4194303 that d16r holds"), "{}", error);
                             }
                             UpdateError::Engine { .. } => prop_assert!(error.to_string().contains("injected failure; rejected"), "{}", error),
+                            UpdateError::Ipv4Mapped { .. } => prop_assert!(false, "an IPv4 route is never IPv4-mapped: {}", error),
                         }
                     }
                 }

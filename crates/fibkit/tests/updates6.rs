@@ -13,7 +13,7 @@ use fibkit::addr::Prefix6;
 use fibkit::nexthop::{Label, Mapping, NextHopTable};
 use fibkit::random::XorShift32;
 use fibkit::rib::Rib6;
-use fibkit::router::{Router, Update, Window};
+use fibkit::router::{Router, Update, UpdateError, Window};
 use fibkit::NextHop;
 
 const ANCHORS: [u128; 3] = [
@@ -165,4 +165,40 @@ fn ipv6_unknown_engines_are_rejected_and_updates_apply() {
     router.withdraw(prefix).unwrap();
     assert_eq!(router.reader().lookup(0x2001_0db8_0000_0000_0000_0000_0000_0001), fibkit::NO_ROUTE);
     assert!(matches!(router.withdraw(prefix), Ok(published) if published.changed == 0));
+}
+
+#[test]
+fn ipv6_routes_inside_the_ipv4_mapped_space_are_rejected_naming_the_ipv4_route() {
+    let mut router =
+        Router::<u128>::new("poptrie16", Rib6::new(), NextHopTable::new(Mapping::Distinct), Window::Count(1)).unwrap();
+    let mapped: Prefix6 = "::ffff:10.1.0.0/112".parse().unwrap();
+    let covering: Prefix6 = "::/0".parse().unwrap();
+    let native: Prefix6 = "2001:db8::/32".parse().unwrap();
+    let batch = [
+        Update::Announce { prefix: covering, value: Label::Number(1) },
+        Update::Announce { prefix: mapped, value: Label::Number(2) },
+        Update::Announce { prefix: native, value: Label::Number(3) },
+    ];
+    let published = router.apply(&batch).unwrap();
+    // The mapped route alone is rejected, by its place in the batch, and
+    // the error names the IPv4 route it stands for; the others land.
+    assert_eq!(published.rejected.len(), 1, "{:?}", published.rejected);
+    let error = &published.rejected[0];
+    assert!(matches!(error, UpdateError::Ipv4Mapped { index: 1, .. }), "{error:?}");
+    assert!(error.to_string().contains("announce 10.1.0.0/16 as an IPv4 route"), "{error}");
+    assert_eq!(router.rib().get(mapped), None);
+    assert_eq!(router.rib().len(), 2);
+    // A route that only covers the mapped space stays (an IPv6 route).
+    assert_eq!(router.reader().lookup(0xffff_0a01_0203), 1);
+    // Alone, it fails the batch; submitted, it is refused at once; its
+    // withdrawal changes nothing.
+    let alone = router.announce(mapped, Label::Number(2)).unwrap_err();
+    assert!(matches!(alone, UpdateError::Ipv4Mapped { index: 0, .. }), "{alone:?}");
+    let queued = router.submit(Update::Announce { prefix: mapped, value: Label::Number(2) }).unwrap_err();
+    assert!(matches!(queued, UpdateError::Ipv4Mapped { .. }), "{queued:?}");
+    assert!(matches!(router.withdraw(mapped), Ok(published) if published.changed == 0));
+    // Shorter than /96, a prefix is not inside the mapped space, though
+    // it covers it.
+    let shorter: Prefix6 = "::fffe:0:0/95".parse().unwrap();
+    assert!(router.announce(shorter, Label::Number(4)).is_ok());
 }

@@ -4,8 +4,8 @@
 //! includes this file as it is (`#[path]`) and runs it millions of times a
 //! minute. Each refusal is the text of a 400 answer.
 
-use fibkit::address_text::{parse_address, AnyAddr};
-use fibkit::Address;
+use fibkit::address_text::{ipv4_mapped, parse_address, AnyAddr};
+use fibkit::{Address, Family};
 
 /// `GET /lookup/ADDRESS`: the address as the client meant it (`%XX`
 /// escapes decoded) and its value.
@@ -107,13 +107,15 @@ pub fn text_lines(body: &[u8]) -> Result<TextLines, String> {
 /// network order.
 ///
 /// # Errors
-/// When the body's length is not a whole number of keys.
+/// When the body's length is not a whole number of keys, or an IPv6 key is
+/// IPv4-mapped (`::ffff:a.b.c.d`): such an address is looked up as IPv4,
+/// and an IPv6 batch's answers are the IPv6 FIB's next hops.
 pub fn binary_keys<A: Address>(body: &[u8]) -> Result<Vec<A>, String> {
     let width = usize::from(A::BITS / 8);
     if !body.len().is_multiple_of(width) {
         return Err(format!("a body of {} bytes is not a whole number of {width}-byte {} keys", body.len(), A::FAMILY));
     }
-    Ok(body
+    let keys: Vec<A> = body
         .chunks_exact(width)
         .map(|key| {
             A::from_words({
@@ -122,7 +124,16 @@ pub fn binary_keys<A: Address>(body: &[u8]) -> Result<Vec<A>, String> {
                 move || words.next().unwrap_or(0)
             })
         })
-        .collect())
+        .collect();
+    if A::FAMILY == Family::Ipv6 {
+        if let Some(index) = keys.iter().position(|key| ipv4_mapped(key.to_u128()).is_some()) {
+            return Err(format!(
+                "key {index} ({}) is IPv4-mapped: a mapped address is looked up as IPv4, so send it to /lookup/ipv4",
+                std::net::Ipv6Addr::from(keys[index].to_u128())
+            ));
+        }
+    }
+    Ok(keys)
 }
 
 #[cfg(test)]
@@ -166,5 +177,11 @@ mod tests {
         assert_eq!(binary_keys::<u128>(&key), Ok(vec![0x2000_0000_0000_0000_0000_0000_0000_0001]));
         assert!(binary_keys::<u32>(&[1, 2, 3]).unwrap_err().contains("3 bytes is not a whole number of 4-byte"));
         assert!(binary_keys::<u128>(&[0; 20]).is_err());
+        let mut keys = [key, key];
+        keys[1] = std::net::Ipv6Addr::from(0xffff_0a01_0203_u128).octets();
+        let error = binary_keys::<u128>(keys.as_flattened()).unwrap_err();
+        assert!(error.starts_with("key 1 (::ffff:10.1.2.3) is IPv4-mapped"), "{error}");
+        // An IPv4 key is never an IPv6 one.
+        assert_eq!(binary_keys::<u32>(&keys[1][12..]), Ok(vec![0x0a01_0203]));
     }
 }

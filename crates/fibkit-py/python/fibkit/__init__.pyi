@@ -158,8 +158,8 @@ class BgpSpeaker:
         """``neighbors``: ``"ADDRESS,as=ASN"`` (with ``,connect=PORT`` and ``,max-prefixes=N``); ``listen``:
         ``"ADDRESS:PORT"``s to accept them on; ``value``: ``"next-hop"`` or ``"origin-as"``."""
     def lookup(self, addr: Union[Address, Sequence[Address]]) -> Any:
-        """The route value of an address (a string of either family, or an int: IPv4), or a list of them for a
-        list; None: no route."""
+        """The route value of an address (a string of either family, or an int: IPv4; an IPv4-mapped one,
+        ``::ffff:a.b.c.d``, as IPv4), or a list of them for a list; None: no route."""
     @property
     def local_addresses(self) -> list[str]:
         """The ``"ADDRESS:PORT"``s connections are accepted on."""

@@ -391,8 +391,8 @@ impl Writer {
             let applied6 = publish(&self.shared, &mut self.rib6, &mut self.router6, touched6, decide, &mut changes);
             published::send(&mut self.changes, changes);
             let mut stats = self.shared.stats.lock().expect("stats lock");
-            stats.routes4 = self.rib4.len();
-            stats.routes6 = self.rib6.len();
+            stats.routes4 = self.router4.rib().len();
+            stats.routes6 = self.router6.rib().len();
             for (updates, rejected) in [applied4, applied6] {
                 stats.updates_applied += updates;
                 stats.updates_rejected += rejected;

@@ -23,6 +23,9 @@ use std::fmt;
 use std::net::Ipv6Addr;
 use std::ops::Range;
 
+use crate::addr::{Address, Family, Prefix};
+use crate::NextHop;
+
 /// An address of either family, as parsed from text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AnyAddr {
@@ -274,6 +277,32 @@ fn parse_ipv6(field: &[u8]) -> Result<AnyAddr, AddressError> {
 #[inline]
 pub fn ipv4_mapped(addr: u128) -> Option<u32> {
     (addr >> 32 == 0xffff).then_some(addr as u32)
+}
+
+/// Looks each IPv4-mapped key among `keys` up again, as IPv4, through
+/// `lookup4`, once a lookup of them all as IPv6 has written `next_hops`:
+/// [`ipv4_mapped`]'s rule for a batch.
+pub fn answer_mapped_as_ipv4<K: Copy + Into<u128>>(
+    keys: &[K],
+    next_hops: &mut [NextHop],
+    mut lookup4: impl FnMut(u32) -> NextHop,
+) {
+    for (&key, next_hop) in keys.iter().zip(next_hops) {
+        if let Some(addr) = ipv4_mapped(key.into()) {
+            *next_hop = lookup4(addr);
+        }
+    }
+}
+
+/// The IPv4 prefix that an IPv6 prefix inside `::ffff:0:0/96` (of length
+/// 96 or more) is written for (`::ffff:1.2.3.0/120`: `1.2.3.0/24`), or
+/// `None` for any other prefix, an IPv4 one included.
+pub fn ipv4_mapped_prefix<A: Address>(prefix: Prefix<A>) -> Option<Prefix<u32>> {
+    if A::FAMILY != Family::Ipv6 || prefix.prefix_len() < 96 {
+        return None;
+    }
+    let addr = ipv4_mapped(prefix.addr().to_u128())?;
+    Some(Prefix::truncating(addr, prefix.prefix_len() - 96))
 }
 
 impl fmt::Display for AnyAddr {

@@ -12,8 +12,7 @@
 //! IPv6 default route does not route IPv4).
 
 use super::RouteTable;
-use crate::addr::Prefix;
-use crate::address_text::ipv4_mapped;
+use crate::address_text::ipv4_mapped_prefix;
 
 /// Moves the IPv6 routes of `table` inside `::ffff:0:0/96` to its IPv4
 /// routes, each its length less 96 (an IPv4 route given for the same
@@ -21,23 +20,18 @@ use crate::address_text::ipv4_mapped;
 /// `::/0`, stays IPv6); the warning says how many, and names the first.
 /// `None` when there are none.
 pub fn fold_ipv4_mapped(table: &mut RouteTable) -> Option<String> {
-    let mapped: Vec<_> = table
-        .v6
-        .iter()
-        .filter(|(prefix, _)| prefix.prefix_len() >= 96 && ipv4_mapped(prefix.addr()).is_some())
-        .collect();
-    let &(first, _) = mapped.first()?;
+    let mapped: Vec<_> =
+        table.v6.iter().filter_map(|(prefix, hop)| ipv4_mapped_prefix(prefix).map(|v4| (prefix, v4, hop))).collect();
+    let &(first, first4, _) = mapped.first()?;
     let mut kept = 0;
-    for &(prefix, hop) in &mapped {
+    for &(prefix, v4, hop) in &mapped {
         table.v6.remove(prefix);
-        let v4 = Prefix::truncating(prefix.addr() as u32, prefix.prefix_len() - 96);
         if table.v4.get(v4).is_some() {
             kept += 1;
         } else {
             table.v4.insert(v4, hop);
         }
     }
-    let first4 = Prefix::truncating(first.addr() as u32, first.prefix_len() - 96);
     let kept = match kept {
         0 => String::new(),
         _ => format!("; {kept} of them had an IPv4 route of their own, which keeps its value"),
@@ -52,6 +46,7 @@ pub fn fold_ipv4_mapped(table: &mut RouteTable) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::addr::Prefix;
     use crate::nexthop::{Label, Mapping};
 
     #[test]

@@ -25,6 +25,13 @@
 //! names them) update in place; the others are rebuilt from the RIB for
 //! every batch ([`crate::live::FullRebuild`]) and published whole.
 //!
+//! An IPv4-mapped address (`::ffff:a.b.c.d`) is looked up as IPv4
+//! ([`crate::address_text::ipv4_mapped`]), so an IPv6 route inside
+//! `::ffff:0:0/96` would never answer: `Router<u128>` rejects its
+//! announcement ([`UpdateError::Ipv4Mapped`]), naming the IPv4 route to
+//! announce instead. (A table's such routes are folded into its IPv4 ones
+//! when it is loaded, [`crate::load::fold_ipv4_mapped`].)
+//!
 //! # Single writer, many readers
 //!
 //! [`Router`] owns the RIB, the [`NextHopTable`] and the engine's
@@ -94,7 +101,8 @@
 //!
 //! An update is rejected alone: it never takes the valid updates of its
 //! batch with it. One whose next hop exceeds what the engine holds is
-//! rejected before anything changes ([`UpdateError::NextHopOverflow`]);
+//! rejected before anything changes ([`UpdateError::NextHopOverflow`]),
+//! as is an IPv6 route inside `::ffff:0:0/96` ([`UpdateError::Ipv4Mapped`]);
 //! when the engine fails on a batch ([`UpdateError::Engine`]: a table
 //! beyond its limits, or memory the system refuses to a copy of its
 //! structure, [`BuildError::OutOfMemory`], atomic batches' copy included),
@@ -109,6 +117,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::addr::{Address, Prefix};
+use crate::address_text::ipv4_mapped_prefix;
 use crate::error::BuildError;
 use crate::fib::{BuildOptions, Fib};
 use crate::live::sync::{Current, Hold};
@@ -149,6 +158,17 @@ pub enum UpdateError {
         /// The engine.
         engine: String,
     },
+    /// The update announces an IPv6 route inside `::ffff:0:0/96`, which no
+    /// lookup reaches: a mapped address is looked up as IPv4.
+    #[error("{}", self.named(format_args!("update {index}")))]
+    Ipv4Mapped {
+        /// Position of the update in its batch.
+        index: usize,
+        /// The update, as text.
+        update: String,
+        /// The IPv4 prefix it is written for.
+        ipv4: Prefix<u32>,
+    },
     /// The engine could not apply the update (applying a batch that it
     /// could not take whole, its updates are tried one at a time).
     #[error("{}", self.named(format_args!("update {index}")))]
@@ -166,7 +186,9 @@ impl UpdateError {
     /// The update's position in its batch.
     pub fn index(&self) -> usize {
         match *self {
-            UpdateError::NextHopOverflow { index, .. } | UpdateError::Engine { index, .. } => index,
+            UpdateError::NextHopOverflow { index, .. }
+            | UpdateError::Ipv4Mapped { index, .. }
+            | UpdateError::Engine { index, .. } => index,
         }
     }
 
@@ -177,6 +199,10 @@ impl UpdateError {
             UpdateError::NextHopOverflow { next_hop, limit, engine, .. } => {
                 format!("next hop #{next_hop} exceeds the {limit} that {engine} holds; rejected")
             }
+            UpdateError::Ipv4Mapped { ipv4, .. } => format!(
+                "an IPv4-mapped prefix (inside ::ffff:0:0/96), which no lookup reaches: a mapped address is looked up \
+                 as IPv4, so announce {ipv4} as an IPv4 route; rejected"
+            ),
             UpdateError::Engine { error, .. } => format!("{error}; rejected, the serving FIB is unchanged by it"),
         }
     }
@@ -191,7 +217,9 @@ impl UpdateError {
     /// The update, as text.
     pub fn update(&self) -> &str {
         match self {
-            UpdateError::NextHopOverflow { update, .. } | UpdateError::Engine { update, .. } => update,
+            UpdateError::NextHopOverflow { update, .. }
+            | UpdateError::Ipv4Mapped { update, .. }
+            | UpdateError::Engine { update, .. } => update,
         }
     }
 }
@@ -206,7 +234,8 @@ pub enum Window {
     Time(Duration),
 }
 
-/// Rejects an update whose next hop `updater` cannot hold. `new_labels`
+/// Rejects an update whose next hop `updater` cannot hold, or that
+/// announces an IPv6 route inside `::ffff:0:0/96`. `new_labels`
 /// holds the labels the batch interns for the first time; an accepted
 /// update's new label joins them.
 fn check<A: Address>(
@@ -216,9 +245,12 @@ fn check<A: Address>(
     update: &Update<Prefix<A>>,
     new_labels: &mut HashSet<Label>,
 ) -> Result<(), UpdateError> {
-    let Update::Announce { value: label, .. } = *update else {
+    let Update::Announce { prefix, value: label } = *update else {
         return Ok(());
     };
+    if let Some(ipv4) = ipv4_mapped_prefix(prefix) {
+        return Err(UpdateError::Ipv4Mapped { index, update: update.to_string(), ipv4 });
+    }
     let next_hop = match next_hops.get(label) {
         Some(next_hop) => next_hop,
         None => {
@@ -635,7 +667,8 @@ impl<A: Address> Router<A> {
 
     /// Queues `update`; when the window closes, applies the queue as one
     /// batch and returns what was published. An update that would fail
-    /// ([`UpdateError::NextHopOverflow`]) is rejected here, alone.
+    /// ([`UpdateError::NextHopOverflow`], [`UpdateError::Ipv4Mapped`]) is
+    /// rejected here, alone.
     pub fn submit(&mut self, update: Update<Prefix<A>>) -> Result<Option<Published>, UpdateError> {
         let index = self.queue.len();
         if let Err(error) = check(&self.next_hops, &*self.updater, index, &update, &mut self.queued_labels) {
